@@ -1,0 +1,154 @@
+//! Article extraction from a decoded (UTF-8) HTML page.
+//!
+//! This crate owns the pure extraction logic of the extractor stage: it knows nothing about
+//! queues, Redis or HTTP. [`extract`] reads the page once with `lol_html` and returns an
+//! [`Article`]: title, publish time, author, body text and HTML, images, outlinks, language
+//! and site name.
+//!
+//! The map:
+//! - [`scan`]: the single streaming pass. A compact record per element (tag, id/class hint,
+//!   depth, parent, text and punctuation counts), the visible text once, and an event log that
+//!   places each element's open and close in the text. Caps ([`scan::MAX_NODES`],
+//!   [`scan::MAX_TEXT_BYTES`], ...) bound memory on pathological pages.
+//! - [`hints`]: what `id` and `class` say (content, boilerplate, byline, date line).
+//! - [`density`]: body scoring over the records (text and symbol density, link density,
+//!   class hints) and the paragraphs of the winning subtree.
+//! - [`title`], [`published`], [`author`]: metadata from meta tags, JSON-LD and text.
+//! - [`links`]: outlinks and URL resolution.
+//! - [`eval`]: the benchmark metric (AEB shingles, with the CJK rule for CWCED).
+//! - [`entities`]: HTML character references (`lol_html` leaves them in the text).
+
+pub mod density;
+pub mod entities;
+mod entity_table;
+pub mod eval;
+pub mod hints;
+pub mod links;
+pub mod scan;
+pub mod title;
+
+use url::Url;
+
+/// What extraction finds on a page.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+pub struct Article {
+    /// The headline, without the site name suffix.
+    pub title: Option<String>,
+    /// RFC 3339; an offset only when the page gives one (else e.g. "2019-02-20T02:26:00").
+    pub published: Option<String>,
+    pub author: Option<String>,
+    /// The body text, paragraphs separated by "\n".
+    pub text: String,
+    /// The body's HTML with paragraphs, images and links kept.
+    pub body_html: String,
+    /// Images of the body, absolute URLs.
+    pub images: Vec<String>,
+    /// Every `<a href>` on the page (http/https, resolved, deduplicated by URL).
+    pub outlinks: Vec<Outlink>,
+    /// `<html lang>`.
+    pub lang: Option<String>,
+    /// `og:site_name`.
+    pub site_name: Option<String>,
+}
+
+/// One `<a href>` of the page.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Outlink {
+    /// Absolute, without fragment.
+    pub url: String,
+    /// `rel` has `nofollow` (or `ugc`/`sponsored`).
+    pub nofollow: bool,
+    /// The link text, whitespace collapsed and trimmed.
+    pub anchor: String,
+}
+
+/// Extracts the article of `html`, a page fetched from `page_url`. Never panics.
+pub fn extract(html: &str, page_url: &Url) -> Article {
+    let page = scan::scan(html);
+    let base = links::base_url(&page, page_url);
+    let body = density::body(&page, &base);
+    let site_name = meta(&page, &["og:site_name", "application-name"]).map(str::to_string);
+    Article {
+        title: title::title(&page, site_name.as_deref()),
+        published: None,
+        author: None,
+        text: body.text,
+        body_html: body.html,
+        images: body.images,
+        outlinks: links::outlinks(&page, &base),
+        lang: page.lang.clone(),
+        site_name,
+    }
+}
+
+/// The first non-empty `<meta>` content among `keys` (in the order of `keys`).
+pub(crate) fn meta<'a>(page: &'a scan::Page, keys: &[&str]) -> Option<&'a str> {
+    keys.iter().find_map(|k| {
+        page.metas
+            .iter()
+            .find(|(name, content)| name == k && !content.trim().is_empty())
+            .map(|(_, c)| c.trim())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url() -> Url {
+        Url::parse("https://news.example.com/2019/02/story.html").unwrap()
+    }
+
+    #[test]
+    fn title_body_and_outlinks() {
+        let html = r#"<!doctype html><html lang="en"><head><title>Rain in Spain | Example News</title>
+            <meta property="og:title" content="Rain in Spain">
+            <meta property="og:site_name" content="Example News"></head>
+            <body><nav><a href="/">Home</a> <a href="/world">World</a></nav>
+            <header>Example News header</header>
+            <article><h1>Rain in Spain</h1>
+            <p>The rain in Spain falls mainly on the plain, forecasters said on Tuesday.</p>
+            <p>Farmers welcomed it. <a href="https://other.org/farm#x" rel="nofollow"> Read  about farms </a></p>
+            <script>var tracking = 1;</script><style>p { color: red }</style></article>
+            <footer>Copyright 2019</footer></body></html>"#;
+        let a = extract(html, &url());
+        assert_eq!(a.title.as_deref(), Some("Rain in Spain"));
+        assert_eq!(a.site_name.as_deref(), Some("Example News"));
+        assert_eq!(a.lang.as_deref(), Some("en"));
+        assert!(a
+            .text
+            .contains("The rain in Spain falls mainly on the plain"));
+        assert!(a.text.contains("Farmers welcomed it."));
+        assert!(!a.text.contains("tracking"));
+        assert!(!a.text.contains("color"));
+        assert!(!a.text.contains("Home"));
+        assert!(!a.text.contains("Copyright"));
+        assert_eq!(a.outlinks.len(), 3);
+        assert_eq!(a.outlinks[0].url, "https://news.example.com/");
+        assert_eq!(a.outlinks[2].url, "https://other.org/farm");
+        assert!(a.outlinks[2].nofollow);
+        assert_eq!(a.outlinks[2].anchor, "Read about farms");
+    }
+
+    #[test]
+    fn never_panics_on_garbage() {
+        let inputs = [
+            "",
+            "<",
+            "</p></p></div>",
+            "<a href='\u{0}'>x</a><img src='http://[::1'>",
+            "<table><td><p>x<li>y</table></td></tr>",
+            "<svg><p>text</svg><math><mi>x</math>",
+            "&#xFFFFFFFF; &#0; &",
+            "<title>a</title><title>b",
+            "<script>",
+            "<html><body><p>",
+        ];
+        for html in inputs {
+            let _ = extract(html, &url());
+        }
+        let deep = "<div><span>".repeat(200_000) + "x";
+        let a = extract(&deep, &url());
+        assert!(a.text.contains('x'));
+    }
+}

@@ -1,0 +1,985 @@
+//! The one streaming pass over the HTML (`lol_html`): it keeps a compact record per element
+//! ([`Node`]), the visible text once ([`Page::text`]), and an event log ([`Event`]) that says
+//! where each element opens and closes relative to the text, so that any subtree can be read
+//! back in order without a DOM. Head metadata (`<title>`, `<meta>`, JSON-LD, `<base>`,
+//! `<html lang>`) is collected on the way.
+//!
+//! `lol_html` does not build a tree and does not report elements that are closed implicitly
+//! (`<p>a<p>b`, `<li>a<li>b`), so the pass keeps its own stack of open elements and applies
+//! the common implied-end-tag rules of the HTML parsing algorithm.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use lol_html::html_content::{Element, TextChunk, TextType};
+use lol_html::{doc_text, element, end_tag, HtmlRewriter, Settings};
+
+use crate::entities;
+use crate::hints;
+
+/// "No index" in the `u32` links between records.
+pub const NONE: u32 = u32::MAX;
+
+/// Elements recorded per page. Real pages have a few thousand; past this the rest of the
+/// page is read as text of the deepest open element, so memory stays bounded on generated
+/// pages with millions of elements.
+pub const MAX_NODES: usize = 100_000;
+/// Nesting depth recorded. Deeper elements are read as part of their ancestor.
+pub const MAX_DEPTH: usize = 512;
+/// Visible text kept per page (bytes). The body of any article is far below this.
+pub const MAX_TEXT_BYTES: usize = 4 << 20;
+/// Bytes kept of one text node, so one giant text node cannot take the whole budget.
+pub const MAX_TEXT_NODE_BYTES: usize = 512 << 10;
+/// `<a href>` kept per page.
+pub const MAX_LINKS: usize = 20_000;
+/// `<meta>` tags kept per page.
+pub const MAX_METAS: usize = 1_000;
+/// JSON-LD bytes kept per page.
+pub const MAX_JSON_LD_BYTES: usize = 512 << 10;
+/// Bytes kept of a `<title>` and of one attribute value we store.
+pub const MAX_SHORT_BYTES: usize = 4 << 10;
+
+/// The element kinds the scoring looks at; everything else is `Other`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Tag {
+    /// The synthetic root that holds everything.
+    Root,
+    Html,
+    Head,
+    Body,
+    Title,
+    Meta,
+    Base,
+    Script,
+    Style,
+    Noscript,
+    Template,
+    Iframe,
+    Svg,
+    Math,
+    Canvas,
+    Object,
+    Select,
+    Option,
+    Textarea,
+    Button,
+    Input,
+    Nav,
+    Header,
+    Footer,
+    Aside,
+    Form,
+    Menu,
+    A,
+    Img,
+    Picture,
+    Figure,
+    Figcaption,
+    P,
+    Div,
+    Span,
+    Br,
+    Hr,
+    H1,
+    H2,
+    H3,
+    H4,
+    H5,
+    H6,
+    Ul,
+    Ol,
+    Li,
+    Dl,
+    Dt,
+    Dd,
+    Table,
+    Thead,
+    Tbody,
+    Tfoot,
+    Tr,
+    Td,
+    Th,
+    Caption,
+    Blockquote,
+    Pre,
+    Code,
+    Article,
+    Section,
+    Main,
+    Time,
+    Address,
+    Center,
+    Details,
+    Summary,
+    Dialog,
+    Font,
+    Label,
+    Other,
+}
+
+impl Tag {
+    fn from_name(name: &str) -> Tag {
+        match name {
+            "html" => Tag::Html,
+            "head" => Tag::Head,
+            "body" => Tag::Body,
+            "title" => Tag::Title,
+            "meta" => Tag::Meta,
+            "base" => Tag::Base,
+            "script" => Tag::Script,
+            "style" => Tag::Style,
+            "noscript" => Tag::Noscript,
+            "template" => Tag::Template,
+            "iframe" | "frame" | "frameset" | "noframes" | "noembed" => Tag::Iframe,
+            "svg" => Tag::Svg,
+            "math" => Tag::Math,
+            "canvas" => Tag::Canvas,
+            "object" | "embed" | "applet" | "audio" | "video" | "map" => Tag::Object,
+            "select" | "datalist" => Tag::Select,
+            "option" | "optgroup" => Tag::Option,
+            "textarea" => Tag::Textarea,
+            "button" => Tag::Button,
+            "input" => Tag::Input,
+            "nav" => Tag::Nav,
+            "header" => Tag::Header,
+            "footer" => Tag::Footer,
+            "aside" => Tag::Aside,
+            "form" => Tag::Form,
+            "menu" => Tag::Menu,
+            "a" => Tag::A,
+            "img" => Tag::Img,
+            "picture" => Tag::Picture,
+            "figure" => Tag::Figure,
+            "figcaption" => Tag::Figcaption,
+            "p" => Tag::P,
+            "div" => Tag::Div,
+            "span" => Tag::Span,
+            "br" => Tag::Br,
+            "hr" => Tag::Hr,
+            "h1" => Tag::H1,
+            "h2" => Tag::H2,
+            "h3" => Tag::H3,
+            "h4" => Tag::H4,
+            "h5" => Tag::H5,
+            "h6" => Tag::H6,
+            "ul" => Tag::Ul,
+            "ol" => Tag::Ol,
+            "li" => Tag::Li,
+            "dl" => Tag::Dl,
+            "dt" => Tag::Dt,
+            "dd" => Tag::Dd,
+            "table" => Tag::Table,
+            "thead" => Tag::Thead,
+            "tbody" => Tag::Tbody,
+            "tfoot" => Tag::Tfoot,
+            "tr" => Tag::Tr,
+            "td" => Tag::Td,
+            "th" => Tag::Th,
+            "caption" => Tag::Caption,
+            "blockquote" => Tag::Blockquote,
+            "pre" => Tag::Pre,
+            "code" => Tag::Code,
+            "article" => Tag::Article,
+            "section" => Tag::Section,
+            "main" => Tag::Main,
+            "time" => Tag::Time,
+            "address" => Tag::Address,
+            "center" => Tag::Center,
+            "details" => Tag::Details,
+            "summary" => Tag::Summary,
+            "dialog" => Tag::Dialog,
+            "font" => Tag::Font,
+            "label" => Tag::Label,
+            _ => Tag::Other,
+        }
+    }
+
+    /// Elements whose content is never body text.
+    pub fn is_skipped(self) -> bool {
+        matches!(
+            self,
+            Tag::Head
+                | Tag::Title
+                | Tag::Script
+                | Tag::Style
+                | Tag::Noscript
+                | Tag::Template
+                | Tag::Iframe
+                | Tag::Svg
+                | Tag::Math
+                | Tag::Canvas
+                | Tag::Object
+                | Tag::Select
+                | Tag::Option
+                | Tag::Textarea
+                | Tag::Button
+                | Tag::Input
+                | Tag::Dialog
+        )
+    }
+
+    /// Elements that start a new line in the text.
+    pub fn is_block(self) -> bool {
+        matches!(
+            self,
+            Tag::Root
+                | Tag::Html
+                | Tag::Body
+                | Tag::Nav
+                | Tag::Header
+                | Tag::Footer
+                | Tag::Aside
+                | Tag::Form
+                | Tag::Menu
+                | Tag::Figure
+                | Tag::Figcaption
+                | Tag::P
+                | Tag::Div
+                | Tag::Br
+                | Tag::Hr
+                | Tag::H1
+                | Tag::H2
+                | Tag::H3
+                | Tag::H4
+                | Tag::H5
+                | Tag::H6
+                | Tag::Ul
+                | Tag::Ol
+                | Tag::Li
+                | Tag::Dl
+                | Tag::Dt
+                | Tag::Dd
+                | Tag::Table
+                | Tag::Thead
+                | Tag::Tbody
+                | Tag::Tfoot
+                | Tag::Tr
+                | Tag::Td
+                | Tag::Th
+                | Tag::Caption
+                | Tag::Blockquote
+                | Tag::Pre
+                | Tag::Article
+                | Tag::Section
+                | Tag::Main
+                | Tag::Address
+                | Tag::Center
+                | Tag::Details
+                | Tag::Summary
+        )
+    }
+
+    pub fn is_heading(self) -> bool {
+        matches!(
+            self,
+            Tag::H1 | Tag::H2 | Tag::H3 | Tag::H4 | Tag::H5 | Tag::H6
+        )
+    }
+
+    /// Elements that close an open `<p>` when they start (HTML "close a p element").
+    fn closes_p(self) -> bool {
+        matches!(
+            self,
+            Tag::P
+                | Tag::Div
+                | Tag::Nav
+                | Tag::Header
+                | Tag::Footer
+                | Tag::Aside
+                | Tag::Form
+                | Tag::Menu
+                | Tag::Figure
+                | Tag::Figcaption
+                | Tag::Hr
+                | Tag::Ul
+                | Tag::Ol
+                | Tag::Li
+                | Tag::Dl
+                | Tag::Dt
+                | Tag::Dd
+                | Tag::Table
+                | Tag::Blockquote
+                | Tag::Pre
+                | Tag::Article
+                | Tag::Section
+                | Tag::Main
+                | Tag::Address
+                | Tag::Center
+                | Tag::Details
+                | Tag::Summary
+                | Tag::Dialog
+        ) || self.is_heading()
+    }
+
+    /// Boundaries of the scopes the implied-end-tag rules search in.
+    fn is_scope_boundary(self) -> bool {
+        matches!(
+            self,
+            Tag::Root
+                | Tag::Html
+                | Tag::Body
+                | Tag::Table
+                | Tag::Td
+                | Tag::Th
+                | Tag::Caption
+                | Tag::Template
+                | Tag::Object
+                | Tag::Button
+                | Tag::Svg
+                | Tag::Math
+        )
+    }
+}
+
+/// Bits of [`Node::flags`].
+pub mod flag {
+    /// Its content is never body text (script, style, hidden, ...), itself or by an ancestor.
+    pub const SKIPPED: u16 = 1;
+    /// An `<a>` with an `href`.
+    pub const LINK: u16 = 1 << 1;
+    /// Inside an `<a href>` (or one itself).
+    pub const IN_LINK: u16 = 1 << 2;
+    /// `<script type="application/ld+json">`.
+    pub const JSON_LD: u16 = 1 << 3;
+    /// Marked as the article body by markup (`itemprop=articleBody`).
+    pub const ARTICLE_BODY: u16 = 1 << 4;
+    /// Marked as an author (`itemprop=author`, `rel=author`, class `author`/`byline`).
+    pub const AUTHOR: u16 = 1 << 5;
+    /// Marked as a date (`itemprop=datePublished`, class `date`/`time`/`pubtime`).
+    pub const DATE: u16 = 1 << 6;
+    /// `rel=nofollow` on a link.
+    pub const NOFOLLOW: u16 = 1 << 7;
+    /// Inside `<pre>`: whitespace is kept.
+    pub const PRE: u16 = 1 << 8;
+    /// Structural boilerplate by tag or role (nav, header, footer, aside, form, menus).
+    pub const CHROME: u16 = 1 << 9;
+    /// Inside a `<head>` or `<title>`.
+    pub const HEAD: u16 = 1 << 10;
+}
+
+/// One element of the page.
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub tag: Tag,
+    /// Index of the parent record ([`NONE`] for the root).
+    pub parent: u32,
+    /// Depth below the root.
+    pub depth: u16,
+    /// [`flag`] bits, some inherited from ancestors (SKIPPED, IN_LINK, PRE, HEAD).
+    pub flags: u16,
+    /// What its `id` and `class` say about it (positive: content, negative: boilerplate).
+    pub hint: i16,
+    /// Index in [`Page::urls`] of its `href` (links) or `src` (images), or [`NONE`].
+    pub url: u32,
+    /// Index in [`Page::events`] of its `Open` event.
+    pub open: u32,
+    /// Index in [`Page::events`] of its `Close` event.
+    pub close: u32,
+    /// Characters (not whitespace) of its own text, not its descendants'.
+    pub chars: u32,
+    /// Punctuation characters (ASCII and CJK) of its own text.
+    pub punct: u32,
+}
+
+/// The page read as a sequence: element opens and closes, and text between them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    Open(u32),
+    Close(u32),
+    /// A byte range of [`Page::text`], whitespace collapsed, owned by the innermost open element.
+    Text(u32, u32),
+}
+
+/// What the pass keeps of a page.
+#[derive(Debug, Default)]
+pub struct Page {
+    pub nodes: Vec<Node>,
+    pub events: Vec<Event>,
+    /// The visible text (entities decoded, whitespace collapsed), in document order.
+    pub text: String,
+    /// `href` and `src` values (entities decoded, not resolved yet).
+    pub urls: Vec<String>,
+    /// Every `<a href>`: the link's node (or [`NONE`] past the caps) and its url index.
+    pub links: Vec<(u32, u32)>,
+    /// `<meta>` as (lowercased name, property or itemprop, content).
+    pub metas: Vec<(String, String)>,
+    /// The content of each `<script type="application/ld+json">`.
+    pub json_ld: Vec<String>,
+    /// The `<title>` text.
+    pub title: String,
+    pub base_href: Option<String>,
+    /// `<html lang>`.
+    pub lang: Option<String>,
+    /// `datetime` of `<time>` elements with their node.
+    pub times: Vec<(u32, String)>,
+}
+
+impl Page {
+    /// The node's text (all descendants, in order), paragraph breaks at block boundaries as "\n".
+    pub fn node_text(&self, node: u32) -> String {
+        let mut out = String::new();
+        let Some(n) = self.nodes.get(node as usize) else {
+            return out;
+        };
+        for ev in &self.events[n.open as usize..=n.close as usize] {
+            match *ev {
+                Event::Text(a, b) => out.push_str(&self.text[a as usize..b as usize]),
+                Event::Open(i) | Event::Close(i) => {
+                    if self.nodes[i as usize].tag.is_block() && !out.ends_with('\n') {
+                        out.push('\n');
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The pass's working state, shared by the `lol_html` handlers.
+#[derive(Default)]
+struct Scan {
+    page: Page,
+    /// Open elements, innermost last.
+    stack: Vec<u32>,
+    /// Text of the current text node, until `lol_html` says it ended.
+    pending: String,
+    /// The last byte pushed to `page.text` was whitespace (collapsing across text nodes).
+    space_before: bool,
+    /// Inside `<title>`: its text goes to [`Page::title`].
+    in_title: bool,
+}
+
+/// Reads `html` in one pass. Never fails: on a parser error the page read so far is returned.
+pub fn scan(html: &str) -> Page {
+    let state = Rc::new(RefCell::new(Scan::default()));
+    {
+        let mut s = state.borrow_mut();
+        s.page.nodes.push(Node {
+            tag: Tag::Root,
+            parent: NONE,
+            depth: 0,
+            flags: 0,
+            hint: 0,
+            url: NONE,
+            open: 0,
+            close: 0,
+            chars: 0,
+            punct: 0,
+        });
+        s.page.events.push(Event::Open(0));
+        s.stack.push(0);
+    }
+    let on_element = state.clone();
+    let on_text = state.clone();
+    let settings = Settings::new()
+        .with_strict(false)
+        .append_element_content_handler(element!("*", move |el: &mut Element| {
+            let closes_with = {
+                let mut s = on_element.borrow_mut();
+                s.start_element(el)
+            };
+            if let Some(node) = closes_with {
+                let on_end = on_element.clone();
+                let _ = el.on_end_tag(end_tag!(move |_end| {
+                    on_end.borrow_mut().end_element(node);
+                    Ok(())
+                }));
+            }
+            Ok(())
+        }))
+        .append_document_content_handler(doc_text!(move |chunk: &mut TextChunk| {
+            on_text.borrow_mut().text_chunk(chunk);
+            Ok(())
+        }));
+    let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
+    if rewriter.write(html.as_bytes()).is_ok() {
+        let _ = rewriter.end();
+    }
+    let mut s = state.borrow_mut();
+    s.flush_text();
+    while s.stack.len() > 0 {
+        s.pop();
+    }
+    std::mem::take(&mut s.page)
+}
+
+impl Scan {
+    /// Records an element start; returns the node to close on its end tag, if it has one.
+    fn start_element(&mut self, el: &Element) -> Option<u32> {
+        self.flush_text();
+        let name = el.tag_name();
+        let tag = Tag::from_name(&name);
+        self.close_implied(tag);
+
+        let mut id_class = String::new();
+        let mut flags = 0u16;
+        let mut url = None;
+        let mut meta_key = None;
+        let mut meta_content = None;
+        let mut hidden = false;
+        for attr in el.attributes() {
+            let an = attr.name();
+            match an.as_str() {
+                "id" | "class" => {
+                    id_class.push_str(&attr.value().to_ascii_lowercase());
+                    id_class.push(' ');
+                }
+                "style" => {
+                    let v = attr.value().to_ascii_lowercase();
+                    let v: String = v.chars().filter(|c| !c.is_whitespace()).collect();
+                    if v.contains("display:none") || v.contains("visibility:hidden") {
+                        hidden = true;
+                    }
+                }
+                "hidden" => hidden = true,
+                "aria-hidden" if tag != Tag::Img => {
+                    // Decorative icons only: a hidden block of text is usually a menu.
+                    if attr.value().eq_ignore_ascii_case("true") && tag != Tag::Span {
+                        hidden = true;
+                    }
+                }
+                "role" => {
+                    let v = attr.value().to_ascii_lowercase();
+                    if matches!(
+                        v.as_str(),
+                        "navigation"
+                            | "menu"
+                            | "menubar"
+                            | "banner"
+                            | "contentinfo"
+                            | "complementary"
+                            | "dialog"
+                            | "alert"
+                    ) {
+                        flags |= flag::CHROME;
+                    }
+                }
+                "itemprop" => {
+                    let v = attr.value().to_ascii_lowercase();
+                    if v.contains("articlebody") || v == "text" {
+                        flags |= flag::ARTICLE_BODY;
+                    }
+                    if v.contains("author") || v == "creator" {
+                        flags |= flag::AUTHOR;
+                    }
+                    if v.contains("datepublished") || v == "datecreated" {
+                        flags |= flag::DATE;
+                    }
+                    if tag == Tag::Meta {
+                        meta_key.get_or_insert(v);
+                    }
+                }
+                "rel" => {
+                    let v = attr.value().to_ascii_lowercase();
+                    if v.split_ascii_whitespace()
+                        .any(|r| r == "nofollow" || r == "ugc" || r == "sponsored")
+                    {
+                        flags |= flag::NOFOLLOW;
+                    }
+                    if v.split_ascii_whitespace().any(|r| r == "author") {
+                        flags |= flag::AUTHOR;
+                    }
+                }
+                "href" if matches!(tag, Tag::A | Tag::Base) => url = Some(attr.value()),
+                "src" | "data-src" | "data-original" | "data-lazy-src" | "data-url"
+                    if tag == Tag::Img =>
+                {
+                    let v = attr.value();
+                    // Lazy loaders put a placeholder in `src` and the image in `data-*`.
+                    let placeholder = url.as_deref().map_or(true, |u: &str| {
+                        u.trim().is_empty() || u.starts_with("data:")
+                    });
+                    if placeholder && !v.trim().is_empty() {
+                        url = Some(v);
+                    }
+                }
+                "name" | "property" if tag == Tag::Meta => {
+                    meta_key = Some(attr.value().to_ascii_lowercase());
+                }
+                "content" if tag == Tag::Meta => meta_content = Some(attr.value()),
+                "type" if tag == Tag::Script => {
+                    if attr.value().to_ascii_lowercase().contains("ld+json") {
+                        flags |= flag::JSON_LD;
+                    }
+                }
+                "lang" if tag == Tag::Html && self.page.lang.is_none() => {
+                    let v = attr.value();
+                    let v = v.trim();
+                    if !v.is_empty() {
+                        self.page.lang = Some(truncate(v, 64).to_string());
+                    }
+                }
+                "datetime" if tag == Tag::Time => {
+                    meta_content = Some(attr.value());
+                }
+                _ => {}
+            }
+        }
+
+        match tag {
+            Tag::Meta => {
+                if let (Some(k), Some(c)) = (meta_key, meta_content.take()) {
+                    if self.page.metas.len() < MAX_METAS {
+                        let c = entities::decode(truncate(c.trim(), MAX_SHORT_BYTES)).into_owned();
+                        self.page.metas.push((k, c));
+                    }
+                }
+            }
+            Tag::Base => {
+                if self.page.base_href.is_none() {
+                    if let Some(h) = url.take() {
+                        self.page.base_href = Some(entities::decode(h.trim()).into_owned());
+                    }
+                }
+            }
+            _ => {}
+        }
+
+        let hint = hints::classify(&id_class);
+        flags |= hint.flags;
+        if tag == Tag::A && url.is_some() {
+            flags |= flag::LINK | flag::IN_LINK;
+        }
+        if matches!(
+            tag,
+            Tag::Nav | Tag::Header | Tag::Footer | Tag::Aside | Tag::Form | Tag::Menu
+        ) {
+            flags |= flag::CHROME;
+        }
+        if tag.is_skipped() || hidden {
+            flags |= flag::SKIPPED;
+        }
+        if matches!(tag, Tag::Head | Tag::Title) {
+            flags |= flag::HEAD;
+        }
+        if tag == Tag::Pre {
+            flags |= flag::PRE;
+        }
+        if tag == Tag::Title {
+            self.in_title = true;
+        }
+
+        let parent = *self.stack.last().unwrap_or(&0);
+        let parent_node = &self.page.nodes[parent as usize];
+        flags |= parent_node.flags & (flag::SKIPPED | flag::IN_LINK | flag::PRE | flag::HEAD);
+        let depth = parent_node.depth.saturating_add(1);
+
+        let url_index = match url {
+            Some(u) if self.page.urls.len() < MAX_LINKS * 2 => {
+                self.page
+                    .urls
+                    .push(entities::decode(truncate(u.trim(), MAX_SHORT_BYTES)).into_owned());
+                (self.page.urls.len() - 1) as u32
+            }
+            _ => NONE,
+        };
+
+        if self.page.nodes.len() >= MAX_NODES || self.stack.len() >= MAX_DEPTH {
+            if tag == Tag::A && url_index != NONE && self.page.links.len() < MAX_LINKS {
+                self.page.links.push((NONE, url_index));
+            }
+            return None;
+        }
+        let index = self.page.nodes.len() as u32;
+        if tag == Tag::A && url_index != NONE && self.page.links.len() < MAX_LINKS {
+            self.page.links.push((index, url_index));
+        }
+        if tag == Tag::Time {
+            if let Some(dt) = meta_content {
+                self.page
+                    .times
+                    .push((index, truncate(dt.trim(), 128).to_string()));
+            }
+        }
+        let open = self.page.events.len() as u32;
+        self.page.nodes.push(Node {
+            tag,
+            parent,
+            depth,
+            flags,
+            hint: hint.weight,
+            url: url_index,
+            open,
+            close: open,
+            chars: 0,
+            punct: 0,
+        });
+        self.page.events.push(Event::Open(index));
+        if el.can_have_content() {
+            self.stack.push(index);
+            Some(index)
+        } else {
+            self.close_node(index);
+            None
+        }
+    }
+
+    /// An end tag `lol_html` saw: closes the node and any left open inside it.
+    fn end_element(&mut self, node: u32) {
+        self.flush_text();
+        if let Some(pos) = self.stack.iter().rposition(|&n| n == node) {
+            if pos == 0 {
+                return; // never the root
+            }
+            while self.stack.len() > pos {
+                self.pop();
+            }
+        }
+    }
+
+    /// The implied end tags of the HTML parsing algorithm that matter for text structure.
+    fn close_implied(&mut self, tag: Tag) {
+        if tag.closes_p() {
+            self.close_in_scope(|t| t == Tag::P, |_| false);
+        }
+        match tag {
+            Tag::Li => self.close_in_scope(
+                |t| t == Tag::Li,
+                |t| matches!(t, Tag::Ul | Tag::Ol | Tag::Menu),
+            ),
+            Tag::Dt | Tag::Dd => {
+                self.close_in_scope(|t| matches!(t, Tag::Dt | Tag::Dd), |t| t == Tag::Dl)
+            }
+            Tag::Tr => self.close_in_scope(
+                |t| t == Tag::Tr,
+                |t| matches!(t, Tag::Thead | Tag::Tbody | Tag::Tfoot),
+            ),
+            Tag::Td | Tag::Th => {
+                // `close_in_scope` stops at td/th themselves, so look at the innermost cell directly.
+                if let Some(pos) = self.stack.iter().rposition(|&n| {
+                    let t = self.page.nodes[n as usize].tag;
+                    matches!(t, Tag::Td | Tag::Th | Tag::Tr | Tag::Table)
+                }) {
+                    let t = self.page.nodes[self.stack[pos] as usize].tag;
+                    if matches!(t, Tag::Td | Tag::Th) && pos > 0 {
+                        while self.stack.len() > pos {
+                            self.pop();
+                        }
+                    }
+                }
+            }
+            Tag::Thead | Tag::Tbody | Tag::Tfoot => self.close_in_scope(
+                |t| matches!(t, Tag::Thead | Tag::Tbody | Tag::Tfoot),
+                |_| false,
+            ),
+            Tag::Option => self.close_in_scope(|t| t == Tag::Option, |t| t == Tag::Select),
+            Tag::A => self.close_in_scope(|t| t == Tag::A, |_| false),
+            _ if tag.is_heading() => {
+                if let Some(&top) = self.stack.last() {
+                    if self.page.nodes[top as usize].tag.is_heading() && self.stack.len() > 1 {
+                        self.pop();
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Closes the innermost open element that `target` accepts, unless a scope boundary
+    /// (or an element `stop` accepts) comes first.
+    fn close_in_scope(&mut self, target: impl Fn(Tag) -> bool, stop: impl Fn(Tag) -> bool) {
+        let mut found = None;
+        for (pos, &n) in self.stack.iter().enumerate().rev().take(64) {
+            let t = self.page.nodes[n as usize].tag;
+            if target(t) {
+                found = Some(pos);
+                break;
+            }
+            if t.is_scope_boundary() || stop(t) {
+                break;
+            }
+        }
+        if let Some(pos) = found {
+            if pos > 0 {
+                while self.stack.len() > pos {
+                    self.pop();
+                }
+            }
+        }
+    }
+
+    fn pop(&mut self) {
+        if let Some(n) = self.stack.pop() {
+            self.close_node(n);
+        }
+    }
+
+    fn close_node(&mut self, n: u32) {
+        self.page.nodes[n as usize].close = self.page.events.len() as u32;
+        self.page.events.push(Event::Close(n));
+        if self.page.nodes[n as usize].tag == Tag::Title {
+            self.in_title = false;
+        }
+    }
+
+    fn text_chunk(&mut self, chunk: &TextChunk) {
+        let s = chunk.as_str();
+        if !s.is_empty() && self.pending.len() < MAX_TEXT_NODE_BYTES {
+            let room = MAX_TEXT_NODE_BYTES - self.pending.len();
+            self.pending.push_str(truncate(s, room));
+        }
+        if chunk.last_in_text_node() {
+            let raw = matches!(
+                chunk.text_type(),
+                TextType::ScriptData | TextType::RawText | TextType::PlainText
+            );
+            self.flush_text_as(raw);
+        }
+    }
+
+    fn flush_text(&mut self) {
+        self.flush_text_as(false);
+    }
+
+    /// Hands the finished text node to its element: kept as visible text, as the title, as
+    /// JSON-LD, or dropped.
+    fn flush_text_as(&mut self, raw: bool) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let pending = std::mem::take(&mut self.pending);
+        let top = *self.stack.last().unwrap_or(&0);
+        let flags = self.page.nodes[top as usize].flags;
+        if flags & flag::JSON_LD != 0 {
+            let total: usize = self.page.json_ld.iter().map(String::len).sum();
+            if total + pending.len() <= MAX_JSON_LD_BYTES {
+                self.page.json_ld.push(pending.clone());
+            }
+        } else if self.in_title && self.page.nodes[top as usize].tag == Tag::Title {
+            if self.page.title.len() < MAX_SHORT_BYTES {
+                self.page.title.push_str(&entities::decode(&pending));
+            }
+        } else if flags & flag::SKIPPED == 0 && !raw {
+            self.push_visible(&pending, top, flags & flag::PRE != 0);
+        }
+        self.pending = pending;
+        self.pending.clear();
+    }
+
+    fn push_visible(&mut self, raw: &str, node: u32, pre: bool) {
+        if self.page.text.len() >= MAX_TEXT_BYTES {
+            return;
+        }
+        let decoded = entities::decode(raw);
+        let start = self.page.text.len();
+        let mut chars = 0u32;
+        let mut punct = 0u32;
+        for c in decoded.chars() {
+            if c.is_whitespace() {
+                if pre && c == '\n' {
+                    self.page.text.push('\n');
+                    self.space_before = true;
+                } else if !self.space_before {
+                    self.page.text.push(' ');
+                    self.space_before = true;
+                }
+            } else {
+                self.page.text.push(c);
+                self.space_before = false;
+                chars += 1;
+                if is_punct(c) {
+                    punct += 1;
+                }
+            }
+        }
+        let end = self.page.text.len();
+        if end > start {
+            self.page.events.push(Event::Text(start as u32, end as u32));
+            let n = &mut self.page.nodes[node as usize];
+            n.chars = n.chars.saturating_add(chars);
+            n.punct = n.punct.saturating_add(punct);
+        }
+    }
+}
+
+/// Sentence punctuation, ASCII and CJK: the "symbols" of text-and-symbol density.
+pub fn is_punct(c: char) -> bool {
+    matches!(
+        c,
+        '.' | ','
+            | ';'
+            | ':'
+            | '!'
+            | '?'
+            | '"'
+            | '\''
+            | '('
+            | ')'
+            | '，'
+            | '。'
+            | '、'
+            | '；'
+            | '：'
+            | '！'
+            | '？'
+            | '“'
+            | '”'
+            | '‘'
+            | '’'
+            | '（'
+            | '）'
+            | '《'
+            | '》'
+            | '「'
+            | '」'
+            | '…'
+            | '—'
+    )
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a char boundary.
+pub fn truncate(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(p: &Page, tag: Tag) -> Vec<String> {
+        p.nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.tag == tag)
+            .map(|(i, _)| p.node_text(i as u32).trim().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn implied_paragraph_and_list_ends() {
+        let p = scan("<body><p>one<p>two<div>three</div><ul><li>a<li>b</ul>");
+        assert_eq!(texts(&p, Tag::P), ["one", "two"]);
+        assert_eq!(texts(&p, Tag::Li), ["a", "b"]);
+        assert_eq!(texts(&p, Tag::Div), ["three"]);
+    }
+
+    #[test]
+    fn skipped_text_and_head() {
+        let p = scan(
+            "<html lang=en><head><title>T &amp; U</title><meta property='og:title' content='OG'>\
+             <script type='application/ld+json'>{\"a\":1}</script><style>x{}</style></head>\
+             <body>hello <script>var x;</script>world</body></html>",
+        );
+        assert_eq!(p.title, "T & U");
+        assert_eq!(p.lang.as_deref(), Some("en"));
+        assert_eq!(p.metas, [("og:title".to_string(), "OG".to_string())]);
+        assert_eq!(p.json_ld, ["{\"a\":1}"]);
+        assert_eq!(p.text, "hello world");
+    }
+
+    #[test]
+    fn caps_hold_on_deep_pages() {
+        let html = "<div>".repeat(MAX_DEPTH * 3) + "deep";
+        let p = scan(&html);
+        assert!(p.nodes.len() <= MAX_DEPTH + 1);
+        assert!(p.text.contains("deep"));
+    }
+}
