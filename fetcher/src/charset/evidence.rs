@@ -1,0 +1,194 @@
+//! What the bytes themselves say, cheaply: does an encoding decode them
+//! without errors, do they look like UTF-16 without a BOM, do they hold
+//! ISO-2022-JP escapes, and which multi-byte encodings could also read them.
+
+use encoding_rs::{
+    DecoderResult, Encoding, BIG5, EUC_JP, EUC_KR, GB18030, GBK, ISO_2022_JP, SHIFT_JIS, UTF_16BE, UTF_16LE, UTF_8,
+};
+
+/// How many leading bytes the UTF-16 sniff looks at: enough markup to see
+/// the pattern of zero bytes that ASCII takes in UTF-16.
+const UTF16_SNIFF_WINDOW: usize = 4096;
+
+/// How many bytes the rival check decodes: a multi-byte lie shows itself
+/// long before this, and bounding it keeps the no-detector path cheap.
+pub const RIVAL_CHECK_WINDOW: usize = 64 * 1024;
+
+/// The legacy multi-byte encodings a page may be mislabelled between.
+const CJK_ENCODINGS: [&Encoding; 5] = [GBK, BIG5, SHIFT_JIS, EUC_JP, EUC_KR];
+
+/// True if `encoding` decodes all of `bytes` with no malformed sequence
+/// (BOM not treated specially). Never allocates more than a stack buffer.
+pub fn decodes_cleanly(encoding: &'static Encoding, bytes: &[u8]) -> bool {
+    decodes_cleanly_prefix(encoding, bytes, true)
+}
+
+/// Like [`decodes_cleanly`], for a prefix: when `complete` is false a
+/// sequence cut by the end of the prefix is not an error.
+pub fn decodes_cleanly_prefix(encoding: &'static Encoding, bytes: &[u8], complete: bool) -> bool {
+    if encoding == UTF_8 {
+        let valid = Encoding::utf8_valid_up_to(bytes);
+        return valid == bytes.len() || (!complete && bytes.len() - valid < 4 && is_utf8_cut(&bytes[valid..]));
+    }
+    let mut decoder = encoding.new_decoder_without_bom_handling();
+    let mut buffer = [0u8; 8192];
+    let mut input = bytes;
+    loop {
+        let (result, read, _) = decoder.decode_to_utf8_without_replacement(input, &mut buffer, complete);
+        match result {
+            DecoderResult::InputEmpty => return true,
+            DecoderResult::OutputFull => input = &input[read..],
+            DecoderResult::Malformed(_, _) => return false,
+        }
+    }
+}
+
+/// The tail of a prefix is the start of a UTF-8 sequence cut short.
+fn is_utf8_cut(tail: &[u8]) -> bool {
+    let mut decoder = UTF_8.new_decoder_without_bom_handling();
+    let mut buffer = [0u8; 16];
+    let (result, _, _) = decoder.decode_to_utf8_without_replacement(tail, &mut buffer, false);
+    matches!(result, DecoderResult::InputEmpty)
+}
+
+/// Two encodings that give the same text for any bytes (the WHATWG GBK
+/// decoder is the gb18030 decoder), so choosing either is right.
+pub fn same_decoder(a: &'static Encoding, b: &'static Encoding) -> bool {
+    a == b || (is_gbk_family(a) && is_gbk_family(b))
+}
+
+fn is_gbk_family(encoding: &'static Encoding) -> bool {
+    encoding == GBK || encoding == GB18030
+}
+
+/// Encodings with multi-byte sequences, which random or foreign bytes
+/// usually fail to decode: a declaration of one of these can be refuted by
+/// a decode check alone.
+pub fn is_multibyte(encoding: &'static Encoding) -> bool {
+    !encoding.is_single_byte() && encoding != encoding_rs::REPLACEMENT && encoding != encoding_rs::X_USER_DEFINED
+}
+
+/// UTF-16 without a BOM, from the pattern of zero bytes that ASCII markup
+/// leaves: `<\0h\0` is little-endian, `\0<\0h` big-endian.
+pub fn sniff_utf16(bytes: &[u8]) -> Option<&'static Encoding> {
+    let window = &bytes[..bytes.len().min(UTF16_SNIFF_WINDOW)];
+    if !window.contains(&0) {
+        return None;
+    }
+    let pairs = window.len() / 2;
+    if pairs < 4 {
+        return None;
+    }
+    let (mut even_zeros, mut odd_zeros) = (0usize, 0usize);
+    for pair in window.chunks_exact(2) {
+        even_zeros += usize::from(pair[0] == 0);
+        odd_zeros += usize::from(pair[1] == 0);
+    }
+    // At least a fifth of the code units are ASCII, and the zeros sit on one side.
+    let candidate = if odd_zeros * 5 >= pairs && even_zeros * 8 <= odd_zeros {
+        UTF_16LE
+    } else if even_zeros * 5 >= pairs && odd_zeros * 8 <= even_zeros {
+        UTF_16BE
+    } else {
+        return None;
+    };
+    decodes_cleanly_prefix(candidate, window, window.len() == bytes.len()).then_some(candidate)
+}
+
+/// ISO-2022-JP is seven-bit: it hides in ASCII-only bytes behind escapes
+/// that switch to JIS X 0208 (`ESC $ B`, `ESC $ @`) or katakana (`ESC ( I`).
+pub fn looks_like_iso_2022_jp(bytes: &[u8]) -> bool {
+    let has_jis_escape = bytes
+        .windows(3)
+        .any(|w| matches!(w, [0x1B, b'$', b'B'] | [0x1B, b'$', b'@'] | [0x1B, b'(', b'I']));
+    has_jis_escape && decodes_cleanly(ISO_2022_JP, bytes)
+}
+
+/// A legacy multi-byte encoding, other than `declared` and its twins, that
+/// also decodes the first [`RIVAL_CHECK_WINDOW`] bytes cleanly: when there is
+/// one, a clean decode does not prove the declaration right (Big5 bytes are
+/// valid GBK, EUC-JP bytes are often valid Shift_JIS, ...).
+pub fn clean_rival(declared: &'static Encoding, bytes: &[u8]) -> Option<&'static Encoding> {
+    let window = &bytes[..bytes.len().min(RIVAL_CHECK_WINDOW)];
+    let complete = window.len() == bytes.len();
+    CJK_ENCODINGS
+        .into_iter()
+        .filter(|&rival| !same_decoder(rival, declared))
+        .find(|&rival| decodes_cleanly_prefix(rival, window, complete))
+}
+
+/// The text a clean decode gives is mostly real characters, not the
+/// oddities a wrong multi-byte decoder produces from foreign bytes:
+/// private-use characters, half-width katakana, C1 controls. Reads at most
+/// [`RIVAL_CHECK_WINDOW`] bytes.
+pub fn reads_as_text(encoding: &'static Encoding, bytes: &[u8]) -> bool {
+    let window = &bytes[..bytes.len().min(RIVAL_CHECK_WINDOW)];
+    let mut decoder = encoding.new_decoder_without_bom_handling();
+    let mut buffer = String::with_capacity(8192);
+    let mut input = window;
+    let (mut non_ascii, mut odd) = (0usize, 0usize);
+    loop {
+        buffer.clear();
+        let (result, read, _) = decoder.decode_to_string(input, &mut buffer, false);
+        for c in buffer.chars().filter(|c| !c.is_ascii()) {
+            non_ascii += 1;
+            odd += usize::from(is_odd_char(c));
+        }
+        input = &input[read..];
+        if result == encoding_rs::CoderResult::InputEmpty {
+            break;
+        }
+    }
+    // A few odd characters happen (a PUA icon font, one katakana word);
+    // a tenth is a wrong decoder.
+    odd * 10 <= non_ascii
+}
+
+fn is_odd_char(c: char) -> bool {
+    matches!(c, '\u{80}'..='\u{9F}' | '\u{E000}'..='\u{F8FF}' | '\u{FF61}'..='\u{FF9F}' | '\u{FFFD}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clean_decode_refutes_multibyte_lies() {
+        let (gbk_bytes, _, _) = GBK.encode("中文网页，简体字。");
+        assert!(decodes_cleanly(GBK, &gbk_bytes));
+        assert!(!decodes_cleanly(UTF_8, &gbk_bytes));
+        assert!(decodes_cleanly(UTF_8, "中文".as_bytes()));
+        assert!(decodes_cleanly(encoding_rs::WINDOWS_1251, &gbk_bytes));
+    }
+
+    #[test]
+    fn cut_prefix_is_not_an_error() {
+        let text = "日本語".as_bytes();
+        assert!(!decodes_cleanly(UTF_8, &text[..4]));
+        assert!(decodes_cleanly_prefix(UTF_8, &text[..4], false));
+        let (sjis, _, _) = SHIFT_JIS.encode("日本語");
+        assert!(decodes_cleanly_prefix(SHIFT_JIS, &sjis[..3], false));
+    }
+
+    #[test]
+    fn gbk_and_gb18030_are_one_decoder() {
+        assert!(same_decoder(GBK, GB18030));
+        assert!(!same_decoder(GBK, BIG5));
+    }
+
+    #[test]
+    fn utf16_without_bom_is_sniffed() {
+        let le: Vec<u8> = "<html><body>hello</body></html>".encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let be: Vec<u8> = "<html><body>hello</body></html>".encode_utf16().flat_map(u16::to_be_bytes).collect();
+        assert_eq!(sniff_utf16(&le), Some(UTF_16LE));
+        assert_eq!(sniff_utf16(&be), Some(UTF_16BE));
+        assert_eq!(sniff_utf16(b"plain ascii text"), None);
+    }
+
+    #[test]
+    fn iso_2022_jp_is_recognised() {
+        let (bytes, _, _) = ISO_2022_JP.encode("日本語のテキスト");
+        assert!(looks_like_iso_2022_jp(&bytes));
+        assert!(!looks_like_iso_2022_jp(b"plain ascii"));
+    }
+}

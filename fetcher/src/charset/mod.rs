@@ -1,0 +1,383 @@
+//! Charset voting: which encoding a fetched page is really in, decided by a
+//! vote among independent signals, each recorded with its evidence.
+//!
+//! Real pages lie about their encoding: servers send a default
+//! `charset=ISO-8859-1` whatever the bytes are, templates copy a `<meta
+//! charset>` from another site, and sometimes the header and the meta tell
+//! the same lie. So no single signal is trusted; [`vote`] weighs them:
+//!
+//! 1. a per-site **override** (configuration) wins over everything;
+//! 2. a **BOM** is decisive;
+//! 3. the zero-byte pattern of **UTF-16 without a BOM**;
+//! 4. **UTF-8 validity**: bytes with non-ASCII that validate as UTF-8 over
+//!    the whole body are UTF-8, whatever the labels say; pure ASCII is read
+//!    the same by every ASCII-compatible encoding (unless it holds
+//!    ISO-2022-JP escapes);
+//! 5. otherwise the **declarations** — the HTTP `Content-Type` charset
+//!    ([`header_charset`]) and the page's own (the WHATWG [`prescan`]) — are
+//!    checked by **decoding**: a declared multi-byte encoding that fails to
+//!    decode cleanly is a lie. When the surviving declarations agree on one
+//!    multi-byte encoding, no other legacy multi-byte encoding reads the
+//!    bytes cleanly, and the text does not look like garbage, it is taken
+//!    **without running the detector**;
+//! 6. in every other case (labels disagree, all refuted, absent, or
+//!    single-byte, which only the detector can refute) **chardetng** reads a
+//!    bounded window (see [`detector`]) with the TLD as a hint and breaks the
+//!    tie: it confirms a declaration it agrees with, and otherwise wins if its
+//!    own guess decodes cleanly.
+//!
+//! The result is a serializable [`Decision`] (it travels in the page message
+//! and `crawler charset` prints it) that lists every vote and says whether
+//! the detector ran. [`decide_and_decode`] is the fetcher's fast path: on
+//! UTF-8 pages it validates once and reuses the validation for the text.
+//!
+//! Pure logic: no I/O.
+
+pub mod content_type;
+pub mod detector;
+pub mod evidence;
+pub mod prescan;
+
+pub use content_type::header_charset;
+pub use prescan::{prescan, prescan_declaration, Declaration};
+
+use encoding_rs::{Encoding, ISO_2022_JP, KOI8_R, KOI8_U, UTF_16BE, UTF_16LE, UTF_8};
+use serde::{Deserialize, Serialize};
+
+use evidence::{clean_rival, decodes_cleanly, is_multibyte, same_decoder};
+
+/// What the fetcher knows about a page besides its bytes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Signals<'a> {
+    /// The charset the HTTP `Content-Type` header claims: either the label
+    /// alone (`gb2312`) or the whole header value (`text/html; charset=gb2312`).
+    pub header: Option<&'a str>,
+    /// The host's top-level domain (`ru`, or a whole hostname), a hint for
+    /// the detector: `.jp` pages lean Japanese, `.tw` Big5, ...
+    pub tld: Option<&'a [u8]>,
+    /// A per-site override from configuration, for sites known to lie in
+    /// ways the vote cannot see through.
+    pub override_encoding: Option<&'static Encoding>,
+}
+
+/// One signal's say in the vote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Vote {
+    /// Which signal: `override`, `bom`, `utf16-pattern`, `utf8-valid`,
+    /// `ascii`, `iso-2022-jp-escapes`, `header`, `meta`, `detector`.
+    pub signal: String,
+    /// The label as declared (header and meta only).
+    pub label: Option<String>,
+    /// The WHATWG name the signal points to; `None` for an unknown label.
+    pub encoding: Option<String>,
+    /// Whether that encoding decodes the bytes without errors, when checked.
+    pub decodes_cleanly: Option<bool>,
+    /// Whether the decision went this signal's way.
+    pub accepted: bool,
+}
+
+/// The outcome of [`vote`]: the encoding, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Decision {
+    /// The chosen encoding's WHATWG name (`UTF-8`, `GBK`, `Shift_JIS`, ...).
+    pub encoding: String,
+    /// Every signal that spoke, in the order they were considered.
+    pub votes: Vec<Vote>,
+    /// Whether chardetng ran; the benchmark measures how often it is skipped.
+    pub detector_ran: bool,
+    /// One sentence on what decided it.
+    pub reason: String,
+}
+
+impl Decision {
+    /// The chosen encoding (UTF-8 if the name is not one, e.g. after a bad deserialization).
+    pub fn encoding(&self) -> &'static Encoding {
+        Encoding::for_label_no_replacement(self.encoding.as_bytes()).unwrap_or(UTF_8)
+    }
+}
+
+/// Decides the encoding of `bytes` from all the signals.
+pub fn vote(bytes: &[u8], signals: &Signals) -> Decision {
+    Ballot::new(bytes, signals).decide().0
+}
+
+/// Decodes `bytes` with the decided encoding: a BOM of that encoding is
+/// stripped, malformed sequences become U+FFFD.
+pub fn decode(bytes: &[u8], decision: &Decision) -> String {
+    let (text, _) = decision.encoding().decode_with_bom_removal(bytes);
+    text.into_owned()
+}
+
+/// [`vote`] then [`decode`], validating UTF-8 only once: the fetcher's path.
+pub fn decide_and_decode(bytes: &[u8], signals: &Signals) -> (Decision, String) {
+    let (decision, utf8_text) = Ballot::new(bytes, signals).decide();
+    match utf8_text {
+        Some(text) => (decision, text.to_owned()),
+        None => {
+            let text = decode(bytes, &decision);
+            (decision, text)
+        }
+    }
+}
+
+/// A declaration (header or meta) and what the checks found about it.
+struct Declared {
+    signal: &'static str,
+    label: String,
+    encoding: Option<&'static Encoding>,
+    decodes_cleanly: Option<bool>,
+    /// A server default (bare ISO-8859-1/windows-1252 in the header) that
+    /// carries no information; it does not count as disagreement.
+    weak: bool,
+}
+
+/// The signals gathered for one page, and the votes cast so far.
+struct Ballot<'b> {
+    bytes: &'b [u8],
+    tld: Option<&'b [u8]>,
+    override_encoding: Option<&'static Encoding>,
+    declared: Vec<Declared>,
+    /// Votes from the bytes themselves and the detector (declarations are
+    /// added when the decision is made, so they can say whether they won).
+    evidence: Vec<Vote>,
+    detector_ran: bool,
+}
+
+impl<'b> Ballot<'b> {
+    fn new(bytes: &'b [u8], signals: &Signals<'b>) -> Self {
+        let mut declared = Vec::new();
+        if let Some(raw) = signals.header {
+            let label = if raw.contains(';') || raw.contains('/') { header_charset(raw) } else { Some(raw.trim()) };
+            if let Some(label) = label.filter(|label| !label.is_empty()) {
+                let encoding = Encoding::for_label(label.as_bytes());
+                declared.push(Declared {
+                    signal: "header",
+                    label: label.to_owned(),
+                    encoding,
+                    decodes_cleanly: None,
+                    weak: encoding.is_some_and(content_type::is_default_label),
+                });
+            }
+        }
+        if let Some(found) = prescan_declaration(bytes) {
+            declared.push(Declared {
+                signal: "meta",
+                label: found.label,
+                encoding: Some(found.encoding),
+                decodes_cleanly: None,
+                weak: false,
+            });
+        }
+        Ballot {
+            bytes,
+            tld: signals.tld,
+            override_encoding: signals.override_encoding,
+            declared,
+            evidence: Vec::new(),
+            detector_ran: false,
+        }
+    }
+
+    /// The decision, and the text when the bytes were validated as UTF-8
+    /// and UTF-8 was chosen (so the caller need not validate again).
+    fn decide(mut self) -> (Decision, Option<&'b str>) {
+        let bytes = self.bytes;
+        if let Some(encoding) = self.override_encoding {
+            self.cast("override", encoding, None);
+            return (self.finish(encoding, "per-site override".into()), None);
+        }
+        if let Some((encoding, _)) = Encoding::for_bom(bytes) {
+            self.cast("bom", encoding, None);
+            return (self.finish(encoding, format!("byte order mark of {}", encoding.name())), None);
+        }
+        if let Some(encoding) = evidence::sniff_utf16(bytes) {
+            self.cast("utf16-pattern", encoding, Some(true));
+            let reason = format!("zero bytes in the pattern of {} without a BOM", encoding.name());
+            return (self.finish(encoding, reason), None);
+        }
+        let ascii_prefix = Encoding::ascii_valid_up_to(bytes);
+        if ascii_prefix == bytes.len() {
+            return (self.decide_ascii(), None);
+        }
+        if let Ok(rest) = std::str::from_utf8(&bytes[ascii_prefix..]) {
+            self.cast("utf8-valid", UTF_8, Some(true));
+            let decision = self.finish(UTF_8, "non-ASCII bytes validate as UTF-8 over the whole body".into());
+            // The ASCII prefix is valid UTF-8 too, so the whole body is.
+            let text = std::str::from_utf8(bytes).ok();
+            debug_assert!(text.is_some() && !rest.is_empty());
+            return (decision, text);
+        }
+        (self.decide_legacy(), None)
+    }
+
+    /// Bytes below 0x80 only: every ASCII-compatible encoding reads them the
+    /// same, so keep a declared one (or UTF-8) — unless ISO-2022-JP escapes
+    /// say the page is seven-bit Japanese.
+    fn decide_ascii(mut self) -> Decision {
+        if self.bytes.contains(&0x1B) && evidence::looks_like_iso_2022_jp(self.bytes) {
+            self.cast("iso-2022-jp-escapes", ISO_2022_JP, Some(true));
+            return self.finish(ISO_2022_JP, "ASCII bytes with ISO-2022-JP escapes".into());
+        }
+        for declared in &mut self.declared {
+            declared.decodes_cleanly = declared.encoding.map(|encoding| encoding.is_ascii_compatible());
+        }
+        let chosen = self
+            .declared
+            .iter()
+            .filter_map(|declared| declared.encoding)
+            .find(|encoding| encoding.is_ascii_compatible())
+            .unwrap_or(UTF_8);
+        self.cast("ascii", chosen, Some(true));
+        self.finish(chosen, "ASCII only: every ASCII-compatible encoding reads it the same".into())
+    }
+
+    /// Non-ASCII bytes that are not UTF-8: check the declarations by
+    /// decoding, and run the detector unless one multi-byte declaration
+    /// stands alone.
+    fn decide_legacy(mut self) -> Decision {
+        let bytes = self.bytes;
+        for declared in &mut self.declared {
+            declared.decodes_cleanly = declared.encoding.map(|encoding| match encoding {
+                e if e == UTF_8 => false,
+                // UTF-16 without the zero-byte pattern is not UTF-16.
+                e if e == UTF_16LE || e == UTF_16BE => false,
+                e => decodes_cleanly(e, bytes),
+            });
+        }
+        if let Some((encoding, reason)) = self.unrivalled_declaration() {
+            return self.finish(encoding, reason);
+        }
+
+        let guess = detector::guess(bytes, self.tld, false);
+        self.detector_ran = true;
+        let clean_declared: Vec<&'static Encoding> = self
+            .declared
+            .iter()
+            .filter(|declared| declared.decodes_cleanly == Some(true))
+            .filter_map(|declared| declared.encoding)
+            .collect();
+        let guess_is_clean = clean_declared.iter().any(|&d| same_decoder(d, guess)) || decodes_cleanly(guess, bytes);
+        self.cast("detector", guess, Some(guess_is_clean));
+
+        if let Some(&confirmed) = clean_declared.iter().find(|&&d| detector_confirms(guess, d)) {
+            let reason = format!("the detector confirms the declared {}", confirmed.name());
+            return self.finish(confirmed, reason);
+        }
+        if let Some(&same_text) =
+            clean_declared.iter().find(|&&d| d.is_single_byte() && guess.is_single_byte() && same_text(d, guess, bytes))
+        {
+            let reason = format!("the declared {} reads the same text as the detected {}", same_text.name(), guess.name());
+            return self.finish(same_text, reason);
+        }
+        if let Some(&unknown_to_detector) =
+            clean_declared.iter().find(|&&d| d.is_single_byte() && !detector_can_guess(d) && guess.is_single_byte())
+        {
+            let reason = format!("the declared {} is one the detector cannot tell", unknown_to_detector.name());
+            return self.finish(unknown_to_detector, reason);
+        }
+        if guess_is_clean {
+            let reason = if self.declared.is_empty() {
+                format!("no declaration; the detector reads {}", guess.name())
+            } else {
+                format!("the detector's {} decodes cleanly and overrules the declarations", guess.name())
+            };
+            return self.finish(guess, reason);
+        }
+        let fallback = clean_declared
+            .iter()
+            .copied()
+            .find(|&d| is_multibyte(d))
+            .or_else(|| clean_declared.first().copied());
+        match fallback {
+            Some(declared) => {
+                let reason = format!("the detector's {} fails to decode; the declared {} does", guess.name(), declared.name());
+                self.finish(declared, reason)
+            }
+            None => {
+                let reason = format!("nothing decodes cleanly; the detector's {} is the best guess", guess.name());
+                self.finish(guess, reason)
+            }
+        }
+    }
+
+    /// The detector-free path: the strong declarations that decode cleanly
+    /// all name one multi-byte encoding, no other legacy multi-byte encoding
+    /// reads the bytes cleanly, and the text is not mostly oddities.
+    fn unrivalled_declaration(&self) -> Option<(&'static Encoding, String)> {
+        let mut clean = self
+            .declared
+            .iter()
+            .filter(|declared| declared.decodes_cleanly == Some(true) && !declared.weak)
+            .filter_map(|declared| declared.encoding);
+        let first = clean.next()?;
+        if !clean.all(|other| same_decoder(other, first)) || !is_multibyte(first) {
+            return None;
+        }
+        if clean_rival(first, self.bytes).is_some() {
+            return None;
+        }
+        if !evidence::reads_as_text(first, self.bytes) {
+            return None;
+        }
+        let reason = format!(
+            "the declared {} decodes cleanly and no other multi-byte encoding does; detector skipped",
+            first.name()
+        );
+        Some((first, reason))
+    }
+
+    fn cast(&mut self, signal: &str, encoding: &'static Encoding, decodes_cleanly: Option<bool>) {
+        self.evidence.push(Vote {
+            signal: signal.to_owned(),
+            label: None,
+            encoding: Some(encoding.name().to_owned()),
+            decodes_cleanly,
+            accepted: false,
+        });
+    }
+
+    fn finish(self, chosen: &'static Encoding, reason: String) -> Decision {
+        let declared = self.declared.into_iter().map(|declared| Vote {
+            signal: declared.signal.to_owned(),
+            label: Some(declared.label),
+            encoding: declared.encoding.map(|encoding| encoding.name().to_owned()),
+            decodes_cleanly: declared.decodes_cleanly,
+            accepted: declared.encoding.is_some_and(|encoding| same_decoder(encoding, chosen)),
+        });
+        let evidence = self.evidence.into_iter().map(|mut vote| {
+            vote.accepted = vote.encoding.as_deref() == Some(chosen.name());
+            vote
+        });
+        Decision {
+            encoding: chosen.name().to_owned(),
+            votes: declared.chain(evidence).collect(),
+            detector_ran: self.detector_ran,
+            reason,
+        }
+    }
+}
+
+/// The detector's guess agrees with a declaration: the same decoder, or
+/// the KOI8 pair (chardetng names the whole family KOI8-U).
+fn detector_confirms(guess: &'static Encoding, declared: &'static Encoding) -> bool {
+    same_decoder(guess, declared) || (guess == KOI8_U && declared == KOI8_R)
+}
+
+/// Two single-byte encodings give the same text for these bytes.
+fn same_text(a: &'static Encoding, b: &'static Encoding, bytes: &[u8]) -> bool {
+    let (text_a, _) = a.decode_without_bom_handling(bytes);
+    let (text_b, _) = b.decode_without_bom_handling(bytes);
+    text_a == text_b
+}
+
+/// Whether chardetng can ever answer `encoding`: a declaration it cannot
+/// name is not refuted by its disagreeing.
+fn detector_can_guess(encoding: &'static Encoding) -> bool {
+    use encoding_rs::*;
+    [
+        GBK, EUC_JP, EUC_KR, SHIFT_JIS, BIG5, WINDOWS_1252, WINDOWS_1251, WINDOWS_1250, ISO_8859_2, WINDOWS_1256,
+        WINDOWS_1254, WINDOWS_874, WINDOWS_1255, WINDOWS_1253, ISO_8859_7, WINDOWS_1257, ISO_8859_13, KOI8_U, KOI8_R,
+        IBM866, ISO_8859_6, WINDOWS_1258, ISO_8859_4, ISO_8859_5, ISO_8859_8, ISO_2022_JP,
+    ]
+    .contains(&encoding)
+}
