@@ -1,0 +1,1 @@
+//! contentseen (work in progress).

@@ -1,0 +1,1 @@
+//! frontier (work in progress).

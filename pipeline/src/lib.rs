@@ -1,0 +1,43 @@
+//! # pipeline: what two or more stages of the crawler share
+//!
+//! The crawler is four stages that only talk through messages:
+//!
+//! ```text
+//!  crawler seed ─▶ [frontier] ─FetchTask─▶ [fetch] ─Page─▶ [extract] ─Document─▶ [contentseen]
+//!                      ▲                                       │
+//!                      └──────────────── UrlBatch ─────────────┘
+//! ```
+//!
+//! This crate owns the contract between them and the plumbing every stage uses;
+//! it owns no stage logic (URL rules, charset vote, extraction, SimHash live in
+//! the stage crates).
+//!
+//! - [`messages`]: the versioned message types, encoded once (MessagePack with
+//!   named fields; page bodies as raw bytes).
+//! - [`topology`]: queue names, dead-letter exchange and queues, per namespace.
+//! - [`broker`]: publish with confirms and consume with explicit acks, over
+//!   RabbitMQ (lapin) or over in-memory queues for `crawler run`.
+//! - [`store`]: the key/value operations the stages need, pipelined, over Redis
+//!   or an in-memory map for `crawler run`.
+//! - [`worker`]: the at-least-once loop every worker binary runs: consume,
+//!   handle, publish with confirms, ack; malformed input to the dead-letter
+//!   queue; reconnect with backoff.
+//! - [`config`]: the settings every binary reads (flags and `CRAWLER_*` env).
+//! - [`backoff`], [`shutdown`]: small named types for cross-cutting concerns.
+//! - [`keys`]: every Redis key name, in one place.
+
+pub mod backoff;
+pub mod broker;
+pub mod config;
+pub mod keys;
+pub mod messages;
+pub mod shutdown;
+pub mod store;
+pub mod topology;
+pub mod worker;
+
+pub use broker::{Broker, Delivery};
+pub use config::ServiceConfig;
+pub use messages::{CrawlSpec, Document, FetchTask, Link, Page, StoredDocument, UrlBatch};
+pub use store::Store;
+pub use topology::Queue;

@@ -1,0 +1,316 @@
+//! The messages between stages: the contract of the pipeline.
+//!
+//! Every message carries `v` (the [`VERSION`] it was written with) and is
+//! encoded as MessagePack with named fields ([`encode`]/[`decode`]), so a
+//! newer reader accepts older messages that lack new optional fields, and
+//! page bodies travel as raw bytes, not escaped text.
+//!
+//! | queue         | message      | written by            | read by     |
+//! |---------------|--------------|-----------------------|-------------|
+//! | `frontier`    | [`UrlBatch`] | `crawler seed`, extractor | frontier |
+//! | `fetch`       | [`FetchTask`]| frontier              | fetcher     |
+//! | `extract`     | [`Page`]     | fetcher               | extractor   |
+//! | `contentseen` | [`Document`] | extractor             | contentseen |
+//!
+//! What contentseen stores is a [`StoredDocument`] (JSON in the store, and the
+//! line format of `crawler export`).
+
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+
+/// The message format version written by this build.
+pub const VERSION: u16 = 1;
+
+/// A message could not be encoded or decoded.
+#[derive(Debug, thiserror::Error)]
+pub enum CodecError {
+    #[error("cannot decode message: {0}")]
+    Decode(#[from] rmp_serde::decode::Error),
+    #[error("cannot encode message: {0}")]
+    Encode(#[from] rmp_serde::encode::Error),
+    #[error("message version {found} is newer than this build understands ({VERSION})")]
+    Version { found: u16 },
+}
+
+/// Every message type has a version field; the codec checks it.
+pub trait Versioned {
+    fn version(&self) -> u16;
+}
+
+pub fn encode<T: Serialize>(msg: &T) -> Result<Vec<u8>, CodecError> {
+    Ok(rmp_serde::to_vec_named(msg)?)
+}
+
+pub fn decode<T: DeserializeOwned + Versioned>(bytes: &[u8]) -> Result<T, CodecError> {
+    let msg: T = rmp_serde::from_slice(bytes)?;
+    if msg.version() > VERSION {
+        return Err(CodecError::Version {
+            found: msg.version(),
+        });
+    }
+    Ok(msg)
+}
+
+fn version() -> u16 {
+    VERSION
+}
+
+/// The settings of one crawl. Seeds carry them and every message of the crawl
+/// carries them along, so any worker can apply them without a lookup and
+/// several crawls with different settings can share one cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CrawlSpec {
+    /// The crawl's name; also tags every stored document.
+    pub name: String,
+    /// Hosts (and their subdomains) the crawl may follow links into. Empty:
+    /// the hosts of the seeds.
+    #[serde(default)]
+    pub allow_domains: Vec<String>,
+    /// Links deeper than this many hops from a seed are not followed.
+    pub max_depth: u32,
+    /// At most this many URLs are released for fetching in this crawl.
+    #[serde(default)]
+    pub max_pages: Option<u64>,
+}
+
+impl Default for CrawlSpec {
+    fn default() -> Self {
+        CrawlSpec {
+            name: "default".into(),
+            allow_domains: Vec::new(),
+            max_depth: 3,
+            max_pages: None,
+        }
+    }
+}
+
+/// One link found on a page (or one seed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Link {
+    pub url: String,
+    #[serde(default)]
+    pub nofollow: bool,
+    #[serde(default)]
+    pub anchor: String,
+}
+
+impl Link {
+    pub fn new(url: impl Into<String>) -> Self {
+        Link {
+            url: url.into(),
+            nofollow: false,
+            anchor: String::new(),
+        }
+    }
+}
+
+/// URLs for the frontier: a batch of seeds, or the outlinks of one page
+/// (one message per page, not one per link).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UrlBatch {
+    #[serde(default = "version")]
+    pub v: u16,
+    /// Unique per published batch: the frontier records which URLs this batch
+    /// claimed, so a redelivery of the same batch re-releases them instead of
+    /// dropping them as already seen.
+    pub id: String,
+    pub crawl: CrawlSpec,
+    /// Depth of these URLs (0 for seeds).
+    pub depth: u32,
+    /// True for seeds: seeds define the crawl's scope when it has no allowed domains.
+    #[serde(default)]
+    pub seeds: bool,
+    /// The page the links were found on (for logs of invalid URLs).
+    #[serde(default)]
+    pub source: Option<String>,
+    pub links: Vec<Link>,
+}
+
+/// One URL to fetch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FetchTask {
+    #[serde(default = "version")]
+    pub v: u16,
+    pub crawl: CrawlSpec,
+    /// The normalized URL.
+    pub url: String,
+    pub depth: u32,
+}
+
+/// A fetched HTML page, decoded to UTF-8 by the fetcher's charset vote.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Page {
+    #[serde(default = "version")]
+    pub v: u16,
+    pub crawl: CrawlSpec,
+    /// The URL the frontier released.
+    pub url: String,
+    /// The URL after redirects.
+    pub final_url: String,
+    pub depth: u32,
+    pub status: u16,
+    pub content_type: Option<String>,
+    /// The encoding the charset vote chose (WHATWG name).
+    pub encoding: String,
+    /// Why: each signal's vote, as JSON (see the fetcher's `charset::Decision`).
+    #[serde(default)]
+    pub charset_votes: Option<String>,
+    /// RFC 3339, UTC.
+    pub fetched_at: String,
+    /// The page as UTF-8 bytes.
+    #[serde(with = "serde_bytes")]
+    pub html: Vec<u8>,
+}
+
+/// An extracted article, on its way to near-duplicate detection and storage.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Document {
+    #[serde(default = "version")]
+    pub v: u16,
+    pub crawl: String,
+    pub url: String,
+    pub final_url: String,
+    pub status: u16,
+    pub encoding: String,
+    pub title: Option<String>,
+    pub published: Option<String>,
+    pub author: Option<String>,
+    pub text: String,
+    pub fetched_at: String,
+    #[serde(default)]
+    pub depth: u32,
+    #[serde(default)]
+    pub lang: Option<String>,
+    #[serde(default)]
+    pub site_name: Option<String>,
+    #[serde(default)]
+    pub images: Vec<String>,
+}
+
+/// A document as stored and exported: the [`Document`] plus what contentseen
+/// decided.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredDocument {
+    pub url: String,
+    pub final_url: String,
+    pub status: u16,
+    pub encoding: String,
+    pub title: Option<String>,
+    pub published: Option<String>,
+    pub author: Option<String>,
+    pub text: String,
+    /// The 64-bit SimHash of `text`, 16 hex digits.
+    pub simhash: String,
+    /// The URL of the earlier stored document this one nearly duplicates.
+    pub duplicate_of: Option<String>,
+    /// Hamming distance to `duplicate_of`'s fingerprint.
+    pub distance: Option<u32>,
+    pub fetched_at: String,
+    pub crawl: String,
+    #[serde(default)]
+    pub depth: u32,
+    #[serde(default)]
+    pub lang: Option<String>,
+    #[serde(default)]
+    pub site_name: Option<String>,
+    #[serde(default)]
+    pub images: Vec<String>,
+}
+
+macro_rules! versioned {
+    ($($t:ty),*) => {$(
+        impl Versioned for $t {
+            fn version(&self) -> u16 { self.v }
+        }
+    )*};
+}
+versioned!(UrlBatch, FetchTask, Page, Document);
+
+/// A fresh unique id for a published [`UrlBatch`].
+pub fn new_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
+/// Now, as RFC 3339 UTC with seconds (no date crate needed for this).
+pub fn now_rfc3339() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    rfc3339_from_unix(secs)
+}
+
+/// Formats Unix seconds as `YYYY-MM-DDTHH:MM:SSZ` (proleptic Gregorian).
+pub fn rfc3339_from_unix(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_round_trips_with_raw_body() {
+        let page = Page {
+            v: VERSION,
+            crawl: CrawlSpec::default(),
+            url: "http://a/".into(),
+            final_url: "http://a/".into(),
+            depth: 1,
+            status: 200,
+            content_type: Some("text/html".into()),
+            encoding: "UTF-8".into(),
+            charset_votes: None,
+            fetched_at: now_rfc3339(),
+            html: "<p>\u{4e2d}\"quoted\"</p>".as_bytes().to_vec(),
+        };
+        let bytes = encode(&page).unwrap();
+        // The body is stored raw: its bytes appear verbatim in the encoding.
+        let needle = "<p>\u{4e2d}\"quoted\"</p>".as_bytes();
+        assert!(bytes.windows(needle.len()).any(|w| w == needle));
+        let back: Page = decode(&bytes).unwrap();
+        assert_eq!(back, page);
+    }
+
+    #[test]
+    fn newer_versions_and_garbage_are_refused() {
+        let mut task = FetchTask {
+            v: VERSION + 1,
+            crawl: CrawlSpec::default(),
+            url: "http://a/".into(),
+            depth: 0,
+        };
+        let bytes = encode(&task).unwrap();
+        assert!(matches!(
+            decode::<FetchTask>(&bytes),
+            Err(CodecError::Version { .. })
+        ));
+        task.v = VERSION;
+        assert!(decode::<FetchTask>(&encode(&task).unwrap()).is_ok());
+        assert!(decode::<FetchTask>(b"\xff\x00garbage").is_err());
+    }
+
+    #[test]
+    fn formats_rfc3339() {
+        assert_eq!(rfc3339_from_unix(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339_from_unix(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339_from_unix(1_550_629_560), "2019-02-20T02:26:00Z");
+    }
+}

@@ -1,0 +1,269 @@
+//! The worker loop every stage runs, over RabbitMQ or the memory bus.
+//!
+//! For each delivery: decode it (undecodable → dead-letter queue, logged),
+//! hand it to the [`Stage`], publish everything the stage produced and wait
+//! for the broker's confirms, and only then ack (at-least-once). A
+//! [`StageError::Transient`] failure requeues the message after a pause; a
+//! [`StageError::Malformed`] one, or a panic in the stage, dead-letters it.
+//! A lost connection is reopened with backoff; messages that were in flight
+//! are redelivered by the broker, so stages are idempotent.
+//!
+//! Each worker also keeps a heartbeat key in the store with its number of
+//! messages in flight, which `crawler stats --wait-idle` reads.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use serde::de::DeserializeOwned;
+use tokio::sync::Semaphore;
+
+use crate::backoff::Backoff;
+use crate::broker::{Broker, Delivery, Session};
+use crate::keys::Keys;
+use crate::messages::{decode, Versioned};
+use crate::shutdown::Shutdown;
+use crate::store::{Op, Store};
+use crate::topology::Queue;
+
+/// How long a transiently failed message waits before it is requeued.
+const TRANSIENT_RETRY_PAUSE: Duration = Duration::from_secs(1);
+/// How often a worker refreshes its heartbeat key.
+pub const HEARTBEAT_EVERY: Duration = Duration::from_millis(250);
+/// A heartbeat key expires after this long without refresh (worker gone).
+pub const HEARTBEAT_TTL: Duration = Duration::from_secs(3);
+/// At shutdown, how long a worker waits for its in-flight messages.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+
+/// What a stage produced from one input message.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Messages to publish (confirmed) before the input is acked.
+    pub publish: Vec<(Queue, Vec<u8>)>,
+    /// Store operations to run after the ack: cleanup and counters.
+    pub after_ack: Vec<Op>,
+}
+
+/// Why a stage could not handle a message.
+#[derive(Debug, thiserror::Error)]
+pub enum StageError {
+    /// Worth another try later (a service is unreachable).
+    #[error("transient: {0}")]
+    Transient(String),
+    /// Never going to work: to the dead-letter queue.
+    #[error("malformed: {0}")]
+    Malformed(String),
+}
+
+impl From<crate::store::StoreError> for StageError {
+    fn from(e: crate::store::StoreError) -> Self {
+        StageError::Transient(e.to_string())
+    }
+}
+
+impl From<crate::messages::CodecError> for StageError {
+    fn from(e: crate::messages::CodecError) -> Self {
+        StageError::Malformed(e.to_string())
+    }
+}
+
+/// One stage of the pipeline: reads one kind of message, writes others.
+pub trait Stage: Send + Sync + 'static {
+    type Input: DeserializeOwned + Versioned + Send + 'static;
+    /// The queue this stage consumes.
+    const QUEUE: Queue;
+    /// Messages handled at once unless configured.
+    const DEFAULT_CONCURRENCY: usize;
+
+    fn handle(
+        &self,
+        input: Self::Input,
+    ) -> impl Future<Output = Result<Outcome, StageError>> + Send;
+}
+
+/// Where a worker runs and how much it takes at once.
+#[derive(Clone)]
+pub struct WorkerSettings {
+    pub broker: Broker,
+    pub store: Store,
+    pub namespace: String,
+    pub concurrency: usize,
+    pub prefetch: u16,
+}
+
+/// Runs `stage` until `shutdown` fires; reconnects on its own.
+pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Shutdown) {
+    let worker_id = format!("{}:{}", S::QUEUE.stage(), crate::messages::new_id());
+    let keys = Keys::new(&settings.namespace);
+    let inflight = Arc::new(AtomicI64::new(0));
+    let heartbeat = tokio::spawn(heartbeat(
+        settings.store.clone(),
+        keys.live(&worker_id),
+        inflight.clone(),
+    ));
+    let concurrency = settings.concurrency.max(1);
+    let permits = Arc::new(Semaphore::new(concurrency));
+    let mut backoff = Backoff::default();
+    tracing::info!(worker = %worker_id, concurrency, prefetch = settings.prefetch, "worker started");
+
+    'sessions: while !shutdown.is_triggered() {
+        let session = match settings.broker.open().await {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot open broker session; retrying");
+                tokio::select! {
+                    _ = backoff.wait() => continue,
+                    _ = shutdown.wait() => break,
+                }
+            }
+        };
+        let mut consumer = match session.consume(S::QUEUE, settings.prefetch).await {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot start consuming; retrying");
+                tokio::select! {
+                    _ = backoff.wait() => continue,
+                    _ = shutdown.wait() => break,
+                }
+            }
+        };
+        backoff.reset();
+        loop {
+            // Take a permit first, so that at most `concurrency` deliveries are
+            // pulled from the consumer and each pulled one is counted in flight.
+            let permit = tokio::select! {
+                p = permits.clone().acquire_owned() => match p {
+                    Ok(p) => p,
+                    Err(_) => break 'sessions,
+                },
+                _ = shutdown.wait() => break 'sessions,
+            };
+            let item = tokio::select! {
+                item = consumer.next() => item,
+                _ = shutdown.wait() => break 'sessions,
+            };
+            match item {
+                Some(Ok(delivery)) => {
+                    inflight.fetch_add(1, Ordering::SeqCst);
+                    let stage = stage.clone();
+                    let session = session.clone();
+                    let store = settings.store.clone();
+                    let inflight = inflight.clone();
+                    tokio::spawn(async move {
+                        process(&*stage, &session, &store, delivery).await;
+                        inflight.fetch_sub(1, Ordering::SeqCst);
+                        drop(permit);
+                    });
+                }
+                Some(Err(e)) => {
+                    tracing::warn!(error = %e, "consumer failed; reconnecting");
+                    break;
+                }
+                None => {
+                    tracing::warn!("consumer stream ended (connection lost?); reconnecting");
+                    break;
+                }
+            }
+        }
+        tokio::select! {
+            _ = backoff.wait() => {}
+            _ = shutdown.wait() => break,
+        }
+    }
+
+    // Let in-flight messages finish; what does not finish in time is
+    // redelivered by the broker when the connection closes.
+    let all = u32::try_from(concurrency).unwrap_or(u32::MAX);
+    if tokio::time::timeout(SHUTDOWN_GRACE, permits.acquire_many(all))
+        .await
+        .is_err()
+    {
+        tracing::warn!("shutdown grace period over with messages in flight; they will be redelivered");
+    }
+    heartbeat.abort();
+    let _ = settings
+        .store
+        .one(Op::Del {
+            key: keys.live(&worker_id),
+        })
+        .await;
+    tracing::info!(worker = %worker_id, "worker stopped");
+}
+
+/// Handles one delivery from decode to ack.
+async fn process<S: Stage>(stage: &S, session: &Session, store: &Store, delivery: Delivery) {
+    let queue = S::QUEUE.stage();
+    let input = match decode::<S::Input>(&delivery.data) {
+        Ok(m) => m,
+        Err(e) => {
+            tracing::error!(queue, reason = %e, bytes = delivery.data.len(), "malformed message sent to the dead-letter queue");
+            if let Err(e) = delivery.dead_letter().await {
+                tracing::warn!(queue, error = %e, "cannot dead-letter (it will be redelivered)");
+            }
+            return;
+        }
+    };
+    let result = std::panic::AssertUnwindSafe(stage.handle(input))
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "panic".into());
+            Err(StageError::Malformed(format!("stage panicked: {what}")))
+        });
+    match result {
+        Ok(outcome) => {
+            let mut by_queue: BTreeMap<Queue, Vec<Vec<u8>>> = BTreeMap::new();
+            for (q, payload) in outcome.publish {
+                by_queue.entry(q).or_default().push(payload);
+            }
+            for (q, payloads) in by_queue {
+                if let Err(e) = session.publish(q, &payloads).await {
+                    tracing::warn!(queue, to = q.stage(), error = %e, "publish not confirmed; the input will be redelivered");
+                    let _ = delivery.requeue().await;
+                    return;
+                }
+            }
+            if let Err(e) = delivery.ack().await {
+                tracing::warn!(queue, error = %e, "ack failed; the input will be redelivered");
+                return;
+            }
+            if let Err(e) = store.exec(&outcome.after_ack).await {
+                tracing::warn!(queue, error = %e, "post-ack store update failed");
+            }
+        }
+        Err(StageError::Transient(reason)) => {
+            tracing::warn!(queue, %reason, "transient failure; requeueing");
+            tokio::time::sleep(TRANSIENT_RETRY_PAUSE).await;
+            let _ = delivery.requeue().await;
+        }
+        Err(StageError::Malformed(reason)) => {
+            tracing::error!(queue, %reason, "unprocessable message sent to the dead-letter queue");
+            let _ = delivery.dead_letter().await;
+        }
+    }
+}
+
+async fn heartbeat(store: Store, key: String, inflight: Arc<AtomicI64>) {
+    if matches!(store, Store::Memory(_)) {
+        return;
+    }
+    let mut tick = tokio::time::interval(HEARTBEAT_EVERY);
+    loop {
+        tick.tick().await;
+        let n = inflight.load(Ordering::SeqCst);
+        let _ = store
+            .one(Op::Set {
+                key: key.clone(),
+                value: n.to_string().into_bytes(),
+                expire_ms: Some(HEARTBEAT_TTL.as_millis() as u64),
+            })
+            .await;
+    }
+}
