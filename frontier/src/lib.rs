@@ -1,1 +1,24 @@
-//! frontier (work in progress).
+//! # frontier: what is fetched next
+//!
+//! Consumes [`pipeline::UrlBatch`] (seeds from `crawler seed`, outlinks from
+//! the extractor) and produces one [`pipeline::FetchTask`] per URL that is
+//! valid, in scope, within depth and page limits, and never seen before in
+//! this namespace.
+//!
+//! - [`normalize`]: URL normalization (pure).
+//! - [`scope`]: the crawl's scope rules (pure).
+//! - [`seen`]: the sharded URL-seen set: URL hashes, shard keys, claim ops.
+//! - [`stage`]: the worker stage wiring them to the store and the broker.
+//!
+//! Redis keys (see [`pipeline::keys`]): `seen:{shard}` (sets of i64 URL
+//! hashes), `claim:{shard}:{batch}` (what a batch claimed, until its fetch
+//! tasks are confirmed), `crawl:<name>:pages`, `stats`.
+//!
+//! Not here: politeness and robots.txt (the fetcher obeys robots.txt), fetching.
+
+pub mod normalize;
+pub mod scope;
+pub mod seen;
+pub mod stage;
+
+pub use stage::FrontierStage;

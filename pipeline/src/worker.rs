@@ -267,3 +267,52 @@ async fn heartbeat(store: Store, key: String, inflight: Arc<AtomicI64>) {
             .await;
     }
 }
+
+/// Connects to Redis, retrying with backoff until it answers (a worker that
+/// starts before Redis waits instead of crash-looping); `None` on shutdown.
+pub async fn connect_store(url: &str, shutdown: &Shutdown) -> Option<Store> {
+    let mut backoff = Backoff::default();
+    loop {
+        match Store::redis(url).await {
+            Ok(s) => return Some(s),
+            Err(e) => tracing::warn!(error = %e, "redis not reachable yet; retrying"),
+        }
+        tokio::select! {
+            _ = backoff.wait() => {}
+            _ = shutdown.wait() => return None,
+        }
+    }
+}
+
+impl crate::config::ServiceConfig {
+    /// Worker settings for a stage over RabbitMQ and `store`.
+    pub fn worker_settings(&self, store: Store, default_concurrency: usize) -> WorkerSettings {
+        let concurrency = self.concurrency.unwrap_or(default_concurrency).max(1);
+        WorkerSettings {
+            broker: Broker::amqp(&self.amqp_url, &self.namespace),
+            store,
+            namespace: self.namespace.clone(),
+            concurrency,
+            prefetch: self
+                .prefetch
+                .unwrap_or_else(|| u16::try_from(concurrency).unwrap_or(u16::MAX)),
+        }
+    }
+}
+
+/// The whole `main` of a worker binary: logs, connects to Redis (waiting for
+/// it), builds the stage and runs it over RabbitMQ until SIGTERM/SIGINT.
+pub async fn serve<S: Stage>(
+    config: &crate::config::ServiceConfig,
+    build: impl FnOnce(Store) -> S,
+) -> anyhow::Result<()> {
+    crate::config::init_tracing(config.log_json);
+    tracing::info!(stage = S::QUEUE.stage(), config = %config.redacted(), "starting");
+    let shutdown = Shutdown::on_signals();
+    let Some(store) = connect_store(&config.redis_url, &shutdown).await else {
+        return Ok(());
+    };
+    let settings = config.worker_settings(store.clone(), S::DEFAULT_CONCURRENCY);
+    run(Arc::new(build(store)), settings, shutdown).await;
+    Ok(())
+}

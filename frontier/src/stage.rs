@@ -1,0 +1,218 @@
+//! The frontier stage: a [`UrlBatch`] in, one [`FetchTask`] per admitted URL out.
+
+use std::collections::HashSet;
+
+use pipeline::keys::Keys;
+use pipeline::messages::{encode, FetchTask, UrlBatch, VERSION};
+use pipeline::store::Op;
+use pipeline::worker::{Outcome, Stage, StageError};
+use pipeline::{Queue, Store};
+use url::Url;
+
+use crate::normalize::normalize;
+use crate::scope::in_scope;
+use crate::seen::{claim_ops, url_hash};
+
+pub struct FrontierStage {
+    store: Store,
+    keys: Keys,
+}
+
+impl FrontierStage {
+    pub fn new(store: Store, namespace: &str) -> Self {
+        FrontierStage {
+            store,
+            keys: Keys::new(namespace),
+        }
+    }
+}
+
+/// What happened to the links of one batch (the counters of `crawler stats`).
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Tally {
+    invalid: i64,
+    out_of_scope: i64,
+    too_deep: i64,
+    over_limit: i64,
+    released: i64,
+}
+
+impl Stage for FrontierStage {
+    type Input = UrlBatch;
+    const QUEUE: Queue = Queue::Frontier;
+    const DEFAULT_CONCURRENCY: usize = 16;
+
+    async fn handle(&self, batch: UrlBatch) -> Result<Outcome, StageError> {
+        let mut tally = Tally::default();
+        let mut outcome = Outcome::default();
+        if batch.depth > batch.crawl.max_depth {
+            tally.too_deep = batch.links.len() as i64;
+            outcome.after_ack = self.counters(&tally);
+            return Ok(outcome);
+        }
+
+        // Normalize, scope, and drop repeats within the batch.
+        let base = batch.source.as_deref().and_then(|s| Url::parse(s).ok());
+        let mut candidates: Vec<(i64, String)> = Vec::new();
+        let mut in_batch = HashSet::new();
+        for link in &batch.links {
+            let url = match normalize(&link.url, base.as_ref()) {
+                Ok(u) => u,
+                Err(e) => {
+                    tally.invalid += 1;
+                    tracing::debug!(source = batch.source.as_deref().unwrap_or("seed"), error = %e, "invalid URL dropped");
+                    continue;
+                }
+            };
+            if !in_scope(&url, &batch.crawl) {
+                tally.out_of_scope += 1;
+                continue;
+            }
+            let s = url.to_string();
+            let h = url_hash(&s);
+            if in_batch.insert(h) {
+                candidates.push((h, s));
+            }
+        }
+
+        // Claim the new ones in the seen set: one pipelined round trip.
+        let hashes: Vec<i64> = candidates.iter().map(|(h, _)| *h).collect();
+        let (shards, ops) = claim_ops(&self.keys, &batch.id, &hashes);
+        let replies = self.store.exec(&ops).await?;
+        let mut claimed = HashSet::new();
+        for r in &replies {
+            claimed.extend(r.ints()?);
+        }
+        let mut released: Vec<String> = candidates
+            .into_iter()
+            .filter(|(h, _)| claimed.contains(h))
+            .map(|(_, s)| s)
+            .collect();
+
+        // The crawl's page limit. (A batch redelivered after its worker died
+        // counts its URLs twice, so a crawl can stop a little short of its
+        // limit, never beyond it.)
+        if let Some(max) = batch.crawl.max_pages {
+            if !released.is_empty() {
+                let total = self
+                    .store
+                    .one(Op::Incr {
+                        key: self.keys.crawl_pages(&batch.crawl.name),
+                        by: released.len() as i64,
+                    })
+                    .await?
+                    .int()?;
+                let over = (total - max as i64).clamp(0, released.len() as i64);
+                tally.over_limit = over;
+                released.truncate(released.len() - over as usize);
+            }
+        }
+
+        tally.released = released.len() as i64;
+        for url in released {
+            let task = FetchTask {
+                v: VERSION,
+                crawl: batch.crawl.clone(),
+                url,
+                depth: batch.depth,
+            };
+            outcome.publish.push((Queue::Fetch, encode(&task)?));
+        }
+        outcome.after_ack = self.counters(&tally);
+        outcome.after_ack.extend(shards.into_iter().map(|shard| Op::Del {
+            key: self.keys.claim(shard, &batch.id),
+        }));
+        Ok(outcome)
+    }
+}
+
+impl FrontierStage {
+    fn counters(&self, t: &Tally) -> Vec<Op> {
+        [
+            ("seen", t.released),
+            ("invalid_url", t.invalid),
+            ("out_of_scope", t.out_of_scope),
+            ("too_deep", t.too_deep),
+            ("over_limit", t.over_limit),
+        ]
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(field, by)| Op::HIncr {
+            key: self.keys.stats(),
+            field: field.into(),
+            by,
+        })
+        .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pipeline::messages::decode;
+    use pipeline::{CrawlSpec, Link};
+
+    fn batch(id: &str, depth: u32, urls: &[&str]) -> UrlBatch {
+        UrlBatch {
+            v: VERSION,
+            id: id.into(),
+            crawl: CrawlSpec {
+                name: "t".into(),
+                allow_domains: vec!["example.com".into()],
+                max_depth: 2,
+                max_pages: Some(5),
+            },
+            depth,
+            seeds: false,
+            source: Some("http://example.com/".into()),
+            links: urls.iter().map(|u| Link::new(*u)).collect(),
+        }
+    }
+
+    fn fetched(outcome: &Outcome) -> Vec<String> {
+        outcome
+            .publish
+            .iter()
+            .map(|(q, p)| {
+                assert_eq!(*q, Queue::Fetch);
+                decode::<FetchTask>(p).unwrap().url
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn admits_each_url_once_in_scope_and_within_limits() {
+        let stage = FrontierStage::new(Store::memory(), "t");
+        let out = stage
+            .handle(batch(
+                "b1",
+                1,
+                &["/a", "/a#x", "http://other.org/", "mailto:x@y", "/b", "/c?utm_source=z"],
+            ))
+            .await
+            .unwrap();
+        assert_eq!(
+            fetched(&out),
+            vec!["http://example.com/a", "http://example.com/b", "http://example.com/c"]
+        );
+        // A second batch with the same links releases nothing new.
+        let out = stage.handle(batch("b2", 1, &["/a", "/b", "/d"])).await.unwrap();
+        assert_eq!(fetched(&out), vec!["http://example.com/d"]);
+        // Too deep: nothing.
+        let out = stage.handle(batch("b3", 3, &["/e"])).await.unwrap();
+        assert!(out.publish.is_empty());
+        // Page limit 5: four released so far, only one more.
+        let out = stage.handle(batch("b4", 1, &["/f", "/g", "/h"])).await.unwrap();
+        assert_eq!(fetched(&out).len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_redelivered_batch_releases_its_urls_again() {
+        let stage = FrontierStage::new(Store::memory(), "t");
+        let b = batch("same-id", 1, &["/a", "/b"]);
+        let first = stage.handle(b.clone()).await.unwrap();
+        // The worker died before acking: the broker redelivers the batch.
+        let again = stage.handle(b).await.unwrap();
+        assert_eq!(fetched(&first), fetched(&again));
+    }
+}
