@@ -3,7 +3,7 @@
 use url::Url;
 
 use crate::links;
-use crate::scan::{flag, Event, Page, Tag};
+use crate::scan::{flag, Event, Page, Tag, NONE};
 
 /// The article body as text, HTML and images.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -13,49 +13,319 @@ pub struct Body {
     pub images: Vec<String>,
 }
 
-/// Finds and renders the body of `page`.
-pub fn body(page: &Page, base: &Url) -> Body {
-    let root = page
-        .nodes
-        .iter()
-        .position(|n| n.tag == Tag::Body)
-        .unwrap_or(0) as u32;
-    render(page, root, base, |n| {
-        page.nodes[n as usize].flags & (flag::SKIPPED | flag::CHROME) == 0
-    })
+/// Paragraphs shorter than this (chars) do not vote for their ancestors (Readability: 25).
+pub const MIN_PARAGRAPH_CHARS: u32 = 25;
+/// Ancestors a paragraph's score reaches (Readability: 5).
+pub const SCORE_LEVELS: usize = 5;
+/// A body shorter than this (chars) makes the selection retry without the class filter.
+pub const MIN_BODY_CHARS: u32 = 250;
+
+/// Per-node totals over the subtree, computed once after the scan.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Stats {
+    /// Visible characters of the subtree.
+    pub chars: u32,
+    /// Characters inside links.
+    pub link_chars: u32,
+    /// Sentence punctuation (ASCII and CJK).
+    pub punct: u32,
+    /// `<p>` elements with text.
+    pub paras: u32,
+    pub imgs: u32,
+    pub lis: u32,
+    /// Form controls and embeds (input, select, iframe, object).
+    pub inputs: u32,
+    pub embeds: u32,
+    /// Text of the node's own block: its own text and that of its inline descendants.
+    pub block_chars: u32,
+    pub block_link_chars: u32,
+    pub block_punct: u32,
+    /// One past the last node of the subtree (nodes are in document order).
+    pub end: u32,
+    /// Element children.
+    pub children: u32,
 }
 
-/// Renders the subtree of `root`, leaving out the subtrees of nodes `keep` refuses.
-pub fn render(page: &Page, root: u32, base: &Url, keep: impl Fn(u32) -> bool) -> Body {
+impl Stats {
+    fn link_density(&self) -> f32 {
+        if self.chars == 0 {
+            0.0
+        } else {
+            self.link_chars as f32 / self.chars as f32
+        }
+    }
+}
+
+/// Totals for every node.
+pub fn stats(page: &Page) -> Vec<Stats> {
+    let n = page.nodes.len();
+    let mut st = vec![Stats::default(); n];
+    // Block owner of each node: itself if it is a block, else its parent's owner.
+    let mut owner = vec![0u32; n];
+    for (i, node) in page.nodes.iter().enumerate() {
+        let s = &mut st[i];
+        s.chars = node.chars;
+        s.punct = node.punct;
+        s.end = i as u32 + 1;
+        if node.flags & flag::IN_LINK != 0 {
+            s.link_chars = node.chars;
+        }
+        match node.tag {
+            Tag::Img => s.imgs = 1,
+            Tag::Li => s.lis = 1,
+            Tag::Input | Tag::Select | Tag::Textarea => s.inputs = 1,
+            Tag::Iframe | Tag::Object => s.embeds = 1,
+            _ => {}
+        }
+        owner[i] = if i == 0 || node.tag.is_block() {
+            i as u32
+        } else {
+            owner[node.parent as usize]
+        };
+        let o = owner[i] as usize;
+        st[o].block_chars += node.chars;
+        st[o].block_punct += node.punct;
+        if node.flags & flag::IN_LINK != 0 {
+            st[o].block_link_chars += node.chars;
+        }
+    }
+    for i in (1..n).rev() {
+        let node = &page.nodes[i];
+        if node.tag == Tag::P && st[i].chars > 0 {
+            st[i].paras += 1;
+        }
+        let c = st[i];
+        let p = &mut st[node.parent as usize];
+        p.chars += c.chars;
+        p.link_chars += c.link_chars;
+        p.punct += c.punct;
+        p.paras += c.paras;
+        p.imgs += c.imgs;
+        p.lis += c.lis;
+        p.inputs += c.inputs;
+        p.embeds += c.embeds;
+        p.end = p.end.max(c.end);
+        p.children += 1;
+    }
+    st
+}
+
+/// The chosen body: the children of `parent` that belong to the article (or `parent` alone).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Selection {
+    pub top: u32,
+    pub parent: u32,
+    pub include: Vec<u32>,
+}
+
+/// Finds and renders the body of `page`.
+pub fn body(page: &Page, base: &Url) -> Body {
+    let st = stats(page);
+    let sel = select(page, &st, true)
+        .filter(|s| s.include.iter().map(|&i| st[i as usize].chars).sum::<u32>() >= MIN_BODY_CHARS)
+        .or_else(|| select(page, &st, false));
+    let Some(sel) = sel else {
+        return Body::default();
+    };
+    let top_chars = st[sel.top as usize].chars;
+    let keep = |n: u32| keep_inside(page, &st, n, top_chars);
     let mut out = Renderer {
         base: Some(base),
         ..Renderer::default()
     };
-    let Some(r) = page.nodes.get(root as usize) else {
-        return Body::default();
-    };
-    let mut i = r.open as usize;
-    let end = r.close as usize;
-    while i <= end {
-        match page.events[i] {
-            Event::Open(n) => {
-                let node = &page.nodes[n as usize];
-                if n != root && !keep(n) {
-                    i = node.close as usize + 1;
-                    continue;
-                }
-                out.open(page, n);
-            }
-            Event::Close(n) => out.close(page, n),
-            Event::Text(a, b) => out.text(&page.text[a as usize..b as usize]),
+    for &root in &sel.include {
+        out.subtree(page, root, &keep);
+    }
+    out.finish()
+}
+
+/// Scores paragraphs into their ancestors (Readability, with punctuation as the symbol
+/// density) and picks the best subtree and the siblings that continue it.
+pub fn select(page: &Page, st: &[Stats], filter_unlikely: bool) -> Option<Selection> {
+    let n = page.nodes.len();
+    // Nodes out of the running: skipped, chrome, and (first try) negative class names.
+    let mut out = vec![false; n];
+    for i in 1..n {
+        let node = &page.nodes[i];
+        out[i] = out[node.parent as usize]
+            || node.flags & (flag::SKIPPED | flag::HEAD) != 0
+            || (filter_unlikely && (node.flags & flag::CHROME != 0 || node.hint < 0));
+    }
+    let mut score = vec![0f32; n];
+    let mut scored = vec![false; n];
+    for i in 1..n {
+        let node = &page.nodes[i];
+        let s = &st[i];
+        if out[i]
+            || !node.tag.is_block()
+            || node.tag.is_heading()
+            || s.block_chars < MIN_PARAGRAPH_CHARS
+        {
+            continue;
         }
-        i += 1;
+        let own = 1.0 + s.block_punct.min(30) as f32 + (s.block_chars as f32 / 100.0).min(3.0);
+        let own = own * (1.0 - s.block_link_chars as f32 / s.block_chars as f32);
+        // A container holding its text directly (`<div>text<br>text</div>`) is a candidate too.
+        let mut level = if node.tag == Tag::P { 1 } else { 0 };
+        let mut a = if level == 1 { node.parent } else { i as u32 };
+        while a != NONE && a != 0 && level <= SCORE_LEVELS {
+            let ai = a as usize;
+            if out[ai] {
+                break;
+            }
+            if !scored[ai] {
+                scored[ai] = true;
+                score[ai] = initial_score(page, ai);
+            }
+            let divider = match level {
+                0 | 1 => 1.0,
+                2 => 2.0,
+                l => (l - 1) as f32 * 3.0,
+            };
+            score[ai] += own / divider;
+            a = page.nodes[ai].parent;
+            level += 1;
+        }
     }
-    out.flush_line();
-    if out.in_list {
-        out.body.html.push_str("</ul>");
+    let mut best: Option<(u32, f32)> = None;
+    for i in 1..n {
+        if !scored[i] {
+            continue;
+        }
+        score[i] *= 1.0 - st[i].link_density();
+        if best.map_or(true, |(_, b)| score[i] > b) {
+            best = Some((i as u32, score[i]));
+        }
     }
-    out.body
+    let (mut top, top_score) = best?;
+    // A top candidate alone in its parent: the parent is the article.
+    loop {
+        let p = page.nodes[top as usize].parent;
+        if p == NONE
+            || p == 0
+            || matches!(page.nodes[p as usize].tag, Tag::Body | Tag::Html)
+            || st[p as usize].children != 1
+        {
+            break;
+        }
+        top = p;
+    }
+    let parent = page.nodes[top as usize].parent;
+    if parent == NONE || parent == 0 {
+        return Some(Selection {
+            top,
+            parent: top,
+            include: vec![top],
+        });
+    }
+    let threshold = (top_score * 0.2).max(10.0);
+    let mut include = Vec::new();
+    let mut c = parent + 1;
+    while c < st[parent as usize].end {
+        let s = &st[c as usize];
+        let node = &page.nodes[c as usize];
+        let keep = c == top
+            || (!out[c as usize]
+                && (scored[c as usize] && score[c as usize] >= threshold
+                    || (node.tag == Tag::P && s.chars > 80 && s.link_density() < 0.25)
+                    || (node.tag == Tag::P
+                        && s.chars > 0
+                        && s.link_density() == 0.0
+                        && ends_sentence(page, c))));
+        if keep {
+            include.push(c);
+        }
+        c = s.end;
+    }
+    Some(Selection {
+        top,
+        parent,
+        include,
+    })
+}
+
+/// Readability's starting score: the tag's prior plus what the class names say.
+fn initial_score(page: &Page, i: usize) -> f32 {
+    let node = &page.nodes[i];
+    let tag = match node.tag {
+        Tag::Div | Tag::Article | Tag::Main | Tag::Section => 5.0,
+        Tag::Pre | Tag::Td | Tag::Blockquote => 3.0,
+        Tag::Address | Tag::Ol | Tag::Ul | Tag::Dl | Tag::Dd | Tag::Dt | Tag::Li | Tag::Form => {
+            -3.0
+        }
+        Tag::Th => -5.0,
+        _ => 0.0,
+    };
+    let markup = if node.flags & flag::ARTICLE_BODY != 0 {
+        25.0
+    } else {
+        0.0
+    };
+    tag + node.hint as f32 + markup
+}
+
+/// The node's text ends like a sentence.
+fn ends_sentence(page: &Page, n: u32) -> bool {
+    let t = page.node_text(n);
+    let t = t.trim_end();
+    t.ends_with(['.', '!', '?', '。', '！', '？', '"', '”'])
+}
+
+/// Readability's "clean conditionally": inside the body, drops the blocks that look like
+/// boilerplate (link lists, share bars, forms, image galleries without text).
+fn keep_inside(page: &Page, st: &[Stats], n: u32, top_chars: u32) -> bool {
+    let node = &page.nodes[n as usize];
+    let s = &st[n as usize];
+    if node.flags & (flag::SKIPPED | flag::HEAD) != 0 {
+        return false;
+    }
+    // A big share of the article is never boilerplate, whatever its class says.
+    let major = s.chars as u64 * 2 > top_chars as u64;
+    if major {
+        return true;
+    }
+    if node.flags & flag::CHROME != 0 || node.hint < 0 {
+        return false;
+    }
+    if !matches!(
+        node.tag,
+        Tag::Div
+            | Tag::Section
+            | Tag::Table
+            | Tag::Ul
+            | Tag::Ol
+            | Tag::Form
+            | Tag::Figure
+            | Tag::Dl
+            | Tag::Center
+            | Tag::Details
+    ) {
+        return true;
+    }
+    let is_list = matches!(node.tag, Tag::Ul | Tag::Ol);
+    let weight = node.hint as f32
+        + if node.flags & flag::ARTICLE_BODY != 0 {
+            25.0
+        } else {
+            0.0
+        };
+    if s.punct >= 10 {
+        return true;
+    }
+    let ld = s.link_density();
+    let p = s.paras as f32;
+    let img = s.imgs as f32;
+    let li = s.lis as f32 - 100.0;
+    let figure = node.tag == Tag::Figure;
+    let remove = (img > 1.0 && p / img < 0.5 && !figure)
+        || (!is_list && li > p)
+        || (s.inputs as f32 > (p / 3.0).floor())
+        || (!is_list && !figure && s.chars < 25 && (s.imgs == 0 || s.imgs > 2))
+        || (!is_list && weight < 25.0 && ld > 0.2)
+        || (weight >= 25.0 && ld > 0.5)
+        || (s.embeds == 1 && s.chars < 75)
+        || s.embeds > 1;
+    !remove
 }
 
 /// Builds text lines and their HTML while walking a subtree.
@@ -72,6 +342,39 @@ struct Renderer<'a> {
 }
 
 impl<'a> Renderer<'a> {
+    /// Adds the subtree of `root`, leaving out the subtrees of nodes `keep` refuses.
+    fn subtree(&mut self, page: &Page, root: u32, keep: &impl Fn(u32) -> bool) {
+        let Some(r) = page.nodes.get(root as usize) else {
+            return;
+        };
+        let mut i = r.open as usize;
+        let end = r.close as usize;
+        while i <= end {
+            match page.events[i] {
+                Event::Open(n) => {
+                    let node = &page.nodes[n as usize];
+                    if n != root && !keep(n) {
+                        i = node.close as usize + 1;
+                        continue;
+                    }
+                    self.open(page, n);
+                }
+                Event::Close(n) => self.close(page, n),
+                Event::Text(a, b) => self.text(&page.text[a as usize..b as usize]),
+            }
+            i += 1;
+        }
+        self.flush_line();
+    }
+
+    fn finish(mut self) -> Body {
+        self.flush_line();
+        if self.in_list {
+            self.body.html.push_str("</ul>");
+        }
+        self.body
+    }
+
     fn open(&mut self, page: &Page, n: u32) {
         let node = &page.nodes[n as usize];
         if node.tag.is_block() {

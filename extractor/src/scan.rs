@@ -352,7 +352,7 @@ pub mod flag {
     pub const NOFOLLOW: u16 = 1 << 7;
     /// Inside `<pre>`: whitespace is kept.
     pub const PRE: u16 = 1 << 8;
-    /// Structural boilerplate by tag or role (nav, header, footer, aside, form, menus).
+    /// Structural boilerplate by tag or role (nav, header, footer, aside, menus).
     pub const CHROME: u16 = 1 << 9;
     /// Inside a `<head>` or `<title>`.
     pub const HEAD: u16 = 1 << 10;
@@ -643,7 +643,7 @@ impl Scan {
         }
         if matches!(
             tag,
-            Tag::Nav | Tag::Header | Tag::Footer | Tag::Aside | Tag::Form | Tag::Menu
+            Tag::Nav | Tag::Header | Tag::Footer | Tag::Aside | Tag::Menu
         ) {
             flags |= flag::CHROME;
         }

@@ -1,0 +1,167 @@
+//! Extraction quality and speed on `shared/bench`, ours against `dom_smoothie`.
+//!
+//! `cargo bench -p extractor --bench extraction` prints:
+//! - AEB (181 pages): F1, precision and recall of the body text (the AEB shingle metric), and
+//!   milliseconds per page (median and mean over pages; each page's time is the median of
+//!   `RUNS` timed calls of `extract()` alone, pages decompressed beforehand), for both;
+//! - CWCED (35 Chinese pages): body F1 with one token per CJK character, the share of dated
+//!   pages whose year-month-day we get right, and the share of pages with an author whose
+//!   name we find (see `extractor::eval::author_matches`).
+
+#[path = "../tests/support/sets.rs"]
+mod sets;
+
+use std::time::Instant;
+
+use extractor::eval::{self, PageCounts, Tokenizer};
+use url::Url;
+
+/// Timed calls per page; the page's time is their median.
+const RUNS: usize = 5;
+
+fn main() {
+    let Some(aeb) = sets::aeb() else {
+        println!(
+            "shared/bench/aeb not found at {}: nothing to measure",
+            sets::bench_dir().display()
+        );
+        return;
+    };
+    let verbose = std::env::var_os("EXTRACTOR_BENCH_VERBOSE").is_some();
+
+    let ours = measure(&aeb, |html, url| extractor::extract(html, url).text);
+    let theirs = measure(&aeb, |html, url| {
+        dom_smoothie::Readability::new(html, Some(url.as_str()), None)
+            .ok()
+            .and_then(|mut r| r.parse().ok())
+            .map(|a| a.text_content.to_string())
+            .unwrap_or_default()
+    });
+    if verbose {
+        for (i, p) in aeb.iter().enumerate() {
+            let (pr, rc) = (ours.counts[i].precision(), ours.counts[i].recall());
+            println!(
+                "page {} P={:.3} R={:.3} ms={:.2} {}",
+                p.id,
+                pr.unwrap_or(-1.0),
+                rc.unwrap_or(-1.0),
+                ours.ms[i],
+                p.url
+            );
+        }
+    }
+    let (s, d) = (eval::score(&ours.counts), eval::score(&theirs.counts));
+    println!(
+        "AEB {} pages, body text, shingle metric (higher is better):",
+        aeb.len()
+    );
+    println!("  extractor    F1 {:.3}  precision {:.3}  recall {:.3}  median {:.3} ms/page  mean {:.3} ms/page",
+        s.f1, s.precision, s.recall, median(&ours.ms), mean(&ours.ms));
+    println!("  dom_smoothie F1 {:.3}  precision {:.3}  recall {:.3}  median {:.3} ms/page  mean {:.3} ms/page",
+        d.f1, d.precision, d.recall, median(&theirs.ms), mean(&theirs.ms));
+    println!(
+        "  speed: extractor is {:.1}x faster than dom_smoothie (median), {:.1}x (mean)",
+        median(&theirs.ms) / median(&ours.ms),
+        mean(&theirs.ms) / mean(&ours.ms)
+    );
+
+    let Some(cwced) = sets::cwced() else {
+        println!("shared/bench/cwced not found: CWCED skipped");
+        return;
+    };
+    let mut counts = Vec::new();
+    let mut smoothie = Vec::new();
+    let (mut dates, mut dated, mut authors, mut authored) = (0, 0, 0, 0);
+    for p in &cwced {
+        let url = Url::parse(&format!("http://cwced.example/{}.html", p.id)).expect("static url");
+        let a = extractor::extract(&p.html, &url);
+        counts.push(eval::compare(&p.body, &a.text, Tokenizer::Cjk));
+        let ds = dom_smoothie::Readability::new(p.html.as_str(), Some(url.as_str()), None)
+            .ok()
+            .and_then(|mut r| r.parse().ok())
+            .map(|a| a.text_content.to_string())
+            .unwrap_or_default();
+        smoothie.push(eval::compare(&p.body, &ds, Tokenizer::Cjk));
+        if let Some(ok) = eval::date_matches(&p.date, a.published.as_deref()) {
+            dated += 1;
+            dates += ok as usize;
+        }
+        if let Some(ok) = eval::author_matches(&p.author, a.author.as_deref()) {
+            authored += 1;
+            authors += ok as usize;
+        }
+        if verbose {
+            let c = counts.last().copied().unwrap_or_default();
+            println!(
+                "cwced {} P={:.3} R={:.3} date {:?} vs {:?}  author {:?} vs {:?}  title {:?}",
+                p.id,
+                c.precision().unwrap_or(-1.0),
+                c.recall().unwrap_or(-1.0),
+                a.published,
+                p.date,
+                a.author,
+                p.author,
+                a.title
+            );
+        }
+    }
+    let c = eval::score(&counts);
+    let cd = eval::score(&smoothie);
+    println!("CWCED {} pages (one token per CJK character):", cwced.len());
+    println!(
+        "  extractor    body F1 {:.3}  precision {:.3}  recall {:.3}",
+        c.f1, c.precision, c.recall
+    );
+    println!(
+        "  dom_smoothie body F1 {:.3}  precision {:.3}  recall {:.3}",
+        cd.f1, cd.precision, cd.recall
+    );
+    println!(
+        "  date (year-month-day as far as the truth gives it) {dates}/{dated} = {:.1}%",
+        pct(dates, dated)
+    );
+    println!(
+        "  author (an expected name in ours, or ours in it)  {authors}/{authored} = {:.1}%",
+        pct(authors, authored)
+    );
+}
+
+struct Measured {
+    counts: Vec<PageCounts>,
+    ms: Vec<f64>,
+}
+
+fn measure(pages: &[sets::AebPage], f: impl Fn(&str, &Url) -> String) -> Measured {
+    let mut counts = Vec::new();
+    let mut ms = Vec::new();
+    for p in pages {
+        let url = Url::parse(&p.url)
+            .unwrap_or_else(|_| Url::parse("http://example.com/").expect("static url"));
+        let text = f(&p.html, &url); // warm-up, and the text we score
+        let mut times: Vec<f64> = (0..RUNS)
+            .map(|_| {
+                let t = Instant::now();
+                std::hint::black_box(f(std::hint::black_box(&p.html), &url));
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        ms.push(times[RUNS / 2]);
+        counts.push(eval::compare(&p.truth, &text, Tokenizer::Words));
+    }
+    Measured { counts, ms }
+}
+
+fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
+fn mean(xs: &[f64]) -> f64 {
+    xs.iter().sum::<f64>() / xs.len().max(1) as f64
+}
+
+fn pct(a: usize, b: usize) -> f64 {
+    100.0 * a as f64 / b.max(1) as f64
+}
