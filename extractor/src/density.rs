@@ -125,7 +125,7 @@ pub fn body(page: &Page, base: &Url) -> Body {
         .filter(|s| s.include.iter().map(|&i| st[i as usize].chars).sum::<u32>() >= MIN_BODY_CHARS)
         .or_else(|| select(page, &st, false));
     let Some(sel) = sel else {
-        return Body::default();
+        return line_density_fallback(page, base);
     };
     let top_chars = st[sel.top as usize].chars;
     let keep = |n: u32| keep_inside(page, &st, n, top_chars);
@@ -137,6 +137,72 @@ pub fn body(page: &Page, base: &Url) -> Body {
         out.subtree(page, root, &keep);
     }
     out.finish()
+}
+
+/// Lines whose window of [`LINE_WINDOW`] lines holds fewer chars than this end a text region.
+pub const LINE_REGION_CHARS: usize = 100;
+/// Lines per window of the line-density fallback.
+pub const LINE_WINDOW: usize = 3;
+
+/// Html2Article for pages without paragraph structure: all visible lines, then the region of
+/// consecutive lines with the most text, where a region ends when a window of
+/// [`LINE_WINDOW`] lines holds fewer than [`LINE_REGION_CHARS`] chars.
+fn line_density_fallback(page: &Page, base: &Url) -> Body {
+    let mut out = Renderer {
+        base: Some(base),
+        ..Renderer::default()
+    };
+    let keep =
+        |n: u32| page.nodes[n as usize].flags & (flag::SKIPPED | flag::HEAD | flag::CHROME) == 0;
+    out.subtree(page, 0, &keep);
+    let body = out.finish();
+    let lines: Vec<&str> = body.text.lines().collect();
+    if lines.len() <= LINE_WINDOW {
+        return body;
+    }
+    let len: Vec<usize> = lines.iter().map(|l| l.chars().count()).collect();
+    let window = |i: usize| {
+        len[i..(i + LINE_WINDOW).min(len.len())]
+            .iter()
+            .sum::<usize>()
+    };
+    let (mut best, mut best_chars) = ((0, lines.len()), 0);
+    let mut i = 0;
+    while i < lines.len() {
+        if window(i) < LINE_REGION_CHARS {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < lines.len() && window(i) >= LINE_REGION_CHARS {
+            i += 1;
+        }
+        let end = (i + LINE_WINDOW - 1).min(lines.len());
+        let chars: usize = len[start..end].iter().sum();
+        if chars > best_chars {
+            (best, best_chars) = ((start, end), chars);
+        }
+    }
+    if best_chars == 0 {
+        return body;
+    }
+    let text = lines[best.0..best.1]
+        .iter()
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut html = String::new();
+    for l in text.lines() {
+        html.push_str("<p>");
+        escape_into(&mut html, l);
+        html.push_str("</p>");
+    }
+    Body {
+        text,
+        html,
+        images: Vec::new(),
+    }
 }
 
 /// Scores paragraphs into their ancestors (Readability, with punctuation as the symbol
