@@ -48,8 +48,9 @@ impl SplitMix64 {
         self.below(100) < percent as usize
     }
 
-    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
+    /// A random element of a non-empty slice.
+    pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len())]
     }
 
     /// Fisher–Yates shuffle.

@@ -62,7 +62,8 @@ impl RobotsRules {
             .iter()
             .filter(|(_, prefix)| path_and_query.starts_with(prefix.as_str()))
             .max_by_key(|(allow, prefix)| (prefix.len(), *allow))
-            .map_or(true, |(allow, _)| *allow)
+            .map(|(allow, _)| *allow)
+            .unwrap_or(true)
     }
 }
 

@@ -283,3 +283,328 @@ fn plain_response(status: u16, content_type: &str, body: &'static str) -> Respon
     }
     response
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::site::{HostileSettings, PageKind, SiteConfig};
+    use std::time::Duration;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A client that never uses a proxy, never follows redirects and never
+    /// decompresses, so tests see exactly what the server sent.
+    fn client() -> reqwest::Client {
+        reqwest::Client::builder()
+            .no_proxy()
+            .no_gzip()
+            .no_brotli()
+            .no_deflate()
+            .no_zstd()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(20))
+            .build()
+            .unwrap()
+    }
+
+    fn small_hostile_config() -> SiteConfig {
+        SiteConfig {
+            articles: 30,
+            zh_articles: 3,
+            hostile: HostileSettings {
+                drip_interval: Duration::from_millis(50),
+                slow_headers_delay: Duration::from_secs(3600),
+                huge_bytes: 3 * 1024 * 1024 + 17,
+                bomb_inflated_bytes: 8 * 1024 * 1024,
+            },
+            ..SiteConfig::default()
+        }
+    }
+
+    async fn start(config: &SiteConfig) -> ServerHandle {
+        serve(Site::generate(config), "127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn serves_articles_and_logs_every_request() {
+        let server = start(&SiteConfig::default()).await;
+        assert_eq!(
+            server.base_url(),
+            format!("http://127.0.0.1:{}", server.port())
+        );
+        let response = client().get(server.url("/article/3")).send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(
+            response.headers()["content-type"],
+            "text/html; charset=utf-8"
+        );
+        let html = response.text().await.unwrap();
+        let page = server.site().page("/article/3").unwrap();
+        assert!(html.contains(page.title.as_deref().unwrap()));
+        assert_eq!(
+            html.as_bytes(),
+            server.site().response_bytes("/article/3").unwrap()
+        );
+
+        let missing = client().get(server.url("/nowhere")).send().await.unwrap();
+        assert_eq!(missing.status(), 404);
+        let with_query = client()
+            .get(server.url("/article/3?ref=related"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(with_query.text().await.unwrap(), html);
+
+        let log = server.requests();
+        let paths: Vec<(&str, u16)> = log
+            .iter()
+            .map(|record| (record.path.as_str(), record.status))
+            .collect();
+        assert_eq!(
+            paths,
+            vec![
+                ("/article/3", 200),
+                ("/nowhere", 404),
+                ("/article/3?ref=related", 200)
+            ]
+        );
+        assert_eq!(log[0].method, "GET");
+        assert_eq!(
+            log[0].host.as_deref(),
+            Some(format!("127.0.0.1:{}", server.port()).as_str())
+        );
+        assert!(log[0].at <= log[1].at && log[1].elapsed_millis <= log[2].elapsed_millis);
+        assert_eq!(server.request_count("/article/3"), 1);
+    }
+
+    #[tokio::test]
+    async fn gbk_pages_decode_to_the_expected_text() {
+        let server = start(&SiteConfig::default()).await;
+        let response = client().get(server.url("/zh/2")).send().await.unwrap();
+        assert_eq!(response.headers()["content-type"], "text/html; charset=gbk");
+        let bytes = response.bytes().await.unwrap();
+        let (text, _, had_errors) = encoding_rs::GBK.decode(&bytes);
+        assert!(!had_errors);
+        assert!(text.contains("<meta charset=\"gbk\">"));
+        let page = server.site().page("/zh/2").unwrap();
+        for paragraph in page.body_text.as_deref().unwrap().split('\n') {
+            assert!(text.contains(paragraph));
+        }
+        let lie = client()
+            .get(server.url("/lie/gbk-declared-utf8"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(lie.headers()["content-type"], "text/html; charset=utf-8");
+        assert!(std::str::from_utf8(&lie.bytes().await.unwrap()).is_err());
+    }
+
+    #[tokio::test]
+    async fn redirects_errors_robots_and_other_resources() {
+        let server = start(&SiteConfig::default()).await;
+        let redirect = client().get(server.url("/r/0")).send().await.unwrap();
+        assert_eq!(redirect.status(), 301);
+        let location = redirect.headers()["location"].to_str().unwrap().to_string();
+        assert_eq!(
+            Some(location.as_str()),
+            server.site().page("/r/0").unwrap().redirect_to.as_deref()
+        );
+        assert!(location.starts_with("/article/"));
+
+        let absolute = client()
+            .get(server.url("/r/absolute"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            absolute.headers()["location"],
+            format!("http://127.0.0.1:{}/about", server.port()).as_str()
+        );
+        let looping = client().get(server.url("/loop/a")).send().await.unwrap();
+        assert_eq!(looping.headers()["location"], "/loop/b");
+
+        let unavailable = client().get(server.url("/error/503")).send().await.unwrap();
+        assert_eq!(unavailable.status(), 503);
+        assert_eq!(unavailable.headers()["retry-after"], "2");
+        let too_many = client().get(server.url("/error/429")).send().await.unwrap();
+        assert_eq!(too_many.status(), 429);
+
+        let robots = client()
+            .get(server.url("/robots.txt"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(robots.text().await.unwrap(), crate::DEFAULT_ROBOTS_TXT);
+        let pdf = client().get(server.url("/file.pdf")).send().await.unwrap();
+        assert_eq!(pdf.headers()["content-type"], "application/pdf");
+
+        let spec = server.site().pages_of_kind(PageKind::Copy).next().unwrap();
+        {
+            let copy = client()
+                .get(server.url(&spec.path))
+                .send()
+                .await
+                .unwrap()
+                .bytes()
+                .await
+                .unwrap();
+            let original = client()
+                .get(server.url(spec.duplicate_of.as_deref().unwrap()))
+                .send()
+                .await
+                .unwrap()
+                .bytes()
+                .await
+                .unwrap();
+            assert_eq!(copy, original);
+        }
+    }
+
+    #[tokio::test]
+    async fn localhost_links_reach_this_server_under_another_host() {
+        let server = start(&SiteConfig::default()).await;
+        let mut stream = tokio::net::TcpStream::connect(server.local_addr())
+            .await
+            .unwrap();
+        let request = format!(
+            "GET /about HTTP/1.1\r\nHost: localhost:{}\r\nConnection: close\r\n\r\n",
+            server.port()
+        );
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut response = Vec::new();
+        stream.read_to_end(&mut response).await.unwrap();
+        assert!(response.starts_with(b"HTTP/1.1 200"));
+        let log = server.requests();
+        assert_eq!(
+            log[0].host.as_deref(),
+            Some(format!("localhost:{}", server.port()).as_str())
+        );
+    }
+
+    #[tokio::test]
+    async fn one_connection_serves_many_requests() {
+        let server = start(&SiteConfig::default()).await;
+        let mut stream = tokio::net::TcpStream::connect(server.local_addr())
+            .await
+            .unwrap();
+        for path in ["/robots.txt", "/about", "/robots.txt"] {
+            let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+            stream.write_all(request.as_bytes()).await.unwrap();
+            let expected_body = server.site().response_bytes(path).unwrap().len();
+            let mut response = Vec::new();
+            let mut buffer = [0u8; 4096];
+            // Read until the head and the whole body have arrived.
+            loop {
+                let read = stream.read(&mut buffer).await.unwrap();
+                assert!(read > 0, "connection closed after {path}");
+                response.extend_from_slice(&buffer[..read]);
+                if let Some(head_end) = response.windows(4).position(|window| window == b"\r\n\r\n")
+                {
+                    if response.len() >= head_end + 4 + expected_body {
+                        break;
+                    }
+                }
+            }
+            assert!(response.starts_with(b"HTTP/1.1 200"));
+        }
+        assert_eq!(server.requests().len(), 3);
+    }
+
+    #[tokio::test]
+    async fn many_concurrent_connections_are_served() {
+        let server = start(&SiteConfig::default()).await;
+        let mut tasks = Vec::new();
+        for number in 0..200 {
+            let url = server.url(&format!("/article/{}", number % 50));
+            // A client each: one connection each, all open at once.
+            tasks.push(tokio::spawn(async move {
+                client()
+                    .get(url)
+                    .send()
+                    .await
+                    .map(|response| response.status())
+            }));
+        }
+        for task in tasks {
+            assert_eq!(task.await.unwrap().unwrap(), 200);
+        }
+        assert_eq!(server.requests().len(), 200);
+    }
+
+    #[tokio::test]
+    async fn hostile_endpoints_misbehave_within_bounds() {
+        let server = start(&small_hostile_config()).await;
+
+        let mut drip = client()
+            .get(server.url("/hostile/drip"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(drip.status(), 200);
+        let started = Instant::now();
+        let mut received = 0;
+        while received < 4 {
+            received += drip.chunk().await.unwrap().unwrap().len();
+        }
+        assert!(started.elapsed() >= Duration::from_millis(150));
+
+        let slow = tokio::time::timeout(
+            Duration::from_millis(300),
+            client().get(server.url("/hostile/slow-headers")).send(),
+        )
+        .await;
+        assert!(slow.is_err(), "slow-headers answered");
+
+        let huge = client()
+            .get(server.url("/hostile/huge"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(huge.content_length(), Some(3 * 1024 * 1024 + 17));
+        assert_eq!(huge.bytes().await.unwrap().len(), 3 * 1024 * 1024 + 17);
+
+        let mut endless = client()
+            .get(server.url("/hostile/endless"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(endless.content_length(), None);
+        let mut received = 0;
+        while received < 4 * 1024 * 1024 {
+            received += endless.chunk().await.unwrap().unwrap().len();
+        }
+        drop(endless);
+
+        let bomb = client()
+            .get(server.url("/hostile/bomb"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(bomb.headers()["content-encoding"], "gzip");
+        let compressed = bomb.bytes().await.unwrap();
+        assert!(compressed.len() < 64 * 1024);
+        let mut inflated = Vec::new();
+        std::io::Read::read_to_end(
+            &mut flate2::read::GzDecoder::new(&compressed[..]),
+            &mut inflated,
+        )
+        .unwrap();
+        assert_eq!(inflated.len(), 8 * 1024 * 1024);
+    }
+
+    #[tokio::test]
+    async fn shutdown_stops_accepting_and_closes_hung_connections() {
+        let server = start(&small_hostile_config()).await;
+        let address = server.local_addr();
+        let hung = tokio::spawn(client().get(server.url("/hostile/slow-headers")).send());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        server.shutdown();
+        let outcome = tokio::time::timeout(Duration::from_secs(5), hung)
+            .await
+            .expect("hung request ended");
+        assert!(outcome.unwrap().is_err());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(tokio::net::TcpStream::connect(address).await.is_err());
+    }
+}

@@ -56,14 +56,17 @@ impl EnglishStory {
             None => StoryTopic::generate(rng),
         };
         let favourites = Favourites::choose(rng);
+        let object = favourites.noun(rng);
+        let mut second_object = favourites.noun(rng);
+        while second_object == object {
+            second_object = rng.pick(NOUNS);
+        }
         let title = format!(
-            "{} {} {} {} {} {}",
+            "{} {} {} {} {object} {second_object}",
             topic.place,
             topic.subject,
             rng.pick(PRESENT_VERBS),
             favourites.adjective(rng),
-            favourites.noun(rng),
-            favourites.noun(rng),
         );
         let people: Vec<String> = (0..rng.between(2, 4)).map(|_| person_name(rng)).collect();
         let places: Vec<String> = std::iter::once(topic.place.clone())
@@ -82,11 +85,14 @@ impl EnglishStory {
         while words < target_words {
             let mut paragraph = Vec::new();
             for _ in 0..rng.between(3, 6) {
-                paragraph.push(english_sentence(rng, &favourites, &people, &places, &topic));
+                let sentence = english_sentence(rng, &favourites, &people, &places, &topic);
+                words += sentence.split_whitespace().count();
+                paragraph.push(sentence);
+                if words >= target_words {
+                    break;
+                }
             }
-            let paragraph = paragraph.join(" ");
-            words += paragraph.split_whitespace().count();
-            paragraphs.push(paragraph);
+            paragraphs.push(paragraph.join(" "));
         }
         Self {
             topic,
@@ -116,12 +122,12 @@ pub struct ChineseStory {
 
 impl ChineseStory {
     pub fn generate(rng: &mut SplitMix64) -> Self {
-        let favourites: Vec<&str> = (0..40).map(|_| *rng.pick(CHINESE_WORDS)).collect();
+        let favourites: Vec<&str> = (0..40).map(|_| rng.pick(CHINESE_WORDS)).collect();
         let word = |rng: &mut SplitMix64| -> &'static str {
             if rng.chance(FAVOURED_WORD_PERCENT) {
                 favourites[rng.below(favourites.len())]
             } else {
-                *rng.pick(CHINESE_WORDS)
+                rng.pick(CHINESE_WORDS)
             }
         };
         let title: String = (0..rng.between(4, 6)).map(|_| word(rng)).collect();
@@ -129,7 +135,7 @@ impl ChineseStory {
             "{}{}",
             rng.pick(CHINESE_SURNAMES),
             (0..rng.between(1, 2))
-                .map(|_| *rng.pick(CHINESE_GIVEN_NAME_CHARACTERS))
+                .map(|_| rng.pick(CHINESE_GIVEN_NAME_CHARACTERS))
                 .collect::<String>()
         );
         let date_display = format!(
@@ -176,20 +182,86 @@ impl ChineseStory {
     }
 }
 
-/// The story's own preferred words; most content words come from here.
+/// The story's own preferred words and style. Most content words come from
+/// its favourites, and it uses only a few of the function words and sentence
+/// forms, so even the common words are distributed differently per story.
 struct Favourites {
     nouns: Vec<&'static str>,
     verbs: Vec<&'static str>,
     adjectives: Vec<&'static str>,
+    determiners: Vec<&'static str>,
+    prepositions: Vec<&'static str>,
+    adverbs: Vec<&'static str>,
+    connectives: Vec<&'static str>,
+    speech_verbs: Vec<&'static str>,
+    /// Relative weight of each of the `SENTENCE_FORMS` sentence forms.
+    sentence_form_weights: Vec<usize>,
 }
+
+/// How many sentence forms `english_sentence` knows.
+const SENTENCE_FORMS: usize = 7;
 
 impl Favourites {
     fn choose(rng: &mut SplitMix64) -> Self {
+        let mut subset = |all: &'static [&'static str], count: usize| -> Vec<&'static str> {
+            let mut all = all.to_vec();
+            rng.shuffle(&mut all);
+            all.truncate(count);
+            all
+        };
+        let nouns = subset(NOUNS, 28);
+        let verbs = subset(PAST_VERBS, 12);
+        let adjectives = subset(ADJECTIVES, 14);
+        let determiners = subset(DETERMINERS, 4);
+        let prepositions = subset(PREPOSITIONS, 5);
+        let adverbs = subset(ADVERBS, 6);
+        let connectives = subset(CONNECTIVES, 4);
+        let speech_verbs = subset(SPEECH_VERBS, 2);
+        let sentence_form_weights = (0..SENTENCE_FORMS)
+            .map(|_| if rng.chance(40) { 0 } else { rng.between(1, 6) })
+            .collect();
         Self {
-            nouns: (0..24).map(|_| *rng.pick(NOUNS)).collect(),
-            verbs: (0..10).map(|_| *rng.pick(PAST_VERBS)).collect(),
-            adjectives: (0..12).map(|_| *rng.pick(ADJECTIVES)).collect(),
+            nouns,
+            verbs,
+            adjectives,
+            determiners,
+            prepositions,
+            adverbs,
+            connectives,
+            speech_verbs,
+            sentence_form_weights,
         }
+    }
+
+    fn sentence_form(&self, rng: &mut SplitMix64) -> usize {
+        let total: usize = self.sentence_form_weights.iter().sum();
+        if total == 0 {
+            return 0;
+        }
+        let mut roll = rng.below(total);
+        for (form, weight) in self.sentence_form_weights.iter().enumerate() {
+            if roll < *weight {
+                return form;
+            }
+            roll -= weight;
+        }
+        0
+    }
+
+    fn preposition(&self, rng: &mut SplitMix64) -> &'static str {
+        rng.pick(&self.prepositions)
+    }
+
+    fn adverb(&self, rng: &mut SplitMix64) -> &'static str {
+        rng.pick(&self.adverbs)
+    }
+
+    fn connective(&self, rng: &mut SplitMix64) -> &'static str {
+        rng.pick(&self.connectives)
+    }
+
+    fn speech_verb(&self, rng: &mut SplitMix64) -> &'static str {
+        rng.pick(&self.speech_verbs)
     }
 
     fn from(
@@ -200,7 +272,7 @@ impl Favourites {
         if rng.chance(FAVOURED_WORD_PERCENT) {
             favourites[rng.below(favourites.len())]
         } else {
-            *rng.pick(all)
+            rng.pick(all)
         }
     }
 
@@ -218,12 +290,19 @@ impl Favourites {
 
     /// "the costly bridge", "a tunnel"
     fn noun_phrase(&self, rng: &mut SplitMix64) -> String {
-        let determiner = rng.pick(DETERMINERS);
-        if rng.chance(55) {
-            format!("{determiner} {} {}", self.adjective(rng), self.noun(rng))
+        let determiner = rng.pick(&self.determiners);
+        let words = if rng.chance(55) {
+            format!("{} {}", self.adjective(rng), self.noun(rng))
         } else {
-            format!("{determiner} {}", self.noun(rng))
-        }
+            self.noun(rng).to_string()
+        };
+        let starts_with_vowel = words.starts_with(['a', 'e', 'i', 'o', 'u']);
+        let determiner = if determiner == "a" && starts_with_vowel {
+            "an"
+        } else {
+            determiner
+        };
+        format!("{determiner} {words}")
     }
 }
 
@@ -234,15 +313,15 @@ fn english_sentence(
     places: &[String],
     topic: &StoryTopic,
 ) -> String {
-    let person = rng.pick(people);
-    let place = rng.pick(places);
-    let sentence = match rng.below(7) {
+    let person = &people[rng.below(people.len())];
+    let place = &places[rng.below(places.len())];
+    let sentence = match words.sentence_form(rng) {
         0 => format!(
             "{} {} {} {} {}.",
             words.noun_phrase(rng),
             words.verb(rng),
             words.noun_phrase(rng),
-            rng.pick(PREPOSITIONS),
+            words.preposition(rng),
             words.noun_phrase(rng)
         ),
         1 => format!(
@@ -253,17 +332,18 @@ fn english_sentence(
         ),
         2 => format!(
             "{}, {} in {place} {} {} {}.",
-            rng.pick(CONNECTIVES),
+            words.connective(rng),
             words.noun_phrase(rng),
-            rng.pick(ADVERBS),
+            words.adverb(rng),
             words.verb(rng),
             words.noun_phrase(rng)
         ),
         3 => format!(
-            "\"{} {} {},\" said {person}.",
+            "\"{} {} {},\" {} {person}.",
             capitalize(&words.noun_phrase(rng)),
             words.verb(rng),
-            words.noun_phrase(rng)
+            words.noun_phrase(rng),
+            words.speech_verb(rng)
         ),
         4 => format!(
             "According to {person}, {} percent of {} {} {} {}.",
@@ -271,25 +351,25 @@ fn english_sentence(
             words.noun_phrase(rng),
             words.verb(rng),
             words.noun_phrase(rng),
-            rng.pick(ADVERBS)
+            words.adverb(rng)
         ),
         5 => format!(
             "The {} of {} {} {} {} {} {place}.",
             topic.subject,
             topic.place,
-            rng.pick(ADVERBS),
+            words.adverb(rng),
             words.verb(rng),
             words.noun_phrase(rng),
-            rng.pick(PREPOSITIONS)
+            words.preposition(rng)
         ),
         _ => format!(
             "{} {} {} {} and {} {}.",
             words.noun_phrase(rng),
             words.verb(rng),
             words.noun_phrase(rng),
-            rng.pick(PREPOSITIONS),
+            words.preposition(rng),
             words.noun_phrase(rng),
-            rng.pick(ADVERBS)
+            words.adverb(rng)
         ),
     };
     capitalize(&sentence)
@@ -303,9 +383,9 @@ pub fn person_name(rng: &mut SplitMix64) -> String {
 /// An invented place name such as "Velmorton".
 pub fn place_name(rng: &mut SplitMix64) -> String {
     let mut name: String = (0..rng.between(1, 2))
-        .map(|_| *rng.pick(PLACE_SYLLABLES))
+        .map(|_| rng.pick(PLACE_SYLLABLES))
         .collect();
-    name.push_str(*rng.pick(PLACE_SUFFIXES));
+    name.push_str(rng.pick(PLACE_SUFFIXES));
     capitalize(&name)
 }
 
@@ -324,8 +404,7 @@ pub fn capitalize(text: &str) -> String {
     result
 }
 
-/// Replaces `count` ordinary lower-case words of `paragraphs` with different
-/// vocabulary words; used for the near-duplicate `/edit/N` pages.
+/// Replaces `count` nouns of `paragraphs` with other nouns of the story; used for the near-duplicate `/edit/N` pages.
 /// Returns the edited paragraphs and the (old, new) word pairs.
 pub fn edit_words(
     rng: &mut SplitMix64,
@@ -336,6 +415,19 @@ pub fn edit_words(
         .iter()
         .map(|paragraph| paragraph.split(' ').map(str::to_string).collect())
         .collect();
+    // Replacements come from nouns the story already uses, so an edit only
+    // shifts word counts and adds no new vocabulary: a minimal change.
+    let used_nouns: Vec<String> = {
+        let mut used: Vec<String> = paragraphs
+            .iter()
+            .flatten()
+            .filter(|word| NOUNS.contains(&word.as_str()))
+            .cloned()
+            .collect();
+        used.sort();
+        used.dedup();
+        used
+    };
     let mut changes = Vec::new();
     let mut changed_positions = Vec::new();
     let mut attempts = 0;
@@ -350,7 +442,7 @@ pub fn edit_words(
         if !NOUNS.contains(&old.as_str()) {
             continue;
         }
-        let new = rng.pick(NOUNS).to_string();
+        let new = used_nouns[rng.below(used_nouns.len())].clone();
         if new == *old {
             continue;
         }

@@ -610,7 +610,8 @@ pub const PREPOSITIONS: &[&str] = &[
 ];
 
 pub const DETERMINERS: &[&str] = &[
-    "the", "a", "this", "that", "every", "another", "each", "one", "its", "their",
+    "the", "a", "this", "that", "every", "another", "each", "one", "its", "their", "some", "no",
+    "any", "our", "his", "her",
 ];
 
 pub const CONNECTIVES: &[&str] = &[
@@ -628,6 +629,18 @@ pub const CONNECTIVES: &[&str] = &[
     "Last week",
     "On Monday",
     "On Friday",
+];
+
+/// Verbs introducing a quotation: "..., said Clara Moreau."
+pub const SPEECH_VERBS: &[&str] = &[
+    "said",
+    "added",
+    "noted",
+    "argued",
+    "explained",
+    "insisted",
+    "recalled",
+    "warned",
 ];
 
 pub const FIRST_NAMES: &[&str] = &[
