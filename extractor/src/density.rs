@@ -11,6 +11,8 @@ pub struct Body {
     pub text: String,
     pub html: String,
     pub images: Vec<String>,
+    /// Byte range of [`Page::text`] the body was taken from (first to last text kept).
+    pub span: Option<(u32, u32)>,
 }
 
 /// Paragraphs shorter than this (chars) do not vote for their ancestors (Readability: 25).
@@ -202,6 +204,7 @@ fn line_density_fallback(page: &Page, base: &Url) -> Body {
         text,
         html,
         images: Vec::new(),
+        span: body.span,
     }
 }
 
@@ -426,7 +429,13 @@ impl<'a> Renderer<'a> {
                     self.open(page, n);
                 }
                 Event::Close(n) => self.close(page, n),
-                Event::Text(a, b) => self.text(&page.text[a as usize..b as usize]),
+                Event::Text(a, b) => {
+                    if !page.text[a as usize..b as usize].trim().is_empty() {
+                        let (lo, hi) = self.body.span.unwrap_or((a, b));
+                        self.body.span = Some((lo.min(a), hi.max(b)));
+                    }
+                    self.text(&page.text[a as usize..b as usize])
+                }
             }
             i += 1;
         }

@@ -18,12 +18,14 @@
 //! - [`eval`]: the benchmark metric (AEB shingles, with the CJK rule for CWCED).
 //! - [`entities`]: HTML character references (`lol_html` leaves them in the text).
 
+pub mod author;
 pub mod density;
 pub mod entities;
 mod entity_table;
 pub mod eval;
 pub mod hints;
 pub mod links;
+pub mod published;
 pub mod scan;
 pub mod title;
 
@@ -67,11 +69,12 @@ pub fn extract(html: &str, page_url: &Url) -> Article {
     let page = scan::scan(html);
     let base = links::base_url(&page, page_url);
     let body = density::body(&page, &base);
+    let published = published::published(&page, body.span);
     let site_name = meta(&page, &["og:site_name", "application-name"]).map(str::to_string);
     Article {
         title: title::title(&page, site_name.as_deref()),
-        published: None,
-        author: None,
+        published: published.as_ref().map(|p| p.value.clone()),
+        author: author::author(&page, body.span, published.and_then(|p| p.pos)),
         text: body.text,
         body_html: body.html,
         images: body.images,

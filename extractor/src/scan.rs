@@ -416,6 +416,22 @@ pub struct Page {
 }
 
 impl Page {
+    /// Each text range of [`Page::text`] with the element that holds it, in document order.
+    pub fn text_owners(&self) -> Vec<(u32, u32, u32)> {
+        let mut out = Vec::new();
+        let mut stack: Vec<u32> = Vec::new();
+        for ev in &self.events {
+            match *ev {
+                Event::Open(n) => stack.push(n),
+                Event::Close(_) => {
+                    stack.pop();
+                }
+                Event::Text(a, b) => out.push((a, b, stack.last().copied().unwrap_or(0))),
+            }
+        }
+        out
+    }
+
     /// The node's text (all descendants, in order), paragraph breaks at block boundaries as "\n".
     pub fn node_text(&self, node: u32) -> String {
         let mut out = String::new();
@@ -597,7 +613,9 @@ impl Scan {
                 "name" | "property" if tag == Tag::Meta => {
                     meta_key = Some(attr.value().to_ascii_lowercase());
                 }
-                "content" if tag == Tag::Meta => meta_content = Some(attr.value()),
+                "content" if tag == Tag::Meta || meta_content.is_none() => {
+                    meta_content = Some(attr.value())
+                }
                 "type" if tag == Tag::Script => {
                     if attr.value().to_ascii_lowercase().contains("ld+json") {
                         flags |= flag::JSON_LD;
@@ -685,7 +703,8 @@ impl Scan {
         if tag == Tag::A && url_index != NONE && self.page.links.len() < MAX_LINKS {
             self.page.links.push((index, url_index));
         }
-        if tag == Tag::Time {
+        // `<time datetime>`, and `content` of an element marked as the date (microdata).
+        if tag == Tag::Time || flags & flag::DATE != 0 {
             if let Some(dt) = meta_content {
                 self.page
                     .times

@@ -1,0 +1,312 @@
+//! The author: meta tags and JSON-LD, elements marked as the byline (`class=author`,
+//! `itemprop=author`, `rel=author`), then Chinese bylines in the text around the body
+//! (`作者：`, `记者`, `编辑：`, `来源：`), the labels ranked (an author before a reporter before
+//! an editor before a source, which is usually a publication) and, within a rank, the one
+//! nearest the date.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use crate::scan::{flag, Page};
+
+/// Meta names and properties that carry the author, best first.
+const META_KEYS: &[&str] = &[
+    "author",
+    "article:author",
+    "byl",
+    "dc.creator",
+    "dcterms.creator",
+    "sailthru.author",
+    "parsely-author",
+    "citation_author",
+    "citation_authors",
+    "og:article:author",
+];
+
+/// Longest byline kept (chars).
+pub const MAX_AUTHOR_CHARS: usize = 80;
+/// Text searched around the body for a Chinese byline (bytes).
+pub const SEARCH_AROUND: u32 = 3072;
+
+/// The author of `page`. `span` is the body's text range, `date_pos` where the date was read.
+pub fn author(page: &Page, span: Option<(u32, u32)>, date_pos: Option<u32>) -> Option<String> {
+    if let Some(a) = crate::meta(page, META_KEYS).and_then(clean) {
+        return Some(a);
+    }
+    for json in &page.json_ld {
+        if let Some(a) = json_author(json).and_then(|a| clean(&a)) {
+            return Some(a);
+        }
+    }
+    if let Some(a) = chinese_byline(page, span, date_pos) {
+        return Some(a);
+    }
+    marked_byline(page)
+}
+
+/// The text of the first short element marked as the author.
+fn marked_byline(page: &Page) -> Option<String> {
+    page.nodes.iter().enumerate().find_map(|(i, n)| {
+        if n.flags & flag::AUTHOR == 0 || n.flags & (flag::SKIPPED | flag::HEAD) != 0 {
+            return None;
+        }
+        let t = page.node_text(i as u32);
+        let t = t.split_whitespace().collect::<Vec<_>>().join(" ");
+        if t.chars().count() > MAX_AUTHOR_CHARS {
+            return None;
+        }
+        clean(&t)
+    })
+}
+
+/// `"author": {"name": "..."}`, `"author": [{"name": ...}]` or `"author": "..."`.
+fn json_author(json: &str) -> Option<String> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(r#""(?:author|creator)"\s*:\s*(?:\[\s*)?(?:\{[^{}]*?"name"\s*:\s*"([^"]{1,100})"|"([^"]{1,100})")"#)
+            .expect("static regex")
+    });
+    let c = re.captures(json)?;
+    c.get(1)
+        .or_else(|| c.get(2))
+        .map(|m| crate::entities::decode(m.as_str()).into_owned())
+}
+
+/// A byline without its label; `None` when it does not look like a person's name.
+fn clean(raw: &str) -> Option<String> {
+    let mut s = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+    for prefix in [
+        "By ",
+        "by ",
+        "BY ",
+        "作者：",
+        "作者:",
+        "Author:",
+        "Posted by ",
+    ] {
+        if let Some(rest) = s.strip_prefix(prefix) {
+            s = rest.trim().to_string();
+        }
+    }
+    let s = s
+        .trim_matches(|c: char| c == '|' || c == ',' || c.is_whitespace())
+        .to_string();
+    let lower = s.to_lowercase();
+    let looks_wrong = s.is_empty()
+        || s.chars().count() > MAX_AUTHOR_CHARS
+        || lower.contains("http")
+        || lower.contains("www.")
+        || lower.contains(".com")
+        || lower.contains("team")
+        || s.chars().any(|c| c.is_ascii_digit())
+        || s.contains('_');
+    if looks_wrong {
+        return None;
+    }
+    // "赵  培" in citation metas: Han names are written without spaces.
+    if s.chars().all(|c| crate::eval::is_cjk(c) || c == ' ')
+        && s.split(' ').all(|p| p.chars().count() == 1)
+    {
+        return Some(s.replace(' ', ""));
+    }
+    Some(s)
+}
+
+/// Byline labels, by rank (lower is better).
+const LABELS: &[(&str, u8)] = &[
+    ("作者", 0),
+    ("撰文", 0),
+    ("执笔人", 0),
+    ("文／", 0),
+    ("文/", 0),
+    ("本报记者", 1),
+    ("记者", 1),
+    ("通讯员", 1),
+    ("实习生", 1),
+    ("发表于", 2),
+    ("责任编辑", 3),
+    ("编辑", 3),
+    ("责编", 3),
+    ("来源", 4),
+];
+
+/// Words that end a list of names.
+const NOT_NAMES: &[&str] = &[
+    "扫一扫",
+    "分享",
+    "来源",
+    "编辑",
+    "责任",
+    "发布",
+    "点击",
+    "打印",
+    "返回",
+    "关闭",
+    "报道",
+    "发表",
+    "时间",
+    "日期",
+    "字号",
+    "评论",
+    "原标题",
+    "摄影",
+    "图片",
+    "专栏",
+    "简介",
+    "作者",
+];
+
+/// Publication words: a "source" ending with one of these is not a person.
+const ORGANISATION_ENDS: &[&str] = &[
+    "网", "报", "社", "刊", "台", "站", "部", "局", "厅", "委", "院", "会", "司", "端", "道", "心",
+    "府", "组", "处", "室", "所", "馆", "团", "频", "章",
+];
+
+fn chinese_byline(page: &Page, span: Option<(u32, u32)>, date_pos: Option<u32>) -> Option<String> {
+    static NAME: OnceLock<Regex> = OnceLock::new();
+    let name_re = NAME.get_or_init(|| Regex::new(r"^[\p{Han}·]{2,4}$").expect("static regex"));
+    let text = &page.text;
+    let (start, end) = span.unwrap_or((0, text.len() as u32));
+    let lo = floor(text, start.saturating_sub(SEARCH_AROUND) as usize);
+    let hi = floor(
+        text,
+        (end as usize + SEARCH_AROUND as usize).min(text.len()),
+    );
+    let window = &text[lo..hi];
+    let anchor = date_pos.unwrap_or(start) as i64;
+    let mut best: Option<((u8, i64), String)> = None;
+    for &(label, rank) in LABELS {
+        for (at, _) in window.match_indices(label) {
+            let pos = lo + at;
+            let after = &window[at + label.len()..];
+            let names = if rank == 2 {
+                // "ggjjzhzz 发表于 2005-9-15": the name comes before.
+                let before = &window[floor(window, at.saturating_sub(40))..at];
+                before
+                    .split_whitespace()
+                    .last()
+                    .map(str::to_string)
+                    .into_iter()
+                    .collect()
+            } else {
+                names_after(after, name_re)
+            };
+            if names.is_empty() {
+                continue;
+            }
+            let joined = names.join(" ");
+            if rank == 4 && ORGANISATION_ENDS.iter().any(|e| joined.ends_with(e)) {
+                continue;
+            }
+            let key = (rank, (pos as i64 - anchor).abs());
+            if best.as_ref().map_or(true, |(k, _)| key < *k) {
+                best = Some((key, joined));
+            }
+        }
+    }
+    best.and_then(|(_, n)| clean(&n))
+}
+
+/// The names after a label: `：张三 李四`, `记者 张三`.
+fn names_after(after: &str, name_re: &Regex) -> Vec<String> {
+    let rest = after.trim_start_matches([' ', '：', ':', '/', '／', ']', '】', '　']);
+    let mut names = Vec::new();
+    for (i, word) in rest.split([' ', '　', '、']).enumerate() {
+        if i > 6 {
+            break;
+        }
+        if word.is_empty() {
+            if names.is_empty() {
+                continue;
+            }
+            break;
+        }
+        // "王燕平本报记者": cut at the next label.
+        let word = NOT_NAMES
+            .iter()
+            .chain(LABELS.iter().map(|(l, _)| l))
+            .filter_map(|w| word.find(w))
+            .min()
+            .map_or(word, |cut| &word[..cut]);
+        let word = word.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '·');
+        if name_re.is_match(word) {
+            names.push(word.to_string());
+        } else if names.is_empty()
+            && word.chars().all(|c| c.is_ascii_alphanumeric())
+            && word.len() >= 3
+        {
+            // Latin user names on blogs and forums.
+            names.push(word.to_string());
+            break;
+        } else {
+            break;
+        }
+    }
+    names
+}
+
+fn floor(s: &str, mut i: usize) -> usize {
+    i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::scan;
+
+    fn byline(html: &str) -> Option<String> {
+        let page = scan(html);
+        author(&page, None, None)
+    }
+
+    #[test]
+    fn meta_json_and_marked() {
+        assert_eq!(
+            byline("<meta name=author content='By Jane Doe'>").as_deref(),
+            Some("Jane Doe")
+        );
+        assert_eq!(
+            byline("<meta name=author content='L_104485'><p>x</p>"),
+            None
+        );
+        assert_eq!(
+            byline(r#"<script type="application/ld+json">{"author":[{"@type":"Person","name":"Ann Lee"}]}</script>"#)
+                .as_deref(),
+            Some("Ann Lee")
+        );
+        assert_eq!(
+            byline("<span class=byline>By Tom Smith</span>").as_deref(),
+            Some("Tom Smith")
+        );
+        assert_eq!(
+            byline("<meta name=citation_authors content='赵  培'>").as_deref(),
+            Some("赵培")
+        );
+    }
+
+    #[test]
+    fn chinese_labels_ranked() {
+        assert_eq!(
+            byline("<p>来源：新华网 作者：李四</p>").as_deref(),
+            Some("李四")
+        );
+        assert_eq!(
+            byline("<p>光明日报记者 王建宏 张文攀</p>").as_deref(),
+            Some("王建宏 张文攀")
+        );
+        assert_eq!(
+            byline("<p>来源：巴彦淖尔日报 编辑：苏亮 扫一扫在手机打开</p>").as_deref(),
+            Some("苏亮")
+        );
+        assert_eq!(
+            byline("<p>来源: 尹娟 【发表评论】</p>").as_deref(),
+            Some("尹娟")
+        );
+        assert_eq!(byline("<p>来源：新华网</p>"), None);
+    }
+}
