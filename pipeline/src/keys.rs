@@ -44,6 +44,11 @@ impl Keys {
         format!("{}:fetch:{url}", self.ns)
     }
 
+    /// The cached robots.txt of an origin (`scheme://host:port`), with a TTL.
+    pub fn robots(&self, origin: &str) -> String {
+        format!("{}:robots:{origin}", self.ns)
+    }
+
     /// Band table `band`, bucket `value` (contentseen). Members: i64 fingerprints.
     pub fn band(&self, band: usize, value: u64) -> String {
         format!("{}:band:{band}:{value:x}", self.ns)
