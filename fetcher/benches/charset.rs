@@ -1,1 +1,311 @@
-fn main() {}
+//! Charset voting benchmark: accuracy against labelled pages, and speed.
+//!
+//! `cargo bench -p fetcher --bench charset` reads `shared/bench/charset/`
+//! (and the AEB pages for speed) and prints:
+//! 1. on `lying/`: the share of pages decoded RIGHT (same text as the true
+//!    encoding gives) by each strategy, per scenario and overall;
+//! 2. on `corpus/` (declarations neutralised, no header): chardetng alone
+//!    (whole file, and bounded windows) against the vote;
+//! 3. how often the vote skips the detector on pages whose labels are right;
+//! 4. MB/s of `decide_and_decode` on clean UTF-8 pages (the figure the
+//!    fetcher lives by) and on the legacy-encoded lying pages.
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use encoding_rs::{Encoding, WINDOWS_1252};
+use fetcher::charset::evaluation::{corpus_encoding, decodes_right, without_declarations, LyingPage};
+use fetcher::charset::{decide_and_decode, detector, prescan, vote, Signals};
+
+/// The strategies compared on the lying pages, in column order.
+const STRATEGIES: [&str; 6] = ["header", "meta", "whatwg", "chardetng", "majority", "vote"];
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/bench");
+    let charset_dir = root.join("charset");
+    if !charset_dir.is_dir() {
+        println!("charset bench: {} is absent; nothing to measure", charset_dir.display());
+        return;
+    }
+    let lying = load_lying(&charset_dir.join("lying"));
+    lying_table(&lying);
+    let corpus = load_corpus(&charset_dir.join("corpus"));
+    corpus_table(&corpus);
+    skip_rates(&lying, &corpus);
+    speed(&root.join("aeb/html"), &lying);
+}
+
+struct Page {
+    bytes: Vec<u8>,
+    truth: &'static Encoding,
+    header: Option<String>,
+    scenario: String,
+}
+
+fn load_lying(dir: &Path) -> Vec<Page> {
+    let labels = std::fs::read_to_string(dir.join("labels.tsv")).unwrap_or_default();
+    labels
+        .lines()
+        .filter_map(LyingPage::parse)
+        .filter_map(|row| {
+            let bytes = std::fs::read(dir.join(&row.file)).ok()?;
+            Some(Page { truth: row.truth_encoding()?, bytes, header: row.header, scenario: row.scenario })
+        })
+        .collect()
+}
+
+struct CorpusFile {
+    label: String,
+    /// The file as published, declarations and all.
+    original: Vec<u8>,
+    /// With `charset`/`encoding` declarations neutralised.
+    undeclared: Vec<u8>,
+    truth: &'static Encoding,
+}
+
+fn load_corpus(dir: &Path) -> Vec<CorpusFile> {
+    let mut files = Vec::new();
+    let mut folders: Vec<PathBuf> = read_dir_sorted(dir);
+    folders.retain(|path| path.is_dir());
+    for folder in folders {
+        let label = folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        for path in read_dir_sorted(&folder) {
+            let Ok(original) = std::fs::read(&path) else { continue };
+            let Some(truth) = corpus_encoding(&label, &original) else {
+                println!("corpus: no mapping for {label}, skipped");
+                break;
+            };
+            let undeclared = without_declarations(&original);
+            files.push(CorpusFile { label: label.clone(), original, undeclared, truth });
+        }
+    }
+    files
+}
+
+fn read_dir_sorted(dir: &Path) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| entries.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    paths.sort();
+    paths
+}
+
+fn label_encoding(label: Option<&str>) -> Option<&'static Encoding> {
+    label.and_then(|label| Encoding::for_label(label.as_bytes()))
+}
+
+fn chardetng_whole(bytes: &[u8], allow_utf8: bool) -> &'static Encoding {
+    detector::guess_within(bytes, None, allow_utf8, usize::MAX)
+}
+
+/// The encoding each strategy picks for a lying page.
+fn strategy_choice(strategy: &str, page: &Page) -> &'static Encoding {
+    let header = label_encoding(page.header.as_deref());
+    let meta = prescan(&page.bytes);
+    match strategy {
+        "header" => header.unwrap_or(WINDOWS_1252),
+        "meta" => meta.unwrap_or(WINDOWS_1252),
+        // A browser: BOM, header, prescan, then a detector that may not say UTF-8.
+        "whatwg" => Encoding::for_bom(&page.bytes)
+            .map(|(encoding, _)| encoding)
+            .or(header)
+            .or(meta)
+            .unwrap_or_else(|| chardetng_whole(&page.bytes, false)),
+        "chardetng" => chardetng_whole(&page.bytes, true),
+        "majority" => {
+            let detected = chardetng_whole(&page.bytes, true);
+            match (header, meta) {
+                (Some(h), Some(m)) if h == m => h,
+                (Some(h), _) if h == detected => h,
+                (_, Some(m)) if m == detected => m,
+                _ => detected,
+            }
+        }
+        _ => {
+            let signals = Signals { header: page.header.as_deref(), ..Signals::default() };
+            vote(&page.bytes, &signals).encoding()
+        }
+    }
+}
+
+fn percent(right: usize, total: usize) -> String {
+    if total == 0 {
+        return "-".into();
+    }
+    format!("{:.1}%", 100.0 * right as f64 / total as f64)
+}
+
+fn lying_table(pages: &[Page]) {
+    println!("\n== lying/: share of pages decoded right ({} pages) ==", pages.len());
+    let mut by_scenario: BTreeMap<&str, (usize, [usize; 6])> = BTreeMap::new();
+    let mut overall = (0usize, [0usize; 6]);
+    let mut misses: Vec<String> = Vec::new();
+    for page in pages {
+        let row = by_scenario.entry(page.scenario.as_str()).or_default();
+        row.0 += 1;
+        overall.0 += 1;
+        for (column, strategy) in STRATEGIES.iter().enumerate() {
+            let chosen = strategy_choice(strategy, page);
+            if decodes_right(&page.bytes, chosen, page.truth) {
+                row.1[column] += 1;
+                overall.1[column] += 1;
+            } else if *strategy == "vote" {
+                misses.push(format!("{} {} header={:?}: chose {}", page.scenario, page.truth.name(), page.header, chosen.name()));
+            }
+        }
+    }
+    print!("{:<20} {:>5}", "scenario", "pages");
+    for strategy in STRATEGIES {
+        print!(" {strategy:>9}");
+    }
+    println!();
+    for (scenario, (total, right)) in by_scenario.iter().chain(std::iter::once((&"ALL", &overall))) {
+        print!("{scenario:<20} {total:>5}");
+        for count in right {
+            print!(" {:>9}", percent(*count, *total));
+        }
+        println!();
+    }
+    for miss in misses.iter().take(20) {
+        println!("  vote wrong: {miss}");
+    }
+}
+
+fn corpus_table(files: &[CorpusFile]) {
+    println!("\n== corpus/: declarations neutralised, no header ({} files) ==", files.len());
+    let windows: [(&str, usize); 5] =
+        [("1KB", 1024), ("4KB", 4096), ("16KB", 16 * 1024), ("64KB", 64 * 1024), ("whole", usize::MAX)];
+    let total_bytes: usize = files.iter().map(|f| f.undeclared.len()).sum();
+    for (name, window) in windows {
+        let start = Instant::now();
+        let right = files
+            .iter()
+            .filter(|f| decodes_right(&f.undeclared, detector::guess_within(&f.undeclared, None, true, window), f.truth))
+            .count();
+        let mb_s = total_bytes as f64 / 1e6 / start.elapsed().as_secs_f64();
+        println!(
+            "chardetng alone, {name:<5} from first non-ASCII: {:>6} right  ({mb_s:.0} MB/s)",
+            percent(right, files.len())
+        );
+    }
+    let start = Instant::now();
+    let mut right = 0;
+    let mut misses = BTreeMap::<String, usize>::new();
+    for file in files {
+        let chosen = vote(&file.undeclared, &Signals::default()).encoding();
+        if decodes_right(&file.undeclared, chosen, file.truth) {
+            right += 1;
+        } else {
+            *misses.entry(format!("{} as {}", file.label, chosen.name())).or_default() += 1;
+        }
+    }
+    let mb_s = total_bytes as f64 / 1e6 / start.elapsed().as_secs_f64();
+    println!("our vote:                                {:>6} right  ({mb_s:.0} MB/s)", percent(right, files.len()));
+    println!("  vote wrong: {misses:?}");
+}
+
+fn skip_rates(lying: &[Page], corpus: &[CorpusFile]) {
+    println!("\n== pages whose labels are right ==");
+    let control: Vec<&Page> = lying.iter().filter(|p| p.scenario == "control_both_right").collect();
+    let mut right = 0;
+    let mut skipped = 0;
+    let mut skipped_by_encoding = BTreeMap::<&str, (usize, usize)>::new();
+    for page in &control {
+        let decision = vote(&page.bytes, &Signals { header: page.header.as_deref(), ..Signals::default() });
+        right += usize::from(decodes_right(&page.bytes, decision.encoding(), page.truth));
+        skipped += usize::from(!decision.detector_ran);
+        let entry = skipped_by_encoding.entry(page.truth.name()).or_default();
+        entry.0 += usize::from(!decision.detector_ran);
+        entry.1 += 1;
+    }
+    println!(
+        "lying/ control_both_right: {} decoded right, detector skipped on {} ({} pages)",
+        percent(right, control.len()),
+        percent(skipped, control.len()),
+        control.len()
+    );
+    let breakdown: Vec<String> =
+        skipped_by_encoding.iter().map(|(name, (skipped, total))| format!("{name} {skipped}/{total}")).collect();
+    println!("  skipped per true encoding: {}", breakdown.join(", "));
+    // Corpus files whose own declaration is the truth (kept in place).
+    let (mut labelled, mut right, mut skipped) = (0, 0, 0);
+    let mut misses = BTreeMap::<String, usize>::new();
+    for file in corpus {
+        let Some(declared) = prescan(&file.original) else { continue };
+        if !decodes_right(&file.original, declared, file.truth) {
+            continue;
+        }
+        labelled += 1;
+        let decision = vote(&file.original, &Signals::default());
+        if decodes_right(&file.original, decision.encoding(), file.truth) {
+            right += 1;
+        } else {
+            *misses.entry(format!("{} as {}", file.label, decision.encoding)).or_default() += 1;
+        }
+        skipped += usize::from(!decision.detector_ran);
+    }
+    println!(
+        "corpus/ with its right declarations: {} decoded right, detector skipped on {} ({labelled} files)",
+        percent(right, labelled),
+        percent(skipped, labelled)
+    );
+    if !misses.is_empty() {
+        println!("  vote wrong: {misses:?}");
+    }
+}
+
+/// Pages of 50-200 KB of real UTF-8 HTML (with non-ASCII text).
+fn utf8_pages(aeb: &Path) -> Vec<Vec<u8>> {
+    let mut pages = Vec::new();
+    for path in read_dir_sorted(aeb) {
+        let Ok(file) = std::fs::File::open(&path) else { continue };
+        let mut html = Vec::new();
+        if flate2::read::GzDecoder::new(file).read_to_end(&mut html).is_err() {
+            continue;
+        }
+        let size_ok = (50_000..=200_000).contains(&html.len());
+        if size_ok && !html.is_ascii() && std::str::from_utf8(&html).is_ok() {
+            pages.push(html);
+        }
+    }
+    pages
+}
+
+/// MB/s of `decide_and_decode` over `pages`, repeated for about a second.
+fn throughput(pages: &[&[u8]], header: Option<&str>) -> f64 {
+    let bytes: usize = pages.iter().map(|p| p.len()).sum();
+    let signals = Signals { header, ..Signals::default() };
+    let start = Instant::now();
+    let mut rounds = 0usize;
+    while start.elapsed() < Duration::from_secs(1) || rounds == 0 {
+        for page in pages {
+            black_box(decide_and_decode(black_box(page), &signals));
+        }
+        rounds += 1;
+    }
+    (bytes * rounds) as f64 / 1e6 / start.elapsed().as_secs_f64()
+}
+
+fn speed(aeb: &Path, lying: &[Page]) {
+    println!("\n== speed of decide_and_decode (decision + decoded text) ==");
+    let utf8 = utf8_pages(aeb);
+    if utf8.is_empty() {
+        println!("no AEB pages under {}; skipped", aeb.display());
+    } else {
+        let pages: Vec<&[u8]> = utf8.iter().map(Vec::as_slice).collect();
+        let bytes: usize = pages.iter().map(|p| p.len()).sum();
+        let skipped = pages.iter().filter(|p| !vote(p, &Signals::default()).detector_ran).count();
+        println!(
+            "clean UTF-8 pages ({} pages, 50-200 KB, {:.1} MB; detector skipped on {}): {:.0} MB/s",
+            pages.len(),
+            bytes as f64 / 1e6,
+            percent(skipped, pages.len()),
+            throughput(&pages, Some("utf-8"))
+        );
+    }
+    let legacy: Vec<&[u8]> = lying.iter().filter(|p| p.truth.name() != "UTF-8").map(|p| p.bytes.as_slice()).collect();
+    println!("legacy-encoded lying/ pages ({} pages, no header): {:.0} MB/s", legacy.len(), throughput(&legacy, None));
+}

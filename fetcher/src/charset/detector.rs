@@ -29,6 +29,28 @@ pub fn guess_within(bytes: &[u8], tld: Option<&[u8]>, allow_utf8: bool, window: 
     detector.guess(clean_tld(tld).as_deref(), utf8)
 }
 
+/// chardetng has no x-mac-cyrillic: when it reads Cyrillic, check whether
+/// the Mac encoding gives more Russian letters (Mac puts the capitals at
+/// 0x80-0x9F, where windows-1251 has punctuation and Serbian letters).
+pub fn refine_cyrillic(guess: &'static Encoding, bytes: &[u8]) -> &'static Encoding {
+    use encoding_rs::{IBM866, ISO_8859_5, KOI8_U, WINDOWS_1251, X_MAC_CYRILLIC};
+    if ![WINDOWS_1251, KOI8_U, IBM866, ISO_8859_5].contains(&guess) {
+        return guess;
+    }
+    let start = Encoding::ascii_valid_up_to(bytes);
+    let window = &bytes[start..bytes.len().min(start.saturating_add(DETECTOR_WINDOW))];
+    if russian_letters(X_MAC_CYRILLIC, window) > russian_letters(guess, window) {
+        X_MAC_CYRILLIC
+    } else {
+        guess
+    }
+}
+
+fn russian_letters(encoding: &'static Encoding, bytes: &[u8]) -> usize {
+    let (text, _) = encoding.decode_without_bom_handling(bytes);
+    text.chars().filter(|c| matches!(c, '\u{410}'..='\u{44F}' | 'Ё' | 'ё')).count()
+}
+
 /// The form chardetng requires (lower-case ASCII, no dot; it panics on
 /// anything else): the last label of whatever the caller gave, or nothing.
 fn clean_tld(tld: Option<&[u8]>) -> Option<Vec<u8>> {

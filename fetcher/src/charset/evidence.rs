@@ -95,6 +95,35 @@ pub fn sniff_utf16(bytes: &[u8]) -> Option<&'static Encoding> {
     decodes_cleanly_prefix(candidate, window, window.len() == bytes.len()).then_some(candidate)
 }
 
+/// UTF-16 without a BOM and without ASCII (so without zero bytes): the
+/// bytes decode cleanly as UTF-16 in one byte order, into code units that are
+/// nearly all CJK ideographs, kana, CJK or full-width punctuation, or ASCII.
+/// Legacy bytes read as UTF-16 scatter over the whole BMP instead (ASCII
+/// spaces and capitals, and lead/trail pairs, land outside those blocks).
+pub fn sniff_utf16_text(bytes: &[u8]) -> Option<&'static Encoding> {
+    let window = &bytes[..bytes.len().min(UTF16_SNIFF_WINDOW) & !1];
+    if window.len() < 32 || window.iter().filter(|&&b| b >= 0x80).count() * 4 < window.len() {
+        return None;
+    }
+    let plausible_share = |units: &mut dyn Iterator<Item = u16>| {
+        let (mut total, mut plausible) = (0usize, 0usize);
+        for unit in units {
+            total += 1;
+            plausible += usize::from(matches!(unit,
+                0x09 | 0x0A | 0x0D | 0x20..=0x7E | 0x3000..=0x30FF | 0x4E00..=0x9FFF | 0xFF00..=0xFFEF));
+        }
+        plausible * 100 >= total * 95
+    };
+    let complete = window.len() == bytes.len();
+    [UTF_16LE, UTF_16BE].into_iter().find(|&encoding| {
+        let mut units = window.chunks_exact(2).map(|pair| {
+            let pair = [pair[0], pair[1]];
+            if encoding == UTF_16LE { u16::from_le_bytes(pair) } else { u16::from_be_bytes(pair) }
+        });
+        plausible_share(&mut units) && decodes_cleanly_prefix(encoding, window, complete)
+    })
+}
+
 /// ISO-2022-JP is seven-bit: it hides in ASCII-only bytes behind escapes
 /// that switch to JIS X 0208 (`ESC $ B`, `ESC $ @`) or katakana (`ESC ( I`).
 pub fn looks_like_iso_2022_jp(bytes: &[u8]) -> bool {
@@ -183,6 +212,18 @@ mod tests {
         assert_eq!(sniff_utf16(&le), Some(UTF_16LE));
         assert_eq!(sniff_utf16(&be), Some(UTF_16BE));
         assert_eq!(sniff_utf16(b"plain ascii text"), None);
+    }
+
+    #[test]
+    fn utf16_cjk_text_without_bom_is_sniffed() {
+        let text = "我们的网站是中文的，没有字节顺序标记。这是一段比较长的中文文本，用来测试检测。";
+        let le: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let be: Vec<u8> = text.encode_utf16().flat_map(u16::to_be_bytes).collect();
+        assert_eq!(sniff_utf16_text(&le), Some(UTF_16LE));
+        assert_eq!(sniff_utf16_text(&be), Some(UTF_16BE));
+        let (gbk, _, _) = GBK.encode(text);
+        assert_eq!(sniff_utf16_text(&gbk), None);
+        assert_eq!(sniff_utf16_text(b"the quick brown fox jumps over the lazy dog again"), None);
     }
 
     #[test]

@@ -35,6 +35,7 @@
 
 pub mod content_type;
 pub mod detector;
+pub mod evaluation;
 pub mod evidence;
 pub mod prescan;
 
@@ -247,8 +248,13 @@ impl<'b> Ballot<'b> {
         if let Some((encoding, reason)) = self.unrivalled_declaration() {
             return self.finish(encoding, reason);
         }
+        if let Some(encoding) = evidence::sniff_utf16_text(bytes) {
+            self.cast("utf16-pattern", encoding, Some(true));
+            let reason = format!("bytes read as {} without a BOM give CJK text", encoding.name());
+            return self.finish(encoding, reason);
+        }
 
-        let guess = detector::guess(bytes, self.tld, false);
+        let guess = detector::refine_cyrillic(detector::guess(bytes, self.tld, false), bytes);
         self.detector_ran = true;
         let clean_declared: Vec<&'static Encoding> = self
             .declared
@@ -268,6 +274,19 @@ impl<'b> Ballot<'b> {
         {
             let reason = format!("the declared {} reads the same text as the detected {}", same_text.name(), guess.name());
             return self.finish(same_text, reason);
+        }
+        let strong_latin = self.declared.iter().find(|declared| {
+            !declared.weak
+                && declared.decodes_cleanly == Some(true)
+                && declared.encoding.is_some_and(is_latin_script)
+        });
+        if let Some(latin) = strong_latin.and_then(|declared| declared.encoding).filter(|_| is_latin_script(guess)) {
+            let reason = format!(
+                "the declared {} and the detected {} are both Latin-script: a few accented letters cannot refute the declaration",
+                latin.name(),
+                guess.name()
+            );
+            return self.finish(latin, reason);
         }
         if let Some(&unknown_to_detector) =
             clean_declared.iter().find(|&&d| d.is_single_byte() && !detector_can_guess(d) && guess.is_single_byte())
@@ -368,6 +387,18 @@ fn same_text(a: &'static Encoding, b: &'static Encoding, bytes: &[u8]) -> bool {
     let (text_a, _) = a.decode_without_bom_handling(bytes);
     let (text_b, _) = b.decode_without_bom_handling(bytes);
     text_a == text_b
+}
+
+/// Single-byte encodings for Latin-script languages: they share ASCII
+/// letters and differ in a few accented ones, which is too little evidence
+/// for the detector to overrule a page that names one of them.
+fn is_latin_script(encoding: &'static Encoding) -> bool {
+    use encoding_rs::*;
+    [
+        WINDOWS_1252, WINDOWS_1250, WINDOWS_1254, WINDOWS_1257, WINDOWS_1258, ISO_8859_2, ISO_8859_3, ISO_8859_4,
+        ISO_8859_10, ISO_8859_13, ISO_8859_14, ISO_8859_15, ISO_8859_16, MACINTOSH,
+    ]
+    .contains(&encoding)
 }
 
 /// Whether chardetng can ever answer `encoding`: a declaration it cannot
