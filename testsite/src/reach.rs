@@ -200,6 +200,11 @@ mod tests {
         assert_eq!(shallow.keys().collect::<Vec<_>>(), vec!["/"]);
         let one = site.reachable("/", 1);
         assert!(one.contains_key("/?sort=latest"));
+        assert_eq!(
+            site.page_for_target("/?sort=latest")
+                .map(|page| page.path.as_str()),
+            Some("/")
+        );
         assert!(one.values().all(|depth| *depth <= 1));
     }
 }

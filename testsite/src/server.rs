@@ -140,6 +140,18 @@ impl ServerHandle {
             .count()
     }
 
+    /// Waits until the log holds at least `count` requests; false on timeout.
+    pub async fn wait_for_requests(&self, count: usize, timeout: std::time::Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        while self.log.records().len() < count {
+            if Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        true
+    }
+
     /// Empties the request log (e.g. between phases of a test).
     pub fn clear_requests(&self) {
         self.log.records().clear();
@@ -529,6 +541,7 @@ mod tests {
         for task in tasks {
             assert_eq!(task.await.unwrap().unwrap(), 200);
         }
+        assert!(server.wait_for_requests(200, Duration::from_secs(1)).await);
         assert_eq!(server.requests().len(), 200);
     }
 

@@ -296,6 +296,14 @@ impl Site {
         self.by_path.get(path).map(|index| &self.pages[*index])
     }
 
+    /// The page a request target (`/article/3?ref=related`) is answered
+    /// with: the exact target if registered, else its path without the query
+    /// (the server ignores unknown queries). Use it to map the keys of
+    /// [`Site::reachable`] to their specs.
+    pub fn page_for_target(&self, path_and_query: &str) -> Option<&PageSpec> {
+        self.lookup(path_and_query).map(|(page, _)| page)
+    }
+
     /// Pages of one kind.
     pub fn pages_of_kind(&self, kind: PageKind) -> impl Iterator<Item = &PageSpec> {
         self.pages.iter().filter(move |page| page.kind == kind)
