@@ -65,6 +65,11 @@ impl Keys {
         format!("{}:fpseq", self.ns)
     }
 
+    /// The first document whose (too short for SimHash) body has this exact hash.
+    pub fn exact(&self, hash: u64) -> String {
+        format!("{}:exact:{hash:x}", self.ns)
+    }
+
     /// A stored document, JSON.
     pub fn document(&self, url: &str) -> String {
         format!("{}:doc:{url}", self.ns)

@@ -1,0 +1,146 @@
+//! Banded tables: the layout that finds every stored fingerprint within
+//! Hamming distance k with a few exact key lookups.
+//!
+//! The 64 bits are cut into disjoint bands that together cover all bits. If
+//! there are at least k+1 bands, two fingerprints that differ in at most k
+//! bits leave at least one band untouched (pigeonhole), so they share that
+//! band's value. Storing each fingerprint in one set per band, keyed by the
+//! band's value, and reading the k+1 sets of a query therefore returns every
+//! fingerprint within distance k: no false negatives. A layout that breaks
+//! this (too few bands, overlapping or missing bits) is refused.
+
+/// One band: `bits` bits starting at bit `shift`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Band {
+    pub shift: u32,
+    pub bits: u32,
+}
+
+impl Band {
+    pub fn value(&self, fp: u64) -> u64 {
+        let mask = if self.bits >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.bits) - 1
+        };
+        (fp >> self.shift) & mask
+    }
+}
+
+/// A layout that keeps the guarantee for distance `max_distance`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    max_distance: u32,
+    bands: Vec<Band>,
+}
+
+/// Why a layout was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LayoutError {
+    #[error("{bands} bands cannot guarantee distance {k}: at least {} are needed", k + 1)]
+    TooFewBands { bands: usize, k: u32 },
+    #[error("band widths add up to {0} bits, not 64")]
+    NotCovering(u32),
+    #[error("a band of 0 bits")]
+    EmptyBand,
+}
+
+impl Layout {
+    /// Bands of the given widths, from bit 0 up.
+    pub fn new(max_distance: u32, widths: &[u32]) -> Result<Layout, LayoutError> {
+        if widths.contains(&0) {
+            return Err(LayoutError::EmptyBand);
+        }
+        let total: u32 = widths.iter().sum();
+        if total != 64 {
+            return Err(LayoutError::NotCovering(total));
+        }
+        if widths.len() < max_distance as usize + 1 {
+            return Err(LayoutError::TooFewBands {
+                bands: widths.len(),
+                k: max_distance,
+            });
+        }
+        let mut shift = 0;
+        let bands = widths
+            .iter()
+            .map(|&bits| {
+                let b = Band { shift, bits };
+                shift += bits;
+                b
+            })
+            .collect();
+        Ok(Layout {
+            max_distance,
+            bands,
+        })
+    }
+
+    /// k+1 bands of (nearly) equal width for distance k.
+    pub fn even(max_distance: u32) -> Result<Layout, LayoutError> {
+        let n = max_distance + 1;
+        if n > 64 {
+            return Err(LayoutError::TooFewBands { bands: 64, k: max_distance });
+        }
+        let widths: Vec<u32> = (0..n).map(|i| 64 / n + u32::from(i < 64 % n)).collect();
+        Layout::new(max_distance, &widths)
+    }
+
+    pub fn max_distance(&self) -> u32 {
+        self.max_distance
+    }
+
+    pub fn bands(&self) -> &[Band] {
+        &self.bands
+    }
+
+    /// The (band index, band value) pairs of a fingerprint: its table keys.
+    pub fn keys(&self, fp: u64) -> impl Iterator<Item = (usize, u64)> + '_ {
+        self.bands.iter().enumerate().map(move |(i, b)| (i, b.value(fp)))
+    }
+}
+
+impl Default for Layout {
+    /// k = 3, four bands of 16 bits.
+    fn default() -> Self {
+        Layout {
+            max_distance: 3,
+            bands: (0..4).map(|i| Band { shift: i * 16, bits: 16 }).collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_layouts_that_lose_matches() {
+        assert_eq!(Layout::new(3, &[16, 16, 16, 16]), Ok(Layout::default()));
+        assert!(matches!(Layout::new(3, &[32, 32]), Err(LayoutError::TooFewBands { .. })));
+        assert!(matches!(Layout::new(3, &[24, 24, 24, 24]), Err(LayoutError::NotCovering(96))));
+        assert!(matches!(Layout::new(1, &[32, 0, 32]), Err(LayoutError::EmptyBand)));
+        let l = Layout::even(4).unwrap();
+        assert_eq!(l.bands().iter().map(|b| b.bits).sum::<u32>(), 64);
+        assert_eq!(l.bands().len(), 5);
+    }
+
+    #[test]
+    fn every_pair_within_k_shares_a_band() {
+        // Exhaustive over flips of up to 3 bits at spread positions.
+        let layout = Layout::default();
+        let fp = 0x0123_4567_89ab_cdefu64;
+        for a in 0..64 {
+            for b in (a..64).step_by(7) {
+                for c in (b..64).step_by(13) {
+                    let other = fp ^ (1 << a) ^ (1 << b) ^ (1 << c);
+                    let shared = layout
+                        .keys(fp)
+                        .zip(layout.keys(other))
+                        .any(|(x, y)| x == y);
+                    assert!(shared, "flips {a} {b} {c}");
+                }
+            }
+        }
+    }
+}
