@@ -27,6 +27,8 @@ pub mod hints;
 pub mod links;
 pub mod published;
 pub mod scan;
+/// The worker stage (I/O glue): a `Page` in, a `Document` and the page's outlinks out.
+pub mod stage;
 pub mod title;
 
 use url::Url;

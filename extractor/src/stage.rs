@@ -1,0 +1,85 @@
+//! The extractor stage: a [`Page`] in; a [`Document`] to contentseen and one
+//! [`UrlBatch`] of the page's outlinks (depth + 1) to the frontier.
+
+use pipeline::messages::{encode, new_id, Document, Page, UrlBatch, VERSION};
+use pipeline::store::Op;
+use pipeline::worker::{Outcome, Stage, StageError};
+use pipeline::{keys::Keys, Link, Queue};
+use url::Url;
+
+pub struct ExtractorStage {
+    keys: Keys,
+}
+
+impl ExtractorStage {
+    pub fn new(namespace: &str) -> Self {
+        ExtractorStage {
+            keys: Keys::new(namespace),
+        }
+    }
+}
+
+impl Stage for ExtractorStage {
+    type Input = Page;
+    const QUEUE: Queue = Queue::Extract;
+    const DEFAULT_CONCURRENCY: usize = 4;
+
+    async fn handle(&self, page: Page) -> Result<Outcome, StageError> {
+        let base = Url::parse(&page.final_url)
+            .or_else(|_| Url::parse(&page.url))
+            .map_err(|e| StageError::Malformed(format!("page URL {:?}: {e}", page.url)))?;
+        let html = String::from_utf8_lossy(&page.html);
+        // Extraction is CPU work: keep it off the async workers' threads.
+        let article = tokio::task::block_in_place(|| crate::extract(&html, &base));
+
+        let mut publish = Vec::with_capacity(2);
+        let doc = Document {
+            v: VERSION,
+            crawl: page.crawl.name.clone(),
+            url: page.url.clone(),
+            final_url: page.final_url.clone(),
+            status: page.status,
+            encoding: page.encoding.clone(),
+            title: article.title,
+            published: article.published,
+            author: article.author,
+            text: article.text,
+            fetched_at: page.fetched_at.clone(),
+            depth: page.depth,
+            lang: article.lang,
+            site_name: article.site_name,
+            images: article.images,
+        };
+        publish.push((Queue::ContentSeen, encode(&doc)?));
+
+        let next_depth = page.depth + 1;
+        if next_depth <= page.crawl.max_depth && !article.outlinks.is_empty() {
+            let batch = UrlBatch {
+                v: VERSION,
+                id: new_id(),
+                crawl: page.crawl.clone(),
+                depth: next_depth,
+                seeds: false,
+                source: Some(page.final_url.clone()),
+                links: article
+                    .outlinks
+                    .into_iter()
+                    .map(|o| Link {
+                        url: o.url,
+                        nofollow: o.nofollow,
+                        anchor: o.anchor,
+                    })
+                    .collect(),
+            };
+            publish.push((Queue::Frontier, encode(&batch)?));
+        }
+        Ok(Outcome {
+            publish,
+            after_ack: vec![Op::HIncr {
+                key: self.keys.stats(),
+                field: "extracted".into(),
+                by: 1,
+            }],
+        })
+    }
+}
