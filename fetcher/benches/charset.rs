@@ -17,7 +17,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use encoding_rs::{Encoding, WINDOWS_1252};
-use fetcher::charset::evaluation::{corpus_encoding, decodes_right, without_declarations, LyingPage};
+use fetcher::charset::evaluation::{
+    corpus_encoding, decodes_right, without_declarations, LyingPage,
+};
 use fetcher::charset::{decide_and_decode, detector, prescan, vote, Signals};
 
 /// The strategies compared on the lying pages, in column order.
@@ -27,7 +29,10 @@ fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/bench");
     let charset_dir = root.join("charset");
     if !charset_dir.is_dir() {
-        println!("charset bench: {} is absent; nothing to measure", charset_dir.display());
+        println!(
+            "charset bench: {} is absent; nothing to measure",
+            charset_dir.display()
+        );
         return;
     }
     let lying = load_lying(&charset_dir.join("lying"));
@@ -52,7 +57,12 @@ fn load_lying(dir: &Path) -> Vec<Page> {
         .filter_map(LyingPage::parse)
         .filter_map(|row| {
             let bytes = std::fs::read(dir.join(&row.file)).ok()?;
-            Some(Page { truth: row.truth_encoding()?, bytes, header: row.header, scenario: row.scenario })
+            Some(Page {
+                truth: row.truth_encoding()?,
+                bytes,
+                header: row.header,
+                scenario: row.scenario,
+            })
         })
         .collect()
 }
@@ -71,15 +81,25 @@ fn load_corpus(dir: &Path) -> Vec<CorpusFile> {
     let mut folders: Vec<PathBuf> = read_dir_sorted(dir);
     folders.retain(|path| path.is_dir());
     for folder in folders {
-        let label = folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let label = folder
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         for path in read_dir_sorted(&folder) {
-            let Ok(original) = std::fs::read(&path) else { continue };
+            let Ok(original) = std::fs::read(&path) else {
+                continue;
+            };
             let Some(truth) = corpus_encoding(&label, &original) else {
                 println!("corpus: no mapping for {label}, skipped");
                 break;
             };
             let undeclared = without_declarations(&original);
-            files.push(CorpusFile { label: label.clone(), original, undeclared, truth });
+            files.push(CorpusFile {
+                label: label.clone(),
+                original,
+                undeclared,
+                truth,
+            });
         }
     }
     files
@@ -125,7 +145,10 @@ fn strategy_choice(strategy: &str, page: &Page) -> &'static Encoding {
             }
         }
         _ => {
-            let signals = Signals { header: page.header.as_deref(), ..Signals::default() };
+            let signals = Signals {
+                header: page.header.as_deref(),
+                ..Signals::default()
+            };
             vote(&page.bytes, &signals).encoding()
         }
     }
@@ -139,7 +162,10 @@ fn percent(right: usize, total: usize) -> String {
 }
 
 fn lying_table(pages: &[Page]) {
-    println!("\n== lying/: share of pages decoded right ({} pages) ==", pages.len());
+    println!(
+        "\n== lying/: share of pages decoded right ({} pages) ==",
+        pages.len()
+    );
     let mut by_scenario: BTreeMap<&str, (usize, [usize; 6])> = BTreeMap::new();
     let mut overall = (0usize, [0usize; 6]);
     let mut misses: Vec<String> = Vec::new();
@@ -153,7 +179,13 @@ fn lying_table(pages: &[Page]) {
                 row.1[column] += 1;
                 overall.1[column] += 1;
             } else if *strategy == "vote" {
-                misses.push(format!("{} {} header={:?}: chose {}", page.scenario, page.truth.name(), page.header, chosen.name()));
+                misses.push(format!(
+                    "{} {} header={:?}: chose {}",
+                    page.scenario,
+                    page.truth.name(),
+                    page.header,
+                    chosen.name()
+                ));
             }
         }
     }
@@ -162,7 +194,10 @@ fn lying_table(pages: &[Page]) {
         print!(" {strategy:>9}");
     }
     println!();
-    for (scenario, (total, right)) in by_scenario.iter().chain(std::iter::once((&"ALL", &overall))) {
+    for (scenario, (total, right)) in by_scenario
+        .iter()
+        .chain(std::iter::once((&"ALL", &overall)))
+    {
         print!("{scenario:<20} {total:>5}");
         for count in right {
             print!(" {:>9}", percent(*count, *total));
@@ -175,15 +210,29 @@ fn lying_table(pages: &[Page]) {
 }
 
 fn corpus_table(files: &[CorpusFile]) {
-    println!("\n== corpus/: declarations neutralised, no header ({} files) ==", files.len());
-    let windows: [(&str, usize); 5] =
-        [("1KB", 1024), ("4KB", 4096), ("16KB", 16 * 1024), ("64KB", 64 * 1024), ("whole", usize::MAX)];
+    println!(
+        "\n== corpus/: declarations neutralised, no header ({} files) ==",
+        files.len()
+    );
+    let windows: [(&str, usize); 5] = [
+        ("1KB", 1024),
+        ("4KB", 4096),
+        ("16KB", 16 * 1024),
+        ("64KB", 64 * 1024),
+        ("whole", usize::MAX),
+    ];
     let total_bytes: usize = files.iter().map(|f| f.undeclared.len()).sum();
     for (name, window) in windows {
         let start = Instant::now();
         let right = files
             .iter()
-            .filter(|f| decodes_right(&f.undeclared, detector::guess_within(&f.undeclared, None, true, window), f.truth))
+            .filter(|f| {
+                decodes_right(
+                    &f.undeclared,
+                    detector::guess_within(&f.undeclared, None, true, window),
+                    f.truth,
+                )
+            })
             .count();
         let mb_s = total_bytes as f64 / 1e6 / start.elapsed().as_secs_f64();
         println!(
@@ -199,22 +248,36 @@ fn corpus_table(files: &[CorpusFile]) {
         if decodes_right(&file.undeclared, chosen, file.truth) {
             right += 1;
         } else {
-            *misses.entry(format!("{} as {}", file.label, chosen.name())).or_default() += 1;
+            *misses
+                .entry(format!("{} as {}", file.label, chosen.name()))
+                .or_default() += 1;
         }
     }
     let mb_s = total_bytes as f64 / 1e6 / start.elapsed().as_secs_f64();
-    println!("our vote:                                {:>6} right  ({mb_s:.0} MB/s)", percent(right, files.len()));
+    println!(
+        "our vote:                                {:>6} right  ({mb_s:.0} MB/s)",
+        percent(right, files.len())
+    );
     println!("  vote wrong: {misses:?}");
 }
 
 fn skip_rates(lying: &[Page], corpus: &[CorpusFile]) {
     println!("\n== pages whose labels are right ==");
-    let control: Vec<&Page> = lying.iter().filter(|p| p.scenario == "control_both_right").collect();
+    let control: Vec<&Page> = lying
+        .iter()
+        .filter(|p| p.scenario == "control_both_right")
+        .collect();
     let mut right = 0;
     let mut skipped = 0;
     let mut skipped_by_encoding = BTreeMap::<&str, (usize, usize)>::new();
     for page in &control {
-        let decision = vote(&page.bytes, &Signals { header: page.header.as_deref(), ..Signals::default() });
+        let decision = vote(
+            &page.bytes,
+            &Signals {
+                header: page.header.as_deref(),
+                ..Signals::default()
+            },
+        );
         right += usize::from(decodes_right(&page.bytes, decision.encoding(), page.truth));
         skipped += usize::from(!decision.detector_ran);
         let entry = skipped_by_encoding.entry(page.truth.name()).or_default();
@@ -227,14 +290,18 @@ fn skip_rates(lying: &[Page], corpus: &[CorpusFile]) {
         percent(skipped, control.len()),
         control.len()
     );
-    let breakdown: Vec<String> =
-        skipped_by_encoding.iter().map(|(name, (skipped, total))| format!("{name} {skipped}/{total}")).collect();
+    let breakdown: Vec<String> = skipped_by_encoding
+        .iter()
+        .map(|(name, (skipped, total))| format!("{name} {skipped}/{total}"))
+        .collect();
     println!("  skipped per true encoding: {}", breakdown.join(", "));
     // Corpus files whose own declaration is the truth (kept in place).
     let (mut labelled, mut right, mut skipped) = (0, 0, 0);
     let mut misses = BTreeMap::<String, usize>::new();
     for file in corpus {
-        let Some(declared) = prescan(&file.original) else { continue };
+        let Some(declared) = prescan(&file.original) else {
+            continue;
+        };
         if !decodes_right(&file.original, declared, file.truth) {
             continue;
         }
@@ -243,7 +310,9 @@ fn skip_rates(lying: &[Page], corpus: &[CorpusFile]) {
         if decodes_right(&file.original, decision.encoding(), file.truth) {
             right += 1;
         } else {
-            *misses.entry(format!("{} as {}", file.label, decision.encoding)).or_default() += 1;
+            *misses
+                .entry(format!("{} as {}", file.label, decision.encoding))
+                .or_default() += 1;
         }
         skipped += usize::from(!decision.detector_ran);
     }
@@ -261,9 +330,14 @@ fn skip_rates(lying: &[Page], corpus: &[CorpusFile]) {
 fn utf8_pages(aeb: &Path) -> Vec<Vec<u8>> {
     let mut pages = Vec::new();
     for path in read_dir_sorted(aeb) {
-        let Ok(file) = std::fs::File::open(&path) else { continue };
+        let Ok(file) = std::fs::File::open(&path) else {
+            continue;
+        };
         let mut html = Vec::new();
-        if flate2::read::GzDecoder::new(file).read_to_end(&mut html).is_err() {
+        if flate2::read::GzDecoder::new(file)
+            .read_to_end(&mut html)
+            .is_err()
+        {
             continue;
         }
         let size_ok = (50_000..=200_000).contains(&html.len());
@@ -277,7 +351,10 @@ fn utf8_pages(aeb: &Path) -> Vec<Vec<u8>> {
 /// MB/s of `decide_and_decode` over `pages`, repeated for about a second.
 fn throughput(pages: &[&[u8]], header: Option<&str>) -> f64 {
     let bytes: usize = pages.iter().map(|p| p.len()).sum();
-    let signals = Signals { header, ..Signals::default() };
+    let signals = Signals {
+        header,
+        ..Signals::default()
+    };
     let start = Instant::now();
     let mut rounds = 0usize;
     while start.elapsed() < Duration::from_secs(1) || rounds == 0 {
@@ -297,7 +374,10 @@ fn speed(aeb: &Path, lying: &[Page]) {
     } else {
         let pages: Vec<&[u8]> = utf8.iter().map(Vec::as_slice).collect();
         let bytes: usize = pages.iter().map(|p| p.len()).sum();
-        let skipped = pages.iter().filter(|p| !vote(p, &Signals::default()).detector_ran).count();
+        let skipped = pages
+            .iter()
+            .filter(|p| !vote(p, &Signals::default()).detector_ran)
+            .count();
         println!(
             "clean UTF-8 pages ({} pages, 50-200 KB, {:.1} MB; detector skipped on {}): {:.0} MB/s",
             pages.len(),
@@ -306,6 +386,14 @@ fn speed(aeb: &Path, lying: &[Page]) {
             throughput(&pages, Some("utf-8"))
         );
     }
-    let legacy: Vec<&[u8]> = lying.iter().filter(|p| p.truth.name() != "UTF-8").map(|p| p.bytes.as_slice()).collect();
-    println!("legacy-encoded lying/ pages ({} pages, no header): {:.0} MB/s", legacy.len(), throughput(&legacy, None));
+    let legacy: Vec<&[u8]> = lying
+        .iter()
+        .filter(|p| p.truth.name() != "UTF-8")
+        .map(|p| p.bytes.as_slice())
+        .collect();
+    println!(
+        "legacy-encoded lying/ pages ({} pages, no header): {:.0} MB/s",
+        legacy.len(),
+        throughput(&legacy, None)
+    );
 }

@@ -10,7 +10,9 @@ pub fn header_charset(content_type: &str) -> Option<&str> {
     let mut parameters = content_type.split(';');
     parameters.next(); // the MIME type itself
     for parameter in parameters {
-        let Some((name, value)) = parameter.split_once('=') else { continue };
+        let Some((name, value)) = parameter.split_once('=') else {
+            continue;
+        };
         if !name.trim().eq_ignore_ascii_case("charset") {
             continue;
         }
@@ -39,9 +41,18 @@ mod tests {
     #[test]
     fn charset_parameter_is_extracted() {
         assert_eq!(header_charset("text/html; charset=UTF-8"), Some("UTF-8"));
-        assert_eq!(header_charset("text/html;charset=\"gb2312\""), Some("gb2312"));
-        assert_eq!(header_charset("text/html; Charset = big5 ; q=1"), Some("big5"));
-        assert_eq!(header_charset("text/html; format=flowed; charset=koi8-r"), Some("koi8-r"));
+        assert_eq!(
+            header_charset("text/html;charset=\"gb2312\""),
+            Some("gb2312")
+        );
+        assert_eq!(
+            header_charset("text/html; Charset = big5 ; q=1"),
+            Some("big5")
+        );
+        assert_eq!(
+            header_charset("text/html; format=flowed; charset=koi8-r"),
+            Some("koi8-r")
+        );
     }
 
     #[test]

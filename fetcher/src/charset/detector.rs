@@ -20,12 +20,21 @@ pub fn guess(bytes: &[u8], tld: Option<&[u8]>, allow_utf8: bool) -> &'static Enc
 
 /// Like [`guess`], with an explicit window (`usize::MAX` for the whole input);
 /// the benchmark measures the accuracy/speed trade-off with it.
-pub fn guess_within(bytes: &[u8], tld: Option<&[u8]>, allow_utf8: bool, window: usize) -> &'static Encoding {
+pub fn guess_within(
+    bytes: &[u8],
+    tld: Option<&[u8]>,
+    allow_utf8: bool,
+    window: usize,
+) -> &'static Encoding {
     let start = Encoding::ascii_valid_up_to(bytes);
     let end = start.saturating_add(window).min(bytes.len());
     let mut detector = EncodingDetector::new(Iso2022JpDetection::Allow);
     detector.feed(&bytes[..end], end == bytes.len());
-    let utf8 = if allow_utf8 { Utf8Detection::Allow } else { Utf8Detection::Deny };
+    let utf8 = if allow_utf8 {
+        Utf8Detection::Allow
+    } else {
+        Utf8Detection::Deny
+    };
     detector.guess(clean_tld(tld).as_deref(), utf8)
 }
 
@@ -48,7 +57,9 @@ pub fn refine_cyrillic(guess: &'static Encoding, bytes: &[u8]) -> &'static Encod
 
 fn russian_letters(encoding: &'static Encoding, bytes: &[u8]) -> usize {
     let (text, _) = encoding.decode_without_bom_handling(bytes);
-    text.chars().filter(|c| matches!(c, '\u{410}'..='\u{44F}' | 'Ё' | 'ё')).count()
+    text.chars()
+        .filter(|c| matches!(c, '\u{410}'..='\u{44F}' | 'Ё' | 'ё'))
+        .count()
 }
 
 /// The form chardetng requires (lower-case ASCII, no dot; it panics on
@@ -57,7 +68,11 @@ fn clean_tld(tld: Option<&[u8]>) -> Option<Vec<u8>> {
     let tld = tld?;
     let tld = tld.strip_suffix(b".").unwrap_or(tld);
     let label = tld.rsplit(|&b| b == b'.').next()?;
-    if label.is_empty() || !label.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'-') {
+    if label.is_empty()
+        || !label
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'-')
+    {
         return None;
     }
     Some(label.to_ascii_lowercase())
@@ -80,7 +95,8 @@ mod tests {
 
     #[test]
     fn detector_reads_cyrillic() {
-        let (bytes, _, _) = encoding_rs::KOI8_R.encode("Съешь же ещё этих мягких французских булок, да выпей чаю.");
+        let (bytes, _, _) =
+            encoding_rs::KOI8_R.encode("Съешь же ещё этих мягких французских булок, да выпей чаю.");
         assert_eq!(guess(&bytes, Some(b"ru"), false), encoding_rs::KOI8_U);
     }
 }

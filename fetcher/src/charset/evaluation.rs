@@ -52,7 +52,10 @@ pub fn without_declarations(bytes: &[u8]) -> Vec<u8> {
     let mut out = bytes.to_vec();
     for (word, replacement) in [(&b"charset"[..], b'z'), (&b"encoding"[..], b'z')] {
         let mut start = 0;
-        while let Some(found) = out[start..].windows(word.len()).position(|w| w.eq_ignore_ascii_case(word)) {
+        while let Some(found) = out[start..]
+            .windows(word.len())
+            .position(|w| w.eq_ignore_ascii_case(word))
+        {
             let at = start + found;
             out[at + word.len() - 1] = replacement;
             start = at + word.len();
@@ -108,17 +111,32 @@ mod tests {
     fn corpus_labels_map_to_whatwg() {
         assert_eq!(corpus_encoding("cp932", b""), Some(SHIFT_JIS));
         assert_eq!(corpus_encoding("gb2312", b""), Some(GBK));
-        assert_eq!(corpus_encoding("iso8859_5", b""), Some(encoding_rs::ISO_8859_5));
+        assert_eq!(
+            corpus_encoding("iso8859_5", b""),
+            Some(encoding_rs::ISO_8859_5)
+        );
         assert_eq!(corpus_encoding("iso8859_1", b""), Some(WINDOWS_1252));
-        assert_eq!(corpus_encoding("tis_620", b""), Some(encoding_rs::WINDOWS_874));
-        assert_eq!(corpus_encoding("mac_cyrillic", b""), Some(encoding_rs::X_MAC_CYRILLIC));
+        assert_eq!(
+            corpus_encoding("tis_620", b""),
+            Some(encoding_rs::WINDOWS_874)
+        );
+        assert_eq!(
+            corpus_encoding("mac_cyrillic", b""),
+            Some(encoding_rs::X_MAC_CYRILLIC)
+        );
         assert_eq!(corpus_encoding("euc_jp", b""), Some(encoding_rs::EUC_JP));
-        assert_eq!(corpus_encoding("iso2022_jp", b""), Some(encoding_rs::ISO_2022_JP));
+        assert_eq!(
+            corpus_encoding("iso2022_jp", b""),
+            Some(encoding_rs::ISO_2022_JP)
+        );
         assert_eq!(corpus_encoding("utf_16_be", b""), Some(UTF_16BE));
         assert_eq!(corpus_encoding("utf_16", b"\xFE\xFF\0a"), Some(UTF_16BE));
         assert_eq!(corpus_encoding("utf_8", b""), Some(UTF_8));
         assert_eq!(corpus_encoding("koi8_r", b""), Some(encoding_rs::KOI8_R));
-        assert_eq!(corpus_encoding("windows_1250", b""), Some(encoding_rs::WINDOWS_1250));
+        assert_eq!(
+            corpus_encoding("windows_1250", b""),
+            Some(encoding_rs::WINDOWS_1250)
+        );
         assert_eq!(corpus_encoding("ibm866", b""), Some(encoding_rs::IBM866));
         assert_eq!(corpus_encoding("ascii", b""), Some(WINDOWS_1252));
     }
@@ -134,7 +152,10 @@ mod tests {
     #[test]
     fn declarations_are_neutralised() {
         let page = without_declarations(b"<?xml version='1.0' ENCODING='big5'?><meta Charset=gbk>");
-        assert_eq!(page, b"<?xml version='1.0' ENCODINz='big5'?><meta Charsez=gbk>".to_vec());
+        assert_eq!(
+            page,
+            b"<?xml version='1.0' ENCODINz='big5'?><meta Charsez=gbk>".to_vec()
+        );
         assert_eq!(crate::charset::prescan(&page), None);
     }
 
@@ -145,6 +166,9 @@ mod tests {
         assert_eq!(page.header.as_deref(), Some("utf-8"));
         assert_eq!(page.meta, None);
         assert_eq!(page.truth_encoding(), Some(GBK));
-        assert_eq!(LyingPage::parse("file\ttrue_encoding\theader_charset\tmeta_charset\tscenario"), None);
+        assert_eq!(
+            LyingPage::parse("file\ttrue_encoding\theader_charset\tmeta_charset\tscenario"),
+            None
+        );
     }
 }

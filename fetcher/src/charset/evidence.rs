@@ -3,7 +3,8 @@
 //! ISO-2022-JP escapes, and which multi-byte encodings could also read them.
 
 use encoding_rs::{
-    DecoderResult, Encoding, BIG5, EUC_JP, EUC_KR, GB18030, GBK, ISO_2022_JP, SHIFT_JIS, UTF_16BE, UTF_16LE, UTF_8,
+    DecoderResult, Encoding, BIG5, EUC_JP, EUC_KR, GB18030, GBK, ISO_2022_JP, SHIFT_JIS, UTF_16BE,
+    UTF_16LE, UTF_8,
 };
 
 /// How many leading bytes the UTF-16 sniff looks at: enough markup to see
@@ -28,13 +29,15 @@ pub fn decodes_cleanly(encoding: &'static Encoding, bytes: &[u8]) -> bool {
 pub fn decodes_cleanly_prefix(encoding: &'static Encoding, bytes: &[u8], complete: bool) -> bool {
     if encoding == UTF_8 {
         let valid = Encoding::utf8_valid_up_to(bytes);
-        return valid == bytes.len() || (!complete && bytes.len() - valid < 4 && is_utf8_cut(&bytes[valid..]));
+        return valid == bytes.len()
+            || (!complete && bytes.len() - valid < 4 && is_utf8_cut(&bytes[valid..]));
     }
     let mut decoder = encoding.new_decoder_without_bom_handling();
     let mut buffer = [0u8; 8192];
     let mut input = bytes;
     loop {
-        let (result, read, _) = decoder.decode_to_utf8_without_replacement(input, &mut buffer, complete);
+        let (result, read, _) =
+            decoder.decode_to_utf8_without_replacement(input, &mut buffer, complete);
         match result {
             DecoderResult::InputEmpty => return true,
             DecoderResult::OutputFull => input = &input[read..],
@@ -65,7 +68,9 @@ fn is_gbk_family(encoding: &'static Encoding) -> bool {
 /// usually fail to decode: a declaration of one of these can be refuted by
 /// a decode check alone.
 pub fn is_multibyte(encoding: &'static Encoding) -> bool {
-    !encoding.is_single_byte() && encoding != encoding_rs::REPLACEMENT && encoding != encoding_rs::X_USER_DEFINED
+    !encoding.is_single_byte()
+        && encoding != encoding_rs::REPLACEMENT
+        && encoding != encoding_rs::X_USER_DEFINED
 }
 
 /// UTF-16 without a BOM, from the pattern of zero bytes that ASCII markup
@@ -118,7 +123,11 @@ pub fn sniff_utf16_text(bytes: &[u8]) -> Option<&'static Encoding> {
     [UTF_16LE, UTF_16BE].into_iter().find(|&encoding| {
         let mut units = window.chunks_exact(2).map(|pair| {
             let pair = [pair[0], pair[1]];
-            if encoding == UTF_16LE { u16::from_le_bytes(pair) } else { u16::from_be_bytes(pair) }
+            if encoding == UTF_16LE {
+                u16::from_le_bytes(pair)
+            } else {
+                u16::from_be_bytes(pair)
+            }
         });
         plausible_share(&mut units) && decodes_cleanly_prefix(encoding, window, complete)
     })
@@ -127,9 +136,12 @@ pub fn sniff_utf16_text(bytes: &[u8]) -> Option<&'static Encoding> {
 /// ISO-2022-JP is seven-bit: it hides in ASCII-only bytes behind escapes
 /// that switch to JIS X 0208 (`ESC $ B`, `ESC $ @`) or katakana (`ESC ( I`).
 pub fn looks_like_iso_2022_jp(bytes: &[u8]) -> bool {
-    let has_jis_escape = bytes
-        .windows(3)
-        .any(|w| matches!(w, [0x1B, b'$', b'B'] | [0x1B, b'$', b'@'] | [0x1B, b'(', b'I']));
+    let has_jis_escape = bytes.windows(3).any(|w| {
+        matches!(
+            w,
+            [0x1B, b'$', b'B'] | [0x1B, b'$', b'@'] | [0x1B, b'(', b'I']
+        )
+    });
     has_jis_escape && decodes_cleanly(ISO_2022_JP, bytes)
 }
 
@@ -207,8 +219,14 @@ mod tests {
 
     #[test]
     fn utf16_without_bom_is_sniffed() {
-        let le: Vec<u8> = "<html><body>hello</body></html>".encode_utf16().flat_map(u16::to_le_bytes).collect();
-        let be: Vec<u8> = "<html><body>hello</body></html>".encode_utf16().flat_map(u16::to_be_bytes).collect();
+        let le: Vec<u8> = "<html><body>hello</body></html>"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        let be: Vec<u8> = "<html><body>hello</body></html>"
+            .encode_utf16()
+            .flat_map(u16::to_be_bytes)
+            .collect();
         assert_eq!(sniff_utf16(&le), Some(UTF_16LE));
         assert_eq!(sniff_utf16(&be), Some(UTF_16BE));
         assert_eq!(sniff_utf16(b"plain ascii text"), None);
@@ -223,7 +241,10 @@ mod tests {
         assert_eq!(sniff_utf16_text(&be), Some(UTF_16BE));
         let (gbk, _, _) = GBK.encode(text);
         assert_eq!(sniff_utf16_text(&gbk), None);
-        assert_eq!(sniff_utf16_text(b"the quick brown fox jumps over the lazy dog again"), None);
+        assert_eq!(
+            sniff_utf16_text(b"the quick brown fox jumps over the lazy dog again"),
+            None
+        );
     }
 
     #[test]

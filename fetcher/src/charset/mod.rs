@@ -148,7 +148,11 @@ impl<'b> Ballot<'b> {
     fn new(bytes: &'b [u8], signals: &Signals<'b>) -> Self {
         let mut declared = Vec::new();
         if let Some(raw) = signals.header {
-            let label = if raw.contains(';') || raw.contains('/') { header_charset(raw) } else { Some(raw.trim()) };
+            let label = if raw.contains(';') || raw.contains('/') {
+                header_charset(raw)
+            } else {
+                Some(raw.trim())
+            };
             if let Some(label) = label.filter(|label| !label.is_empty()) {
                 let encoding = Encoding::for_label(label.as_bytes());
                 declared.push(Declared {
@@ -189,11 +193,17 @@ impl<'b> Ballot<'b> {
         }
         if let Some((encoding, _)) = Encoding::for_bom(bytes) {
             self.cast("bom", encoding, None);
-            return (self.finish(encoding, format!("byte order mark of {}", encoding.name())), None);
+            return (
+                self.finish(encoding, format!("byte order mark of {}", encoding.name())),
+                None,
+            );
         }
         if let Some(encoding) = evidence::sniff_utf16(bytes) {
             self.cast("utf16-pattern", encoding, Some(true));
-            let reason = format!("zero bytes in the pattern of {} without a BOM", encoding.name());
+            let reason = format!(
+                "zero bytes in the pattern of {} without a BOM",
+                encoding.name()
+            );
             return (self.finish(encoding, reason), None);
         }
         let ascii_prefix = Encoding::ascii_valid_up_to(bytes);
@@ -202,7 +212,10 @@ impl<'b> Ballot<'b> {
         }
         if let Ok(rest) = std::str::from_utf8(&bytes[ascii_prefix..]) {
             self.cast("utf8-valid", UTF_8, Some(true));
-            let decision = self.finish(UTF_8, "non-ASCII bytes validate as UTF-8 over the whole body".into());
+            let decision = self.finish(
+                UTF_8,
+                "non-ASCII bytes validate as UTF-8 over the whole body".into(),
+            );
             // The ASCII prefix is valid UTF-8 too, so the whole body is.
             let text = std::str::from_utf8(bytes).ok();
             debug_assert!(text.is_some() && !rest.is_empty());
@@ -220,7 +233,9 @@ impl<'b> Ballot<'b> {
             return self.finish(ISO_2022_JP, "ASCII bytes with ISO-2022-JP escapes".into());
         }
         for declared in &mut self.declared {
-            declared.decodes_cleanly = declared.encoding.map(|encoding| encoding.is_ascii_compatible());
+            declared.decodes_cleanly = declared
+                .encoding
+                .map(|encoding| encoding.is_ascii_compatible());
         }
         let chosen = self
             .declared
@@ -229,7 +244,10 @@ impl<'b> Ballot<'b> {
             .find(|encoding| encoding.is_ascii_compatible())
             .unwrap_or(UTF_8);
         self.cast("ascii", chosen, Some(true));
-        self.finish(chosen, "ASCII only: every ASCII-compatible encoding reads it the same".into())
+        self.finish(
+            chosen,
+            "ASCII only: every ASCII-compatible encoding reads it the same".into(),
+        )
     }
 
     /// Non-ASCII bytes that are not UTF-8: check the declarations by
@@ -250,7 +268,10 @@ impl<'b> Ballot<'b> {
         }
         if let Some(encoding) = evidence::sniff_utf16_text(bytes) {
             self.cast("utf16-pattern", encoding, Some(true));
-            let reason = format!("bytes read as {} without a BOM give CJK text", encoding.name());
+            let reason = format!(
+                "bytes read as {} without a BOM give CJK text",
+                encoding.name()
+            );
             return self.finish(encoding, reason);
         }
 
@@ -262,17 +283,26 @@ impl<'b> Ballot<'b> {
             .filter(|declared| declared.decodes_cleanly == Some(true))
             .filter_map(|declared| declared.encoding)
             .collect();
-        let guess_is_clean = clean_declared.iter().any(|&d| same_decoder(d, guess)) || decodes_cleanly(guess, bytes);
+        let guess_is_clean =
+            clean_declared.iter().any(|&d| same_decoder(d, guess)) || decodes_cleanly(guess, bytes);
         self.cast("detector", guess, Some(guess_is_clean));
 
-        if let Some(&confirmed) = clean_declared.iter().find(|&&d| detector_confirms(guess, d)) {
+        if let Some(&confirmed) = clean_declared
+            .iter()
+            .find(|&&d| detector_confirms(guess, d))
+        {
             let reason = format!("the detector confirms the declared {}", confirmed.name());
             return self.finish(confirmed, reason);
         }
-        if let Some(&same_text) =
-            clean_declared.iter().find(|&&d| d.is_single_byte() && guess.is_single_byte() && same_text(d, guess, bytes))
+        if let Some(&same_text) = clean_declared
+            .iter()
+            .find(|&&d| d.is_single_byte() && guess.is_single_byte() && same_text(d, guess, bytes))
         {
-            let reason = format!("the declared {} reads the same text as the detected {}", same_text.name(), guess.name());
+            let reason = format!(
+                "the declared {} reads the same text as the detected {}",
+                same_text.name(),
+                guess.name()
+            );
             return self.finish(same_text, reason);
         }
         let strong_latin = self.declared.iter().find(|declared| {
@@ -280,7 +310,10 @@ impl<'b> Ballot<'b> {
                 && declared.decodes_cleanly == Some(true)
                 && declared.encoding.is_some_and(is_latin_script)
         });
-        if let Some(latin) = strong_latin.and_then(|declared| declared.encoding).filter(|_| is_latin_script(guess)) {
+        if let Some(latin) = strong_latin
+            .and_then(|declared| declared.encoding)
+            .filter(|_| is_latin_script(guess))
+        {
             let reason = format!(
                 "the declared {} and the detected {} are both Latin-script: a few accented letters cannot refute the declaration",
                 latin.name(),
@@ -288,17 +321,24 @@ impl<'b> Ballot<'b> {
             );
             return self.finish(latin, reason);
         }
-        if let Some(&unknown_to_detector) =
-            clean_declared.iter().find(|&&d| d.is_single_byte() && !detector_can_guess(d) && guess.is_single_byte())
+        if let Some(&unknown_to_detector) = clean_declared
+            .iter()
+            .find(|&&d| d.is_single_byte() && !detector_can_guess(d) && guess.is_single_byte())
         {
-            let reason = format!("the declared {} is one the detector cannot tell", unknown_to_detector.name());
+            let reason = format!(
+                "the declared {} is one the detector cannot tell",
+                unknown_to_detector.name()
+            );
             return self.finish(unknown_to_detector, reason);
         }
         if guess_is_clean {
             let reason = if self.declared.is_empty() {
                 format!("no declaration; the detector reads {}", guess.name())
             } else {
-                format!("the detector's {} decodes cleanly and overrules the declarations", guess.name())
+                format!(
+                    "the detector's {} decodes cleanly and overrules the declarations",
+                    guess.name()
+                )
             };
             return self.finish(guess, reason);
         }
@@ -309,11 +349,18 @@ impl<'b> Ballot<'b> {
             .or_else(|| clean_declared.first().copied());
         match fallback {
             Some(declared) => {
-                let reason = format!("the detector's {} fails to decode; the declared {} does", guess.name(), declared.name());
+                let reason = format!(
+                    "the detector's {} fails to decode; the declared {} does",
+                    guess.name(),
+                    declared.name()
+                );
                 self.finish(declared, reason)
             }
             None => {
-                let reason = format!("nothing decodes cleanly; the detector's {} is the best guess", guess.name());
+                let reason = format!(
+                    "nothing decodes cleanly; the detector's {} is the best guess",
+                    guess.name()
+                );
                 self.finish(guess, reason)
             }
         }
@@ -361,7 +408,9 @@ impl<'b> Ballot<'b> {
             label: Some(declared.label),
             encoding: declared.encoding.map(|encoding| encoding.name().to_owned()),
             decodes_cleanly: declared.decodes_cleanly,
-            accepted: declared.encoding.is_some_and(|encoding| same_decoder(encoding, chosen)),
+            accepted: declared
+                .encoding
+                .is_some_and(|encoding| same_decoder(encoding, chosen)),
         });
         let evidence = self.evidence.into_iter().map(|mut vote| {
             vote.accepted = vote.encoding.as_deref() == Some(chosen.name());
@@ -395,8 +444,20 @@ fn same_text(a: &'static Encoding, b: &'static Encoding, bytes: &[u8]) -> bool {
 fn is_latin_script(encoding: &'static Encoding) -> bool {
     use encoding_rs::*;
     [
-        WINDOWS_1252, WINDOWS_1250, WINDOWS_1254, WINDOWS_1257, WINDOWS_1258, ISO_8859_2, ISO_8859_3, ISO_8859_4,
-        ISO_8859_10, ISO_8859_13, ISO_8859_14, ISO_8859_15, ISO_8859_16, MACINTOSH,
+        WINDOWS_1252,
+        WINDOWS_1250,
+        WINDOWS_1254,
+        WINDOWS_1257,
+        WINDOWS_1258,
+        ISO_8859_2,
+        ISO_8859_3,
+        ISO_8859_4,
+        ISO_8859_10,
+        ISO_8859_13,
+        ISO_8859_14,
+        ISO_8859_15,
+        ISO_8859_16,
+        MACINTOSH,
     ]
     .contains(&encoding)
 }
@@ -406,9 +467,305 @@ fn is_latin_script(encoding: &'static Encoding) -> bool {
 fn detector_can_guess(encoding: &'static Encoding) -> bool {
     use encoding_rs::*;
     [
-        GBK, EUC_JP, EUC_KR, SHIFT_JIS, BIG5, WINDOWS_1252, WINDOWS_1251, WINDOWS_1250, ISO_8859_2, WINDOWS_1256,
-        WINDOWS_1254, WINDOWS_874, WINDOWS_1255, WINDOWS_1253, ISO_8859_7, WINDOWS_1257, ISO_8859_13, KOI8_U, KOI8_R,
-        IBM866, ISO_8859_6, WINDOWS_1258, ISO_8859_4, ISO_8859_5, ISO_8859_8, ISO_2022_JP,
+        GBK,
+        EUC_JP,
+        EUC_KR,
+        SHIFT_JIS,
+        BIG5,
+        WINDOWS_1252,
+        WINDOWS_1251,
+        WINDOWS_1250,
+        ISO_8859_2,
+        WINDOWS_1256,
+        WINDOWS_1254,
+        WINDOWS_874,
+        WINDOWS_1255,
+        WINDOWS_1253,
+        ISO_8859_7,
+        WINDOWS_1257,
+        ISO_8859_13,
+        KOI8_U,
+        KOI8_R,
+        IBM866,
+        ISO_8859_6,
+        WINDOWS_1258,
+        ISO_8859_4,
+        ISO_8859_5,
+        ISO_8859_8,
+        ISO_2022_JP,
     ]
     .contains(&encoding)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use encoding_rs::{BIG5, EUC_KR, GBK, SHIFT_JIS, WINDOWS_1251, WINDOWS_1252};
+
+    const CHINESE_SIMPLIFIED: &str =
+        "我们的网站提供最新的新闻和评论。今天的天气很好，很多人出去散步。\
+        中国的经济发展很快，人民的生活水平不断提高。这是一个关于文化和历史的讨论，欢迎大家参加。";
+    const CHINESE_TRADITIONAL: &str =
+        "我們的網站提供最新的新聞和評論。今天的天氣很好，很多人出去散步。\
+        臺灣的經濟發展很快，人民的生活水準不斷提高。這是一個關於文化和歷史的討論，歡迎大家參加。";
+    const RUSSIAN: &str = "Съешь же ещё этих мягких французских булок, да выпей чаю. В чащах юга жил бы \
+        цитрус? Да, но фальшивый экземпляр! Широкая электрификация южных губерний даст мощный толчок \
+        подъёму сельского хозяйства. Мы приехали в Москву поздно вечером и сразу пошли гулять по городу.";
+
+    fn page(meta: Option<&str>, body: &str, encoding: &'static Encoding) -> Vec<u8> {
+        let head = match meta {
+            Some(label) => format!("<!DOCTYPE html><html><head><meta charset=\"{label}\"><title>t</title></head><body><p>"),
+            None => "<!DOCTYPE html><html><head><title>t</title></head><body><p>".to_owned(),
+        };
+        let mut bytes = head.into_bytes();
+        let (encoded, _, unmappable) = encoding.encode(body);
+        assert!(
+            !unmappable,
+            "test text must be encodable in {}",
+            encoding.name()
+        );
+        bytes.extend_from_slice(&encoded);
+        bytes.extend_from_slice(b"</p></body></html>");
+        bytes
+    }
+
+    fn decided(bytes: &[u8], header: Option<&str>) -> Decision {
+        vote(
+            bytes,
+            &Signals {
+                header,
+                ..Signals::default()
+            },
+        )
+    }
+
+    #[test]
+    fn right_labels_on_utf8_skip_the_detector() {
+        let bytes = page(Some("utf-8"), RUSSIAN, UTF_8);
+        let decision = decided(&bytes, Some("utf-8"));
+        assert_eq!(decision.encoding(), UTF_8);
+        assert!(!decision.detector_ran);
+        assert!(decision
+            .votes
+            .iter()
+            .filter(|v| v.signal != "utf8-valid")
+            .all(|v| v.accepted));
+    }
+
+    #[test]
+    fn same_lie_of_windows_1252_on_utf8_loses_to_validation() {
+        let bytes = page(Some("iso-8859-1"), CHINESE_SIMPLIFIED, UTF_8);
+        let decision = decided(&bytes, Some("ISO-8859-1"));
+        assert_eq!(decision.encoding(), UTF_8);
+        assert!(!decision.detector_ran);
+        assert!(decision
+            .votes
+            .iter()
+            .any(|v| v.signal == "header" && !v.accepted));
+    }
+
+    #[test]
+    fn same_lie_of_windows_1252_on_gbk_loses_to_the_detector() {
+        let bytes = page(Some("windows-1252"), CHINESE_SIMPLIFIED, GBK);
+        let decision = decided(&bytes, Some("windows-1252"));
+        assert_eq!(decision.encoding(), GBK);
+        assert!(decision.detector_ran);
+    }
+
+    #[test]
+    fn same_lie_of_gbk_on_big5_loses_to_the_detector() {
+        let bytes = page(Some("gbk"), CHINESE_TRADITIONAL, BIG5);
+        assert!(
+            evidence::decodes_cleanly(GBK, &bytes),
+            "Big5 bytes are valid GBK: only the detector can tell"
+        );
+        let decision = decided(&bytes, Some("gb2312"));
+        assert_eq!(decision.encoding(), BIG5);
+        assert!(decision.detector_ran);
+    }
+
+    #[test]
+    fn same_lie_of_utf8_on_legacy_bytes_is_refuted_by_decoding() {
+        let bytes = page(Some("utf-8"), CHINESE_TRADITIONAL, BIG5);
+        let decision = decided(&bytes, Some("utf-8"));
+        assert_eq!(decision.encoding(), BIG5);
+        let header = decision
+            .votes
+            .iter()
+            .find(|v| v.signal == "header")
+            .expect("a header vote");
+        assert_eq!(header.decodes_cleanly, Some(false));
+    }
+
+    #[test]
+    fn single_byte_lie_is_refuted_by_the_detector() {
+        let bytes = page(Some("windows-1251"), RUSSIAN, encoding_rs::KOI8_R);
+        let decision = decided(&bytes, Some("windows-1251"));
+        assert!(
+            evaluation::decodes_right(&bytes, decision.encoding(), encoding_rs::KOI8_R),
+            "{decision:?}"
+        );
+    }
+
+    #[test]
+    fn right_single_byte_label_is_kept() {
+        let bytes = page(Some("windows-1251"), RUSSIAN, WINDOWS_1251);
+        assert_eq!(decided(&bytes, None).encoding(), WINDOWS_1251);
+    }
+
+    #[test]
+    fn unlabelled_pages_are_detected() {
+        let bytes = page(
+            None,
+            "日本語のページです。ひらがなとカタカナと漢字が混ざっています。",
+            SHIFT_JIS,
+        );
+        assert_eq!(decided(&bytes, None).encoding(), SHIFT_JIS);
+        let bytes = page(
+            None,
+            "한국어 웹 페이지입니다. 오늘 날씨가 아주 좋습니다.",
+            EUC_KR,
+        );
+        assert_eq!(decided(&bytes, None).encoding(), EUC_KR);
+    }
+
+    #[test]
+    fn ascii_pages_keep_an_ascii_compatible_declaration() {
+        let bytes = page(Some("koi8-r"), "plain English text", WINDOWS_1252);
+        let decision = decided(&bytes, Some("big5"));
+        assert_eq!(decision.encoding(), BIG5);
+        assert!(!decision.detector_ran);
+        assert_eq!(decided(b"<p>hello</p>", None).encoding(), UTF_8);
+        assert_eq!(decided(b"<p>hello</p>", Some("utf-16le")).encoding(), UTF_8);
+        assert_eq!(decided(b"", None).encoding(), UTF_8);
+    }
+
+    #[test]
+    fn iso_2022_jp_hides_in_ascii() {
+        let (bytes, _, _) = ISO_2022_JP.encode("日本語のテキストです");
+        assert_eq!(decided(&bytes, None).encoding(), ISO_2022_JP);
+    }
+
+    #[test]
+    fn bom_is_decisive_and_stripped() {
+        let mut bytes = vec![0xEF, 0xBB, 0xBF];
+        bytes.extend_from_slice("<meta charset=big5>привет".as_bytes());
+        let (decision, text) = decide_and_decode(
+            &bytes,
+            &Signals {
+                header: Some("big5"),
+                ..Signals::default()
+            },
+        );
+        assert_eq!(decision.encoding(), UTF_8);
+        assert_eq!(text, "<meta charset=big5>привет");
+        let mut le = vec![0xFF, 0xFE];
+        le.extend("hi".encode_utf16().flat_map(u16::to_le_bytes));
+        let (decision, text) = decide_and_decode(&le, &Signals::default());
+        assert_eq!(decision.encoding(), UTF_16LE);
+        assert_eq!(text, "hi");
+    }
+
+    #[test]
+    fn utf16_without_bom_is_recognised() {
+        let be: Vec<u8> = "<html><body>hello, world</body></html>"
+            .encode_utf16()
+            .flat_map(u16::to_be_bytes)
+            .collect();
+        let (decision, text) = decide_and_decode(&be, &Signals::default());
+        assert_eq!(decision.encoding(), UTF_16BE);
+        assert_eq!(text, "<html><body>hello, world</body></html>");
+    }
+
+    #[test]
+    fn override_wins_over_everything() {
+        let bytes = page(Some("utf-8"), RUSSIAN, UTF_8);
+        let signals = Signals {
+            header: Some("utf-8"),
+            tld: None,
+            override_encoding: Some(WINDOWS_1251),
+        };
+        let decision = vote(&bytes, &signals);
+        assert_eq!(decision.encoding(), WINDOWS_1251);
+        assert!(decision
+            .votes
+            .iter()
+            .any(|v| v.signal == "override" && v.accepted));
+    }
+
+    #[test]
+    fn whole_content_type_is_accepted_as_header() {
+        let bytes = page(None, CHINESE_TRADITIONAL, BIG5);
+        let decision = decided(&bytes, Some("text/html; charset=Big5"));
+        assert_eq!(decision.encoding(), BIG5);
+        let header = decision
+            .votes
+            .iter()
+            .find(|v| v.signal == "header")
+            .expect("a header vote");
+        assert_eq!(header.label.as_deref(), Some("Big5"));
+    }
+
+    #[test]
+    fn unknown_labels_are_recorded_and_ignored() {
+        let bytes = page(Some("klingon"), CHINESE_SIMPLIFIED, GBK);
+        let decision = decided(&bytes, Some("x-unknown"));
+        assert_eq!(decision.encoding(), GBK);
+        let header = decision
+            .votes
+            .iter()
+            .find(|v| v.signal == "header")
+            .expect("a header vote");
+        assert_eq!(header.encoding, None);
+    }
+
+    #[test]
+    fn decision_round_trips_through_json() {
+        let bytes = page(Some("gbk"), CHINESE_SIMPLIFIED, GBK);
+        let decision = decided(&bytes, Some("gb2312"));
+        let json = serde_json::to_string(&decision).expect("a decision serializes");
+        let back: Decision = serde_json::from_str(&json).expect("and deserializes");
+        assert_eq!(back, decision);
+        assert_eq!(back.encoding(), GBK);
+    }
+
+    #[test]
+    fn decode_and_fast_path_agree() {
+        for (bytes, header) in [
+            (page(Some("utf-8"), RUSSIAN, UTF_8), Some("utf-8")),
+            (page(None, CHINESE_TRADITIONAL, BIG5), None),
+            (b"\xEF\xBB\xBFbom".to_vec(), None),
+        ] {
+            let signals = Signals {
+                header,
+                ..Signals::default()
+            };
+            let (decision, text) = decide_and_decode(&bytes, &signals);
+            assert_eq!(text, decode(&bytes, &decision));
+        }
+    }
+
+    #[test]
+    fn no_bytes_make_it_panic() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        for length in [0usize, 1, 2, 3, 7, 64, 1000, 5000] {
+            for _ in 0..20 {
+                let bytes: Vec<u8> = (0..length)
+                    .map(|_| {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        (state >> 24) as u8
+                    })
+                    .collect();
+                let signals = Signals {
+                    header: Some("text/html; charset="),
+                    tld: Some(b"\xFF.Com"),
+                    ..Signals::default()
+                };
+                let (decision, _) = decide_and_decode(&bytes, &signals);
+                let _ = decision.encoding();
+            }
+        }
+    }
 }

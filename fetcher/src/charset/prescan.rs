@@ -34,10 +34,16 @@ pub fn prescan_declaration(bytes: &[u8]) -> Option<Declaration> {
     // A UTF-16 XML declaration, recognised by its byte pattern: the spec
     // returns UTF-16 here, not UTF-8.
     if window.starts_with(b"<\0?\0x\0") {
-        return Some(Declaration { label: "utf-16le".into(), encoding: UTF_16LE });
+        return Some(Declaration {
+            label: "utf-16le".into(),
+            encoding: UTF_16LE,
+        });
     }
     if window.starts_with(b"\0<\0?\0x") {
-        return Some(Declaration { label: "utf-16be".into(), encoding: UTF_16BE });
+        return Some(Declaration {
+            label: "utf-16be".into(),
+            encoding: UTF_16BE,
+        });
     }
     match scan_for_meta(window) {
         Some(found) => Some(found),
@@ -61,7 +67,9 @@ fn is_space(byte: u8) -> bool {
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|window| window == needle)
+    haystack
+        .windows(needle.len())
+        .position(|window| window == needle)
 }
 
 /// The main loop of the prescan; `None` if no usable meta was found before
@@ -133,33 +141,31 @@ fn meta_element(window: &[u8], position: &mut usize) -> MetaOutcome {
         }
         seen.push(found.name.clone());
         match found.name.as_slice() {
-            b"http-equiv" => {
-                if found.value == b"content-type" {
-                    got_pragma = true;
-                }
-            }
-            b"content" => {
-                if charset.is_none() {
-                    if let Some(label) = charset_from_content(&found.value) {
-                        if let Some(encoding) = Encoding::for_label(label) {
-                            charset = Some((label.to_vec(), encoding));
-                            need_pragma = Some(true);
-                        }
-                    }
+            b"http-equiv" if found.value == b"content-type" => got_pragma = true,
+            b"content" if charset.is_none() => {
+                let label = charset_from_content(&found.value);
+                if let Some((label, encoding)) =
+                    label.and_then(|label| Some((label, Encoding::for_label(label)?)))
+                {
+                    charset = Some((label.to_vec(), encoding));
+                    need_pragma = Some(true);
                 }
             }
             b"charset" => {
-                charset = Encoding::for_label(&found.value).map(|encoding| (found.value.clone(), encoding));
+                charset = Encoding::for_label(&found.value)
+                    .map(|encoding| (found.value.clone(), encoding));
                 need_pragma = Some(false);
             }
             _ => {}
         }
     }
     match (need_pragma, charset) {
-        (Some(need), Some((label, encoding))) if !need || got_pragma => MetaOutcome::Found(Declaration {
-            label: String::from_utf8_lossy(&label).trim().to_owned(),
-            encoding: remap_for_html(encoding),
-        }),
+        (Some(need), Some((label, encoding))) if !need || got_pragma => {
+            MetaOutcome::Found(Declaration {
+                label: String::from_utf8_lossy(&label).trim().to_owned(),
+                encoding: remap_for_html(encoding),
+            })
+        }
         _ => MetaOutcome::Nothing,
     }
 }
@@ -194,7 +200,9 @@ fn attribute(window: &[u8], position: &mut usize) -> AttributeOutcome {
     let mut value = Vec::new();
     // Name.
     loop {
-        let Some(b) = byte_at(*position) else { return EndOfInput };
+        let Some(b) = byte_at(*position) else {
+            return EndOfInput;
+        };
         match b {
             b'=' if !name.is_empty() => {
                 *position += 1;
@@ -223,7 +231,9 @@ fn attribute(window: &[u8], position: &mut usize) -> AttributeOutcome {
     while byte_at(*position).is_some_and(is_space) {
         *position += 1;
     }
-    let Some(first) = byte_at(*position) else { return EndOfInput };
+    let Some(first) = byte_at(*position) else {
+        return EndOfInput;
+    };
     match first {
         quote @ (b'"' | b'\'') => loop {
             *position += 1;
@@ -338,9 +348,11 @@ mod tests {
 
     #[test]
     fn http_equiv_needs_the_pragma() {
-        let with_pragma = b"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=windows-1251\">";
+        let with_pragma =
+            b"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=windows-1251\">";
         assert_eq!(prescan(with_pragma), Some(WINDOWS_1251));
-        let content_first = b"<meta content='text/html; charset=\"koi8-r\"' http-equiv=content-type>";
+        let content_first =
+            b"<meta content='text/html; charset=\"koi8-r\"' http-equiv=content-type>";
         assert_eq!(prescan(content_first), Some(encoding_rs::KOI8_R));
         let without_pragma = b"<meta content=\"text/html; charset=windows-1251\">";
         assert_eq!(prescan(without_pragma), None);
@@ -348,23 +360,41 @@ mod tests {
 
     #[test]
     fn comments_and_attribute_values_hide_declarations() {
-        assert_eq!(prescan(b"<!-- <meta charset=big5> --><meta charset=gbk>"), Some(GBK));
+        assert_eq!(
+            prescan(b"<!-- <meta charset=big5> --><meta charset=gbk>"),
+            Some(GBK)
+        );
         assert_eq!(prescan(b"<!--><meta charset=big5>"), Some(BIG5));
-        assert_eq!(prescan(b"<div title='<meta charset=big5>'><meta charset=gbk>"), Some(GBK));
-        assert_eq!(prescan(b"<script>x='<meta charset=big5>'</script>"), Some(BIG5));
+        assert_eq!(
+            prescan(b"<div title='<meta charset=big5>'><meta charset=gbk>"),
+            Some(GBK)
+        );
+        assert_eq!(
+            prescan(b"<script>x='<meta charset=big5>'</script>"),
+            Some(BIG5)
+        );
     }
 
     #[test]
     fn first_usable_meta_wins_and_duplicates_are_ignored() {
-        assert_eq!(prescan(b"<meta charset=nonsense><meta charset=big5>"), Some(BIG5));
+        assert_eq!(
+            prescan(b"<meta charset=nonsense><meta charset=big5>"),
+            Some(BIG5)
+        );
         assert_eq!(prescan(b"<meta charset=big5 charset=gbk>"), Some(BIG5));
-        assert_eq!(prescan(b"<meta name=x><meta charset=koi8-r>"), Some(encoding_rs::KOI8_R));
+        assert_eq!(
+            prescan(b"<meta name=x><meta charset=koi8-r>"),
+            Some(encoding_rs::KOI8_R)
+        );
     }
 
     #[test]
     fn utf16_in_meta_means_utf8_and_x_user_defined_means_windows_1252() {
         assert_eq!(prescan(b"<meta charset=utf-16le>"), Some(UTF_8));
-        assert_eq!(prescan(b"<meta charset=x-user-defined>"), Some(WINDOWS_1252));
+        assert_eq!(
+            prescan(b"<meta charset=x-user-defined>"),
+            Some(WINDOWS_1252)
+        );
     }
 
     #[test]
@@ -382,8 +412,14 @@ mod tests {
 
     #[test]
     fn xml_declaration_is_a_fallback() {
-        assert_eq!(prescan(b"<?xml version=\"1.0\" encoding=\"EUC-JP\"?><rss>"), Some(encoding_rs::EUC_JP));
-        assert_eq!(prescan(b"<?xml version='1.0' encoding = 'gb2312' ?>"), Some(GBK));
+        assert_eq!(
+            prescan(b"<?xml version=\"1.0\" encoding=\"EUC-JP\"?><rss>"),
+            Some(encoding_rs::EUC_JP)
+        );
+        assert_eq!(
+            prescan(b"<?xml version='1.0' encoding = 'gb2312' ?>"),
+            Some(GBK)
+        );
         assert_eq!(prescan(b"<?xml version=\"1.0\"?>"), None);
         assert_eq!(prescan(b" <?xml version=\"1.0\" encoding=\"big5\"?>"), None);
         assert_eq!(prescan(b"<?xml encoding=\"utf-16\"?>"), Some(UTF_8));
