@@ -57,7 +57,7 @@ pub fn tokens(text: &str) -> Vec<u64> {
             word.clear();
         }
     };
-    let mut push_char = |c: char, word: &mut String, out: &mut Vec<u64>| {
+    let push_char = |c: char, word: &mut String, out: &mut Vec<u64>| {
         if is_cjk(c) {
             flush(word, out);
             let mut buf = [0u8; 4];

@@ -61,6 +61,7 @@ impl Stage for ExtractorStage {
                 depth: next_depth,
                 seeds: false,
                 source: Some(page.final_url.clone()),
+                redirects: 0,
                 links: article
                     .outlinks
                     .into_iter()

@@ -21,7 +21,7 @@ pub struct FetchSettings {
     /// Bytes of (decompressed) body kept; more is a `too_large` outcome, so a
     /// compression bomb stops here.
     pub max_body_bytes: usize,
-    /// Redirects followed before `too_many_redirects`.
+    /// Redirects followed (through the frontier) before `too_many_redirects`.
     pub max_redirects: usize,
     /// Allow loopback, private, link-local and metadata addresses (tests).
     pub allow_private: bool,
@@ -51,6 +51,9 @@ impl Default for FetchSettings {
 #[serde(rename_all = "snake_case")]
 pub enum FetchStatus {
     Ok,
+    /// A 3xx: the target goes back to the frontier (scope, seen-set and
+    /// depth apply to it like to any link), so each page is fetched once.
+    Redirect,
     HttpError,
     Timeout,
     TooLarge,
@@ -67,6 +70,7 @@ impl FetchStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             FetchStatus::Ok => "ok",
+            FetchStatus::Redirect => "redirect",
             FetchStatus::HttpError => "http_error",
             FetchStatus::Timeout => "timeout",
             FetchStatus::TooLarge => "too_large",
@@ -86,6 +90,8 @@ pub struct Response {
     pub status: u16,
     pub final_url: Url,
     pub content_type: Option<String>,
+    /// For a 3xx: the `Location` resolved against the URL.
+    pub location: Option<Url>,
     pub body: Vec<u8>,
 }
 
@@ -185,23 +191,13 @@ pub struct Client {
 impl Client {
     pub fn new(settings: FetchSettings) -> Result<Client, reqwest::Error> {
         let allow_private = settings.allow_private;
-        let max_redirects = settings.max_redirects;
-        let policy = reqwest::redirect::Policy::custom(move |attempt| {
-            if attempt.previous().len() > max_redirects {
-                attempt.error(format!("more than {max_redirects} redirects"))
-            } else if attempt.previous().iter().any(|u| u == attempt.url()) {
-                attempt.error("redirect loop")
-            } else if refused_literal(attempt.url(), allow_private) {
-                attempt.error("redirect to a private address refused")
-            } else {
-                attempt.follow()
-            }
-        });
         let http = reqwest::Client::builder()
             .user_agent(settings.user_agent.clone())
             .connect_timeout(settings.connect_timeout)
             .timeout(settings.total_timeout)
-            .redirect(policy)
+            // Redirects are not followed here: page redirects go back to the
+            // frontier, robots.txt redirects are followed by `get_following`.
+            .redirect(reqwest::redirect::Policy::none())
             .dns_resolver(Arc::new(GuardedResolver { allow_private }))
             .pool_max_idle_per_host(8)
             .build()?;
@@ -237,6 +233,24 @@ impl Client {
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
+        let location = if (300..400).contains(&status) {
+            resp.headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|l| final_url.join(l.trim()).ok())
+        } else {
+            None
+        };
+        if location.is_some() {
+            // The body of a redirect is of no interest.
+            return Ok(Response {
+                status,
+                final_url,
+                content_type,
+                location,
+                body: Vec::new(),
+            });
+        }
         if let Some(len) = resp.content_length() {
             // Only a hint (compressed length); the real check is below.
             if len as usize > self.settings.max_body_bytes.saturating_mul(4) {
@@ -279,8 +293,37 @@ impl Client {
             status,
             final_url,
             content_type,
+            location: None,
             body,
         })
+    }
+
+    /// GETs `url`, following up to `max_redirects` redirects (each hop
+    /// checked by the guard; a loop is an error). For robots.txt and
+    /// sitemaps, whose redirects do not go through the frontier.
+    pub async fn get_following(&self, url: &Url, max_redirects: usize) -> Result<Response, FetchFailure> {
+        let mut current = url.clone();
+        let mut visited = vec![current.clone()];
+        loop {
+            let resp = self.get(&current).await?;
+            let Some(next) = resp.location.clone() else {
+                return Ok(resp);
+            };
+            if visited.contains(&next) {
+                return Err(FetchFailure::new(
+                    FetchStatus::TooManyRedirects,
+                    format!("{url}: redirect loop at {next}"),
+                ));
+            }
+            if visited.len() > max_redirects {
+                return Err(FetchFailure::new(
+                    FetchStatus::TooManyRedirects,
+                    format!("{url}: more than {max_redirects} redirects"),
+                ));
+            }
+            visited.push(next.clone());
+            current = next;
+        }
     }
 }
 
@@ -288,12 +331,6 @@ fn classify(url: &Url, e: reqwest::Error) -> FetchFailure {
     let chain = error_chain(&e);
     let status = if e.is_timeout() {
         FetchStatus::Timeout
-    } else if e.is_redirect() {
-        if chain.contains("private address") {
-            FetchStatus::Refused
-        } else {
-            FetchStatus::TooManyRedirects
-        }
     } else if chain.contains("private addresses refused") {
         FetchStatus::Refused
     } else if e.is_builder() {

@@ -131,7 +131,7 @@ impl Robots {
         let Ok(url) = Url::parse(&format!("{origin}/robots.txt")) else {
             return (b"A".to_vec(), RULES_TTL);
         };
-        match self.client.get(&url).await {
+        match self.client.get_following(&url, 5).await {
             Ok(resp) if (200..300).contains(&resp.status) => {
                 let mut record = Vec::with_capacity(resp.body.len().min(MAX_ROBOTS_BYTES) + 1);
                 record.push(b'R');

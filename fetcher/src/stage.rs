@@ -2,10 +2,10 @@
 //! an HTML page; every fetch's outcome recorded under `fetch:<url>`.
 
 use pipeline::keys::Keys;
-use pipeline::messages::{encode, now_rfc3339, FetchTask, Page, VERSION};
+use pipeline::messages::{encode, new_id, now_rfc3339, FetchTask, Page, UrlBatch, VERSION};
 use pipeline::store::Op;
 use pipeline::worker::{Outcome, Stage, StageError};
-use pipeline::{Queue, Store};
+use pipeline::{Link, Queue, Store};
 use serde::Serialize;
 use url::Url;
 
@@ -43,7 +43,8 @@ impl FetcherStage {
 
     fn record(&self, rec: &FetchRecord) -> Vec<Op> {
         let ok = rec.outcome == FetchStatus::Ok.as_str();
-        vec![
+        let redirect = rec.outcome == FetchStatus::Redirect.as_str();
+        let mut ops = vec![
             Op::Set {
                 key: self.keys.fetch_outcome(rec.url),
                 value: serde_json::to_vec(rec).unwrap_or_default(),
@@ -51,15 +52,18 @@ impl FetcherStage {
             },
             Op::HIncr {
                 key: self.keys.stats(),
-                field: if ok { "fetched" } else { "failed" }.into(),
-                by: 1,
-            },
-            Op::HIncr {
-                key: self.keys.stats(),
                 field: format!("fetch_{}", rec.outcome),
                 by: 1,
             },
-        ]
+        ];
+        if !redirect {
+            ops.push(Op::HIncr {
+                key: self.keys.stats(),
+                field: if ok { "fetched" } else { "failed" }.into(),
+                by: 1,
+            });
+        }
+        ops
     }
 
     fn failed(
@@ -82,6 +86,44 @@ impl FetcherStage {
                 fetched_at: now_rfc3339(),
             }),
         }
+    }
+}
+
+impl FetcherStage {
+    /// A 3xx: record it, and send the target to the frontier at the same
+    /// depth (one more redirect), unless the chain is too long.
+    fn redirect(&self, task: &FetchTask, status: u16, target: &Url) -> Result<Outcome, StageError> {
+        let max = self.client.settings().max_redirects as u32;
+        if task.redirects >= max {
+            return Ok(self.failed(
+                &task.url,
+                FetchStatus::TooManyRedirects,
+                Some(status),
+                format!("more than {max} redirects, last to {target}"),
+            ));
+        }
+        let batch = UrlBatch {
+            v: VERSION,
+            id: new_id(),
+            crawl: task.crawl.clone(),
+            depth: task.depth,
+            seeds: false,
+            source: Some(task.url.clone()),
+            redirects: task.redirects + 1,
+            links: vec![Link::new(target.as_str())],
+        };
+        Ok(Outcome {
+            publish: vec![(Queue::Frontier, encode(&batch)?)],
+            after_ack: self.record(&FetchRecord {
+                url: &task.url,
+                outcome: FetchStatus::Redirect.as_str(),
+                http_status: Some(status),
+                final_url: Some(target.as_str()),
+                reason: None,
+                encoding: None,
+                fetched_at: now_rfc3339(),
+            }),
+        })
     }
 }
 
@@ -117,6 +159,9 @@ impl Stage for FetcherStage {
             Ok(r) => r,
             Err(f) => return Ok(self.failed(&task.url, f.status, f.http_status, f.reason)),
         };
+        if let Some(target) = &resp.location {
+            return self.redirect(&task, resp.status, target);
+        }
         if !(200..300).contains(&resp.status) {
             return Ok(self.failed(
                 &task.url,

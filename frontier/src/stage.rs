@@ -115,6 +115,7 @@ impl Stage for FrontierStage {
                 crawl: batch.crawl.clone(),
                 url,
                 depth: batch.depth,
+                redirects: batch.redirects,
             };
             outcome.publish.push((Queue::Fetch, encode(&task)?));
         }
@@ -165,6 +166,7 @@ mod tests {
             depth,
             seeds: false,
             source: Some("http://example.com/".into()),
+            redirects: 0,
             links: urls.iter().map(|u| Link::new(*u)).collect(),
         }
     }

@@ -122,6 +122,9 @@ pub struct UrlBatch {
     /// The page the links were found on (for logs of invalid URLs).
     #[serde(default)]
     pub source: Option<String>,
+    /// For the target of a redirect: how many redirects led here.
+    #[serde(default)]
+    pub redirects: u32,
     pub links: Vec<Link>,
 }
 
@@ -134,6 +137,9 @@ pub struct FetchTask {
     /// The normalized URL.
     pub url: String,
     pub depth: u32,
+    /// How many redirects led to this URL (the fetcher stops at its limit).
+    #[serde(default)]
+    pub redirects: u32,
 }
 
 /// A fetched HTML page, decoded to UTF-8 by the fetcher's charset vote.
@@ -296,6 +302,7 @@ mod tests {
             crawl: CrawlSpec::default(),
             url: "http://a/".into(),
             depth: 0,
+            redirects: 0,
         };
         let bytes = encode(&task).unwrap();
         assert!(matches!(

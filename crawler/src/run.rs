@@ -1,0 +1,115 @@
+//! `crawler run`: the four stages in this process over the memory bus and
+//! store; exits when the crawl is done, printing every stored document.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use contentseen::bands::Layout;
+use fetcher::http::{Client, FetchSettings};
+use pipeline::shutdown::Shutdown;
+use pipeline::worker::{run as run_worker, Stage, WorkerSettings};
+use pipeline::{Broker, Queue, Store};
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// Links deeper than this many hops from a seed are not followed.
+    #[arg(long, default_value_t = 2)]
+    pub max_depth: u32,
+    /// At most this many pages fetched.
+    #[arg(long)]
+    pub max_pages: Option<u64>,
+    /// Domains the crawl may follow links into; default: the seeds' hosts.
+    #[arg(long = "allow-domain")]
+    pub allow_domains: Vec<String>,
+    /// Allow loopback and private addresses (to crawl a local site).
+    #[arg(long, env = "CRAWLER_ALLOW_PRIVATE")]
+    pub allow_private: bool,
+    /// Write the documents here instead of standard output.
+    #[arg(long)]
+    pub out: Option<std::path::PathBuf>,
+    /// The crawl's name.
+    #[arg(long, default_value = "default")]
+    pub crawl: String,
+    /// Seconds for each whole request.
+    #[arg(long, default_value_t = 30)]
+    pub timeout_secs: u64,
+    /// Seed URLs; `-` reads them from standard input.
+    #[arg(required = true)]
+    pub urls: Vec<String>,
+}
+
+fn settings<S: Stage>(broker: &Broker, store: &Store) -> WorkerSettings {
+    WorkerSettings {
+        broker: broker.clone(),
+        store: store.clone(),
+        namespace: "local".into(),
+        concurrency: S::DEFAULT_CONCURRENCY,
+        prefetch: 0,
+    }
+}
+
+pub async fn run(args: RunArgs) -> anyhow::Result<()> {
+    let seeds = crate::seed::collect_seeds(&args.urls, None)?;
+    let spec = crate::seed::crawl_spec(&args.crawl, &args.allow_domains, args.max_depth, args.max_pages, &seeds);
+    let broker = Broker::memory();
+    let store = Store::memory();
+    let Broker::Memory(bus) = &broker else {
+        anyhow::bail!("the local crawl needs the memory bus");
+    };
+    let client = Client::new(FetchSettings {
+        allow_private: args.allow_private,
+        total_timeout: Duration::from_secs(args.timeout_secs),
+        ..FetchSettings::default()
+    })?;
+    let shutdown = Shutdown::new();
+    let ns = "local";
+    let workers = vec![
+        tokio::spawn(run_worker(
+            Arc::new(frontier::FrontierStage::new(store.clone(), ns)),
+            settings::<frontier::FrontierStage>(&broker, &store),
+            shutdown.clone(),
+        )),
+        tokio::spawn(run_worker(
+            Arc::new(fetcher::FetcherStage::new(store.clone(), ns, client)),
+            settings::<fetcher::FetcherStage>(&broker, &store),
+            shutdown.clone(),
+        )),
+        tokio::spawn(run_worker(
+            Arc::new(extractor::stage::ExtractorStage::new(ns)),
+            settings::<extractor::stage::ExtractorStage>(&broker, &store),
+            shutdown.clone(),
+        )),
+        tokio::spawn(run_worker(
+            Arc::new(contentseen::ContentSeenStage::new(store.clone(), ns, Layout::default())),
+            settings::<contentseen::ContentSeenStage>(&broker, &store),
+            shutdown.clone(),
+        )),
+    ];
+    let session = broker.open().await?;
+    session
+        .publish(Queue::Frontier, &crate::seed::seed_batches(&spec, &seeds)?)
+        .await?;
+    tokio::select! {
+        _ = bus.wait_idle() => {}
+        _ = tokio::signal::ctrl_c() => eprintln!("interrupted: writing what was stored so far"),
+    }
+    shutdown.trigger();
+    for w in workers {
+        let _ = w.await;
+    }
+    let dead = bus.dead_letters();
+    if !dead.is_empty() {
+        eprintln!("{} message(s) could not be processed (see the log)", dead.len());
+    }
+
+    let mut out: Box<dyn Write> = match &args.out {
+        Some(p) => Box::new(std::io::BufWriter::new(std::fs::File::create(p)?)),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    };
+    let n = crate::export::write_all(&store, ns, &mut out).await?;
+    out.flush()?;
+    eprintln!("crawl done: {n} document(s) stored");
+    Ok(())
+}

@@ -1,0 +1,130 @@
+//! `crawler seed`: seeds, with their crawl's settings, to the frontier queue.
+
+use std::io::BufRead;
+
+use anyhow::Context;
+use clap::Args;
+use pipeline::messages::{encode, new_id, UrlBatch, VERSION};
+use pipeline::{Broker, CrawlSpec, Link, Queue};
+
+/// Seeds per published message.
+const SEEDS_PER_MESSAGE: usize = 1000;
+
+#[derive(Args)]
+pub struct SeedArgs {
+    /// The crawl these seeds start (tags every stored document).
+    #[arg(long, default_value = "default")]
+    pub crawl: String,
+    /// Domains the crawl may follow links into (repeatable); default: the
+    /// seeds' own hosts.
+    #[arg(long = "allow-domain")]
+    pub allow_domains: Vec<String>,
+    /// Links deeper than this many hops from a seed are not followed.
+    #[arg(long, default_value_t = 3)]
+    pub max_depth: u32,
+    /// At most this many pages fetched in this crawl.
+    #[arg(long)]
+    pub max_pages: Option<u64>,
+    /// Read seed URLs from this file, one per line.
+    #[arg(long)]
+    pub file: Option<std::path::PathBuf>,
+    /// Seed URLs; `-` reads them from standard input.
+    pub urls: Vec<String>,
+}
+
+/// Reads the seed list from the arguments, `--file` or stdin.
+pub fn collect_seeds(urls: &[String], file: Option<&std::path::Path>) -> anyhow::Result<Vec<String>> {
+    fn from_reader(r: &mut dyn BufRead, seeds: &mut Vec<String>) -> anyhow::Result<()> {
+        for line in r.lines() {
+            let line = line?;
+            let line = line.trim();
+            if !line.is_empty() && !line.starts_with('#') {
+                seeds.push(line.to_string());
+            }
+        }
+        Ok(())
+    }
+    let mut seeds = Vec::new();
+    if let Some(path) = file {
+        let f = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+        from_reader(&mut std::io::BufReader::new(f), &mut seeds)?;
+    }
+    for u in urls {
+        if u == "-" {
+            from_reader(&mut std::io::stdin().lock(), &mut seeds)?;
+        } else {
+            seeds.push(u.clone());
+        }
+    }
+    if seeds.is_empty() {
+        anyhow::bail!("no seed URLs given (arguments, --file or -)");
+    }
+    Ok(seeds)
+}
+
+/// The crawl's settings; without allowed domains, the seeds' hosts.
+pub fn crawl_spec(
+    name: &str,
+    allow_domains: &[String],
+    max_depth: u32,
+    max_pages: Option<u64>,
+    seeds: &[String],
+) -> CrawlSpec {
+    let mut domains: Vec<String> = allow_domains.iter().map(|d| d.to_ascii_lowercase()).collect();
+    if domains.is_empty() {
+        for s in seeds {
+            if let Ok(u) = frontier::normalize::normalize(s, None) {
+                if let Some(h) = u.host_str() {
+                    if !domains.iter().any(|d| d == h) {
+                        domains.push(h.to_string());
+                    }
+                }
+            }
+        }
+    }
+    CrawlSpec {
+        name: name.to_string(),
+        allow_domains: domains,
+        max_depth,
+        max_pages,
+    }
+}
+
+/// The seed messages of a crawl.
+pub fn seed_batches(spec: &CrawlSpec, seeds: &[String]) -> anyhow::Result<Vec<Vec<u8>>> {
+    seeds
+        .chunks(SEEDS_PER_MESSAGE)
+        .map(|chunk| {
+            Ok(encode(&UrlBatch {
+                v: VERSION,
+                id: new_id(),
+                crawl: spec.clone(),
+                depth: 0,
+                seeds: true,
+                source: None,
+                redirects: 0,
+                links: chunk.iter().map(Link::new).collect(),
+            })?)
+        })
+        .collect()
+}
+
+pub async fn run(service: &pipeline::ServiceConfig, args: SeedArgs) -> anyhow::Result<()> {
+    let seeds = collect_seeds(&args.urls, args.file.as_deref())?;
+    let spec = crawl_spec(&args.crawl, &args.allow_domains, args.max_depth, args.max_pages, &seeds);
+    let payloads = seed_batches(&spec, &seeds)?;
+    let session = Broker::amqp(&service.amqp_url, &service.namespace)
+        .open()
+        .await
+        .context("connecting to RabbitMQ")?;
+    session.publish(Queue::Frontier, &payloads).await?;
+    eprintln!(
+        "seeded {} URL(s) into crawl {:?} (domains: {}; max depth {}{})",
+        seeds.len(),
+        spec.name,
+        spec.allow_domains.join(", "),
+        spec.max_depth,
+        spec.max_pages.map(|m| format!(", max pages {m}")).unwrap_or_default()
+    );
+    Ok(())
+}
