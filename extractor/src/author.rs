@@ -100,7 +100,11 @@ fn clean(raw: &str) -> Option<String> {
         || lower.contains(".com")
         || lower.contains("team")
         || s.chars().any(|c| c.is_ascii_digit())
-        || s.contains('_');
+        || s.contains('_')
+        || s.contains("出版")
+        || s.split([',', '，']).count() > 1
+            && s.split([',', '，'])
+                .any(|p| ORGANISATION_ENDS.iter().any(|e| p.trim().ends_with(e)));
     if looks_wrong {
         return None;
     }
@@ -131,6 +135,10 @@ const LABELS: &[(&str, u8)] = &[
     ("来源", 4),
 ];
 
+/// Common Chinese surnames: after a reporter, editor or source label, a word is taken as a
+/// name only when it starts with one (a pen name after `作者` needs no such proof).
+const SURNAMES: &str = "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤常温康施文牛樊葛邢安齐易乔伍庞颜倪庄聂章鲁岳翟殷詹申欧耿关兰焦俞左柳甘祝包宁尚符舒阮柯纪梅童凌毕单季裴霍涂成苗谷盛曲翁冉骆蓝路游辛靳管柴蒙鲍华喻祁蒲房滕屈饶解牟艾尤阳时穆农司卓古吉缪简车项连芦麦褚娄窦戚岑景党宫费卜冷晏席卫米柏宗瞿桂全佟应臧闵苟邬边卞姬师和仇栾隋商刁沙荣巫寇桑郎甄丛仲虞敖巩明佘池查麻苑迟邝伊";
+
 /// Words that end a list of names.
 const NOT_NAMES: &[&str] = &[
     "扫一扫",
@@ -154,6 +162,8 @@ const NOT_NAMES: &[&str] = &[
     "图片",
     "专栏",
     "简介",
+    "相关",
+    "个人",
     "作者",
 ];
 
@@ -183,14 +193,26 @@ fn chinese_byline(page: &Page, span: Option<(u32, u32)>, date_pos: Option<u32>) 
             let names = if rank == 2 {
                 // "ggjjzhzz 发表于 2005-9-15": the name comes before.
                 let before = &window[floor(window, at.saturating_sub(40))..at];
-                before
-                    .split_whitespace()
+                let last = before.split_whitespace().last().unwrap_or("");
+                let latin_start = last
+                    .char_indices()
+                    .rev()
+                    .take_while(|(_, c)| c.is_ascii_alphanumeric())
                     .last()
-                    .map(str::to_string)
-                    .into_iter()
-                    .collect()
+                    .map_or(last.len(), |(i, _)| i);
+                let latin = &last[latin_start..];
+                if latin.len() >= 3 {
+                    vec![latin.to_string()]
+                } else if name_re.is_match(last) {
+                    vec![last.to_string()]
+                } else {
+                    Vec::new()
+                }
+            } else if rank == 0 && !after.starts_with(['：', ':', '/', '／']) {
+                // "作者须知", "作者手记": not a byline.
+                Vec::new()
             } else {
-                names_after(after, name_re)
+                names_after(after, name_re, rank > 0)
             };
             if names.is_empty() {
                 continue;
@@ -205,12 +227,41 @@ fn chinese_byline(page: &Page, span: Option<(u32, u32)>, date_pos: Option<u32>) 
             }
         }
     }
+    // "[ 黄宇 ]" after the date, "（常书香 马丹阳 ）" or "（姚峰 上海报道）" after the body.
+    static BRACKETS: OnceLock<Regex> = OnceLock::new();
+    let brackets = BRACKETS.get_or_init(|| {
+        Regex::new(r"[\[（(【]\s*([\p{Han} ]{2,24}?)\s*[\]）)】]").expect("static regex")
+    });
+    for c in brackets.captures_iter(window) {
+        let Some(m) = c.get(1) else { continue };
+        let words: Vec<&str> = m.as_str().split_whitespace().collect();
+        let names: Vec<&str> = words
+            .iter()
+            .copied()
+            .filter(|w| {
+                name_re.is_match(w)
+                    && w.chars().count() <= 3
+                    && w.chars().next().is_some_and(|c| SURNAMES.contains(c))
+            })
+            .collect();
+        let others_ok = words
+            .iter()
+            .all(|w| names.contains(w) || w.ends_with("报道") || *w == "摄");
+        if names.is_empty() || !others_ok {
+            continue;
+        }
+        let key = (2, (lo as i64 + m.start() as i64 - anchor).abs());
+        if best.as_ref().map_or(true, |(k, _)| key < *k) {
+            best = Some((key, names.join(" ")));
+        }
+    }
     best.and_then(|(_, n)| clean(&n))
 }
 
 /// The names after a label: `：张三 李四`, `记者 张三`.
-fn names_after(after: &str, name_re: &Regex) -> Vec<String> {
-    let rest = after.trim_start_matches([' ', '：', ':', '/', '／', ']', '】', '　']);
+fn names_after(after: &str, name_re: &Regex, need_surname: bool) -> Vec<String> {
+    let line = after.split('\n').next().unwrap_or("");
+    let rest = line.trim_start_matches([' ', '：', ':', '/', '／', ']', '】', '　']);
     let mut names = Vec::new();
     for (i, word) in rest.split([' ', '　', '、']).enumerate() {
         if i > 6 {
@@ -230,7 +281,10 @@ fn names_after(after: &str, name_re: &Regex) -> Vec<String> {
             .min()
             .map_or(word, |cut| &word[..cut]);
         let word = word.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '·');
-        if name_re.is_match(word) {
+        let surname_ok = !need_surname
+            || (word.chars().next().is_some_and(|c| SURNAMES.contains(c))
+                && word.chars().count() <= 3);
+        if name_re.is_match(word) && surname_ok {
             names.push(word.to_string());
         } else if names.is_empty()
             && word.chars().all(|c| c.is_ascii_alphanumeric())

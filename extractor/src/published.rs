@@ -46,7 +46,7 @@ pub const SEARCH_AFTER: u32 = 2048;
 /// A date this far (bytes) into a long block is a mention in the prose, not a date line.
 pub const LINE_START_SLACK: usize = 48;
 /// Blocks longer than this (chars) are prose.
-pub const PROSE_CHARS: u32 = 200;
+pub const PROSE_CHARS: u32 = 60;
 
 /// A date found on the page.
 #[derive(Debug, Clone, PartialEq)]
@@ -115,9 +115,14 @@ fn in_text(page: &Page, span: Option<(u32, u32)>, owners: &[(u32, u32, u32)]) ->
         let pos = (lo + m_start) as u32;
         let owner = owner_at(owners, pos);
         let block = block_of(page, owner);
-        let (block_start, block_chars) = block_extent(page, owners, block);
-        let in_prose =
-            block_chars > PROSE_CHARS && (pos as usize) > block_start as usize + LINE_START_SLACK;
+        let (block_start, block_chars, block_bytes) = block_extent(page, owners, block);
+        // A date in the prose of a paragraph: far into it, or in a sentence of the body.
+        let inside_body = pos >= start && pos <= end;
+        let block_text =
+            &text[block_start as usize..floor(text, block_start as usize + block_bytes as usize)];
+        let in_prose = (block_chars > PROSE_CHARS
+            && (pos as usize) > block_start as usize + LINE_START_SLACK)
+            || (inside_body && block_chars > 30 && is_sentence(block_text));
         if in_prose {
             continue;
         }
@@ -149,6 +154,11 @@ fn in_text(page: &Page, span: Option<(u32, u32)>, owners: &[(u32, u32, u32)]) ->
         }
     }
     best.map(|(_, f)| f)
+}
+
+/// Prose, not a date line: sentences with commas or full stops.
+fn is_sentence(block: &str) -> bool {
+    block.contains('，') || block.contains('。') || block.contains(", ") || block.contains(". ")
 }
 
 /// Words that introduce a publish date.
@@ -185,10 +195,10 @@ fn block_of(page: &Page, mut n: u32) -> u32 {
     n
 }
 
-/// Where the block's text starts and how many chars it holds.
-fn block_extent(page: &Page, owners: &[(u32, u32, u32)], block: u32) -> (u32, u32) {
+/// Where the block's text starts, how many chars and bytes it holds.
+fn block_extent(page: &Page, owners: &[(u32, u32, u32)], block: u32) -> (u32, u32, u32) {
     let Some(node) = page.nodes.get(block as usize) else {
-        return (0, 0);
+        return (0, 0, 0);
     };
     let open = node.open;
     let close = node.close;
@@ -206,8 +216,9 @@ fn block_extent(page: &Page, owners: &[(u32, u32, u32)], block: u32) -> (u32, u3
         Some(f) => (
             f,
             page.text[f as usize..last as usize].chars().count() as u32,
+            last - f,
         ),
-        None => (0, 0),
+        None => (0, 0, 0),
     }
 }
 

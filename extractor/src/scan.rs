@@ -711,6 +711,7 @@ impl Scan {
                     .push((index, truncate(dt.trim(), 128).to_string()));
             }
         }
+        self.block_boundary(tag);
         let open = self.page.events.len() as u32;
         self.page.nodes.push(Node {
             tag,
@@ -818,6 +819,18 @@ impl Scan {
         }
     }
 
+    /// Separates the text of blocks in [`Page::text`] (no event refers to the separator).
+    fn block_boundary(&mut self, tag: Tag) {
+        if tag.is_block()
+            && !self.space_before
+            && !self.page.text.is_empty()
+            && self.page.text.len() < MAX_TEXT_BYTES
+        {
+            self.page.text.push('\n');
+            self.space_before = true;
+        }
+    }
+
     fn pop(&mut self) {
         if let Some(n) = self.stack.pop() {
             self.close_node(n);
@@ -825,6 +838,7 @@ impl Scan {
     }
 
     fn close_node(&mut self, n: u32) {
+        self.block_boundary(self.page.nodes[n as usize].tag);
         self.page.nodes[n as usize].close = self.page.events.len() as u32;
         self.page.events.push(Event::Close(n));
         if self.page.nodes[n as usize].tag == Tag::Title {
@@ -991,7 +1005,7 @@ mod tests {
         assert_eq!(p.lang.as_deref(), Some("en"));
         assert_eq!(p.metas, [("og:title".to_string(), "OG".to_string())]);
         assert_eq!(p.json_ld, ["{\"a\":1}"]);
-        assert_eq!(p.text, "hello world");
+        assert_eq!(p.text.trim(), "hello world");
     }
 
     #[test]

@@ -1,0 +1,89 @@
+//! Quality floors on the public sets of `shared/bench` (see `benches/extraction.rs` for the
+//! figures themselves). The floors sit a little under the level reached, so a change that
+//! makes extraction worse fails here. No timing is asserted. Skipped, with a message, when the
+//! sets are absent.
+
+#[path = "support/sets.rs"]
+mod sets;
+
+use extractor::eval::{self, Tokenizer};
+use url::Url;
+
+/// AEB body F1 reached: 0.966.
+const AEB_F1_FLOOR: f64 = 0.955;
+/// CWCED body F1 reached: see the benchmark.
+const CWCED_F1_FLOOR: f64 = 0.85;
+/// CWCED share of dated pages with the right day.
+const CWCED_DATE_FLOOR: f64 = 0.70;
+/// CWCED share of pages with an author where we find one of the names.
+const CWCED_AUTHOR_FLOOR: f64 = 0.55;
+
+#[test]
+fn aeb_body_f1_floor() {
+    let Some(pages) = sets::aeb() else {
+        println!("skipped: {} has no aeb set", sets::bench_dir().display());
+        return;
+    };
+    let counts: Vec<_> = pages
+        .iter()
+        .map(|p| {
+            let url =
+                Url::parse(&p.url).unwrap_or_else(|_| Url::parse("http://example.com/").unwrap());
+            eval::compare(
+                &p.truth,
+                &extractor::extract(&p.html, &url).text,
+                Tokenizer::Words,
+            )
+        })
+        .collect();
+    let s = eval::score(&counts);
+    println!("AEB F1 {:.3} P {:.3} R {:.3}", s.f1, s.precision, s.recall);
+    assert!(
+        s.f1 >= AEB_F1_FLOOR,
+        "AEB F1 {:.3} fell below {AEB_F1_FLOOR}",
+        s.f1
+    );
+}
+
+#[test]
+fn cwced_body_date_author_floors() {
+    let Some(pages) = sets::cwced() else {
+        println!("skipped: {} has no cwced set", sets::bench_dir().display());
+        return;
+    };
+    let mut counts = Vec::new();
+    let (mut dates, mut dated, mut authors, mut authored) = (0, 0, 0, 0);
+    for p in &pages {
+        let url = Url::parse(&format!("http://cwced.example/{}.html", p.id)).unwrap();
+        let a = extractor::extract(&p.html, &url);
+        counts.push(eval::compare(&p.body, &a.text, Tokenizer::Cjk));
+        if let Some(ok) = eval::date_matches(&p.date, a.published.as_deref()) {
+            dated += 1;
+            dates += ok as usize;
+        }
+        if let Some(ok) = eval::author_matches(&p.author, a.author.as_deref()) {
+            authored += 1;
+            authors += ok as usize;
+        }
+    }
+    let s = eval::score(&counts);
+    let date = dates as f64 / dated.max(1) as f64;
+    let author = authors as f64 / authored.max(1) as f64;
+    println!(
+        "CWCED F1 {:.3} date {dates}/{dated} author {authors}/{authored}",
+        s.f1
+    );
+    assert!(
+        s.f1 >= CWCED_F1_FLOOR,
+        "CWCED F1 {:.3} fell below {CWCED_F1_FLOOR}",
+        s.f1
+    );
+    assert!(
+        date >= CWCED_DATE_FLOOR,
+        "CWCED date {date:.3} fell below {CWCED_DATE_FLOOR}"
+    );
+    assert!(
+        author >= CWCED_AUTHOR_FLOOR,
+        "CWCED author {author:.3} fell below {CWCED_AUTHOR_FLOOR}"
+    );
+}
