@@ -145,17 +145,18 @@ pub fn looks_like_iso_2022_jp(bytes: &[u8]) -> bool {
     has_jis_escape && decodes_cleanly(ISO_2022_JP, bytes)
 }
 
-/// A legacy multi-byte encoding, other than `declared` and its twins, that
-/// also decodes the first [`RIVAL_CHECK_WINDOW`] bytes cleanly: when there is
-/// one, a clean decode does not prove the declaration right (Big5 bytes are
+/// The legacy multi-byte encodings, other than `declared` and its twins, that
+/// also decode the first [`RIVAL_CHECK_WINDOW`] bytes cleanly: when there is
+/// any, a clean decode does not prove the declaration right (Big5 bytes are
 /// valid GBK, EUC-JP bytes are often valid Shift_JIS, ...).
-pub fn clean_rival(declared: &'static Encoding, bytes: &[u8]) -> Option<&'static Encoding> {
+pub fn clean_rivals(declared: &'static Encoding, bytes: &[u8]) -> Vec<&'static Encoding> {
     let window = &bytes[..bytes.len().min(RIVAL_CHECK_WINDOW)];
     let complete = window.len() == bytes.len();
     CJK_ENCODINGS
         .into_iter()
         .filter(|&rival| !same_decoder(rival, declared))
-        .find(|&rival| decodes_cleanly_prefix(rival, window, complete))
+        .filter(|&rival| decodes_cleanly_prefix(rival, window, complete))
+        .collect()
 }
 
 /// The text a clean decode gives is mostly real characters, not the

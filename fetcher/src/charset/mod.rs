@@ -33,6 +33,7 @@
 //!
 //! Pure logic: no I/O.
 
+pub mod cjk;
 pub mod content_type;
 pub mod detector;
 pub mod evaluation;
@@ -45,7 +46,11 @@ pub use prescan::{prescan, prescan_declaration, Declaration};
 use encoding_rs::{Encoding, ISO_2022_JP, KOI8_R, KOI8_U, UTF_16BE, UTF_16LE, UTF_8};
 use serde::{Deserialize, Serialize};
 
-use evidence::{clean_rival, decodes_cleanly, is_multibyte, same_decoder};
+use evidence::{clean_rivals, decodes_cleanly, is_multibyte, same_decoder};
+
+/// The share of common characters a CJK reading needs before a declaration
+/// with rival readings is trusted without the detector (real text: 40-70%).
+const COMMON_SHARE_FLOOR: f64 = 0.3;
 
 /// What the fetcher knows about a page besides its bytes.
 #[derive(Debug, Clone, Copy, Default)]
@@ -379,15 +384,32 @@ impl<'b> Ballot<'b> {
         if !clean.all(|other| same_decoder(other, first)) || !is_multibyte(first) {
             return None;
         }
-        if clean_rival(first, self.bytes).is_some() {
-            return None;
-        }
         if !evidence::reads_as_text(first, self.bytes) {
             return None;
         }
+        let rivals = clean_rivals(first, self.bytes);
+        if rivals.is_empty() {
+            let reason = format!(
+                "the declared {} decodes cleanly and no other multi-byte encoding does; detector skipped",
+                first.name()
+            );
+            return Some((first, reason));
+        }
+        // Other encodings read the bytes too: the declaration stands alone
+        // only if its reading is clearly the one made of common characters.
+        let declared_share = cjk::common_share(first, self.bytes)?;
+        let outshines = |rival: &&'static Encoding| {
+            cjk::common_share(rival, self.bytes).is_some_and(|share| share * 2.0 >= declared_share)
+        };
+        if declared_share < COMMON_SHARE_FLOOR || rivals.iter().any(outshines) {
+            return None;
+        }
         let reason = format!(
-            "the declared {} decodes cleanly and no other multi-byte encoding does; detector skipped",
-            first.name()
+            "the declared {} decodes cleanly and reads as common {} text ({:.0}% common characters, \
+             rivals under half that); detector skipped",
+            first.name(),
+            if first == encoding_rs::EUC_KR { "Korean" } else { "CJK" },
+            declared_share * 100.0
         );
         Some((first, reason))
     }
