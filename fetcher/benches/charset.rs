@@ -39,6 +39,7 @@ fn main() {
     lying_table(&lying);
     let corpus = load_corpus(&charset_dir.join("corpus"));
     corpus_table(&corpus);
+    corpus_with_lying_headers(&corpus);
     skip_rates(&lying, &corpus);
     speed(&root.join("aeb/html"), &lying);
 }
@@ -259,6 +260,61 @@ fn corpus_table(files: &[CorpusFile]) {
         percent(right, files.len())
     );
     println!("  vote wrong: {misses:?}");
+}
+
+/// Synthetic lies on the corpus: each file (declarations neutralised) served
+/// with a header naming a wrong encoding; the vote should still do as well
+/// as chardetng alone, which never reads labels.
+fn corpus_with_lying_headers(files: &[CorpusFile]) {
+    const LIES: [&str; 9] = [
+        "windows-1252",
+        "windows-1251",
+        "koi8-r",
+        "iso-8859-5",
+        "gbk",
+        "big5",
+        "shift_jis",
+        "euc-kr",
+        "utf-8",
+    ];
+    let (mut cases, mut vote_right, mut chardetng_right) = (0usize, 0usize, 0usize);
+    let mut misses = BTreeMap::<String, usize>::new();
+    for file in files {
+        let guessed = detector::guess_within(&file.undeclared, None, true, usize::MAX);
+        let chardetng_is_right = decodes_right(&file.undeclared, guessed, file.truth);
+        for lie in LIES {
+            let Some(lie_encoding) = Encoding::for_label(lie.as_bytes()) else {
+                continue;
+            };
+            if decodes_right(&file.undeclared, lie_encoding, file.truth) {
+                continue;
+            }
+            cases += 1;
+            chardetng_right += usize::from(chardetng_is_right);
+            let decision = vote(
+                &file.undeclared,
+                &Signals {
+                    header: Some(lie),
+                    ..Signals::default()
+                },
+            );
+            if decodes_right(&file.undeclared, decision.encoding(), file.truth) {
+                vote_right += 1;
+            } else if chardetng_is_right {
+                *misses
+                    .entry(format!("{} told {lie}: {}", file.label, decision.encoding))
+                    .or_default() += 1;
+            }
+        }
+    }
+    println!(
+        "corpus/ served with a lying header ({cases} cases): vote {} right, chardetng alone {}",
+        percent(vote_right, cases),
+        percent(chardetng_right, cases)
+    );
+    if !misses.is_empty() {
+        println!("  vote wrong where chardetng is right: {misses:?}");
+    }
 }
 
 fn skip_rates(lying: &[Page], corpus: &[CorpusFile]) {

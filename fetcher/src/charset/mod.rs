@@ -33,6 +33,7 @@
 //!
 //! Pure logic: no I/O.
 
+pub mod alphabet;
 pub mod cjk;
 pub mod content_type;
 pub mod detector;
@@ -268,7 +269,10 @@ impl<'b> Ballot<'b> {
                 e => decodes_cleanly(e, bytes),
             });
         }
-        if let Some((encoding, reason)) = self.unrivalled_declaration() {
+        if let Some((encoding, reason)) = self
+            .unrivalled_declaration()
+            .or_else(|| self.plausible_single_byte_declaration())
+        {
             return self.finish(encoding, reason);
         }
         if let Some(encoding) = evidence::sniff_utf16_text(bytes) {
@@ -410,6 +414,29 @@ impl<'b> Ballot<'b> {
             first.name(),
             if first == encoding_rs::EUC_KR { "Korean" } else { "CJK" },
             declared_share * 100.0
+        );
+        Some((first, reason))
+    }
+
+    /// The detector-free path for single-byte labels: the strong
+    /// declarations agree on one single-byte encoding whose reading passes
+    /// its alphabet's check (see [`alphabet`]).
+    fn plausible_single_byte_declaration(&self) -> Option<(&'static Encoding, String)> {
+        let mut strong = self
+            .declared
+            .iter()
+            .filter(|declared| !declared.weak && declared.decodes_cleanly == Some(true))
+            .filter_map(|declared| declared.encoding);
+        let first = strong.next()?;
+        if !strong.all(|other| same_decoder(other, first)) || !first.is_single_byte() {
+            return None;
+        }
+        if !alphabet::reads_plausibly(first, is_latin_script(first), self.bytes) {
+            return None;
+        }
+        let reason = format!(
+            "the declared {} reads as plausible text in its alphabet; detector skipped",
+            first.name()
         );
         Some((first, reason))
     }

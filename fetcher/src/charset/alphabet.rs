@@ -1,0 +1,276 @@
+//! Does a single-byte reading of the bytes look like text in its alphabet?
+//! A decode check cannot refute a single-byte label (every byte decodes), but
+//! a wrong one shows in the text: KOI8-R read as windows-1251 swaps the case
+//! of every Cyrillic letter, windows-1251 read as ISO-8859-5 turns half the
+//! letters Serbian, and Cyrillic or CJK read as windows-1252 makes words of
+//! accented capitals with no plain Latin letter in them. A declaration whose
+//! reading passes is trusted without the detector; one that fails goes to it.
+
+use encoding_rs::{Encoding, IBM866, ISO_8859_5, KOI8_R, KOI8_U, WINDOWS_1251, X_MAC_CYRILLIC};
+
+/// How many bytes, from the first non-ASCII byte, the check reads.
+const WINDOW: usize = 16 * 1024;
+
+/// Below this many letters there is too little text to judge.
+const MIN_LETTERS: usize = 20;
+
+/// The alphabet a single-byte encoding is checked against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Alphabet {
+    Cyrillic,
+    Latin,
+}
+
+fn alphabet(encoding: &'static Encoding, latin_script: bool) -> Option<Alphabet> {
+    if [
+        WINDOWS_1251,
+        KOI8_R,
+        KOI8_U,
+        IBM866,
+        ISO_8859_5,
+        X_MAC_CYRILLIC,
+    ]
+    .contains(&encoding)
+    {
+        Some(Alphabet::Cyrillic)
+    } else if latin_script {
+        Some(Alphabet::Latin)
+    } else {
+        None
+    }
+}
+
+/// True if `encoding`'s reading of the bytes is plausible text in its
+/// alphabet; false when it is not, or when the encoding has no alphabet
+/// check (Greek, Hebrew, ...) or there is too little text to judge.
+/// `latin_script` says whether the encoding is a Latin-script one.
+pub fn reads_plausibly(encoding: &'static Encoding, latin_script: bool, bytes: &[u8]) -> bool {
+    let Some(alphabet) = alphabet(encoding, latin_script) else {
+        return false;
+    };
+    let start = Encoding::ascii_valid_up_to(bytes);
+    // Back up to the start of the word the first non-ASCII byte is in.
+    let word_start = bytes[..start]
+        .iter()
+        .rposition(|b| !b.is_ascii_alphabetic())
+        .map_or(0, |i| i + 1);
+    let end = start.saturating_add(WINDOW).min(bytes.len());
+    let (text, _) = encoding.decode_without_bom_handling(&bytes[word_start..end]);
+    let stats = WordStats::of(&text, alphabet);
+    match alphabet {
+        Alphabet::Cyrillic => stats.cyrillic_plausible(),
+        Alphabet::Latin => stats.latin_plausible(),
+    }
+}
+
+/// Counts over the words (runs of letters) of a text.
+#[derive(Debug, Default)]
+struct WordStats {
+    /// Non-ASCII letters of the alphabet.
+    letters: usize,
+    /// Of those, upper-case ones.
+    upper: usize,
+    /// Of those, in words whose case pattern no language writes
+    /// (`пРИВЕТ`: lower then upper).
+    in_odd_case_words: usize,
+    /// Of those, in words with no ASCII letter (for Latin: `ÐÒÉ×ÅÔ`).
+    in_words_without_ascii: usize,
+    /// Of those, in words that also hold ASCII letters (for Cyrillic: `cafй`).
+    in_mixed_words: usize,
+    /// Cyrillic letters outside Russian and Ukrainian (Serbian, Macedonian, ...).
+    rare_cyrillic: usize,
+    /// Non-ASCII characters that are neither letters of the alphabet nor
+    /// common punctuation: box drawing, C1 controls, letters of other scripts.
+    odd: usize,
+}
+
+impl WordStats {
+    fn of(text: &str, alphabet: Alphabet) -> WordStats {
+        let mut stats = WordStats::default();
+        let mut word: Vec<char> = Vec::new();
+        for c in text.chars().chain(std::iter::once(' ')) {
+            if c.is_alphabetic() {
+                word.push(c);
+                continue;
+            }
+            stats.add_word(&word, alphabet);
+            word.clear();
+            if !c.is_ascii() && !is_common_punctuation(c) {
+                stats.odd += 1;
+            }
+        }
+        stats
+    }
+
+    fn add_word(&mut self, word: &[char], alphabet: Alphabet) {
+        let in_alphabet = |c: char| match alphabet {
+            Alphabet::Cyrillic => ('\u{400}'..='\u{4FF}').contains(&c),
+            Alphabet::Latin => ('\u{C0}'..='\u{24F}').contains(&c) && c != '×' && c != '÷',
+        };
+        let letters = word
+            .iter()
+            .filter(|c| !c.is_ascii() && in_alphabet(**c))
+            .count();
+        self.odd += word
+            .iter()
+            .filter(|c| !c.is_ascii() && !in_alphabet(**c))
+            .count();
+        if letters == 0 {
+            return;
+        }
+        self.letters += letters;
+        self.upper += word
+            .iter()
+            .filter(|c| !c.is_ascii() && c.is_uppercase())
+            .count();
+        // Lower-case, Capitalised or ALL-CAPS; anything else is odd.
+        let rest_upper = word.iter().skip(1).filter(|c| c.is_uppercase()).count();
+        let odd_case = rest_upper != 0 && rest_upper != word.len() - 1;
+        if odd_case {
+            self.in_odd_case_words += letters;
+        }
+        if word.iter().any(char::is_ascii_alphabetic) {
+            self.in_mixed_words += letters;
+        } else {
+            self.in_words_without_ascii += letters;
+        }
+        self.rare_cyrillic += word.iter().filter(|c| is_rare_cyrillic(**c)).count();
+    }
+
+    fn cyrillic_plausible(&self) -> bool {
+        // Sentences start with capitals, but most letters are lower-case;
+        // Cyrillic words hold no Latin letters.
+        self.letters >= MIN_LETTERS
+            && self.upper * 10 <= self.letters * 4
+            && self.upper * 100 >= self.letters
+            && self.in_mixed_words * 10 <= self.letters
+            && self.in_odd_case_words * 10 <= self.letters
+            && self.rare_cyrillic * 10 <= self.letters
+            && self.odd * 20 <= self.letters
+    }
+
+    fn latin_plausible(&self) -> bool {
+        self.letters >= 1
+            && self.in_words_without_ascii * 4 <= self.letters
+            && self.in_odd_case_words * 10 <= self.letters
+            && self.odd * 10 <= self.letters
+    }
+}
+
+/// Cyrillic letters that Russian and Ukrainian text do not use.
+fn is_rare_cyrillic(c: char) -> bool {
+    ('\u{400}'..='\u{4FF}').contains(&c)
+        && !matches!(
+            c,
+            'А'..='я' | 'Ё' | 'ё' | 'І' | 'і' | 'Ї' | 'ї' | 'Є' | 'є' | 'Ґ' | 'ґ'
+        )
+}
+
+/// Punctuation and symbols single-byte pages use with any alphabet.
+fn is_common_punctuation(c: char) -> bool {
+    matches!(
+        c,
+        '\u{A0}'
+            | '«'
+            | '»'
+            | '–'
+            | '—'
+            | '‘'
+            | '’'
+            | '‚'
+            | '“'
+            | '”'
+            | '„'
+            | '…'
+            | '•'
+            | '·'
+            | '°'
+            | '§'
+            | '©'
+            | '®'
+            | '™'
+            | '€'
+            | '№'
+            | '±'
+            | '×'
+            | '¦'
+            | '¬'
+            | '\u{AD}'
+            | '′'
+            | '″'
+            | '‹'
+            | '›'
+            | '†'
+            | '‡'
+            | '‰'
+            | '¤'
+            | '¶'
+            | '£'
+            | '¥'
+            | '¢'
+            | '¿'
+            | '¡'
+            | 'º'
+            | 'ª'
+            | '²'
+            | '³'
+            | '¹'
+            | '½'
+            | '¼'
+            | '¾'
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use encoding_rs::{GBK, WINDOWS_1252};
+
+    const RUSSIAN: &str =
+        "Съешь же ещё этих мягких французских булок, да выпей чаю. В чащах юга жил бы \
+        цитрус? Да, но фальшивый экземпляр! Мы приехали в Москву поздно вечером.";
+    const FRENCH: &str =
+        "Le cœur a ses raisons que la raison ne connaît point. L'été dernier, nous sommes \
+        allés à la mer; c'était très agréable, même sous la pluie.";
+
+    #[test]
+    fn right_cyrillic_readings_pass_swapped_ones_fail() {
+        let (koi8, _, _) = KOI8_R.encode(RUSSIAN);
+        let (cp1251, _, _) = WINDOWS_1251.encode(RUSSIAN);
+        assert!(reads_plausibly(KOI8_R, false, &koi8));
+        assert!(reads_plausibly(WINDOWS_1251, false, &cp1251));
+        assert!(!reads_plausibly(WINDOWS_1251, false, &koi8));
+        assert!(!reads_plausibly(KOI8_R, false, &cp1251));
+        assert!(!reads_plausibly(ISO_8859_5, false, &cp1251));
+        assert!(!reads_plausibly(IBM866, false, &cp1251));
+    }
+
+    #[test]
+    fn cyrillic_reading_of_latin_or_caseless_text_fails() {
+        let (latin, _, _) = WINDOWS_1252.encode(FRENCH);
+        assert!(!reads_plausibly(WINDOWS_1251, false, &latin));
+        let (hebrew, _, _) = encoding_rs::WINDOWS_1255
+            .encode("שלום עולם, זהו טקסט בעברית שנכתב לבדיקה של הקידוד הנכון");
+        assert!(!reads_plausibly(WINDOWS_1251, false, &hebrew));
+    }
+
+    #[test]
+    fn latin_reading_of_other_scripts_fails() {
+        let (latin, _, _) = WINDOWS_1252.encode(FRENCH);
+        assert!(reads_plausibly(WINDOWS_1252, true, &latin));
+        let (koi8, _, _) = KOI8_R.encode(RUSSIAN);
+        assert!(!reads_plausibly(WINDOWS_1252, true, &koi8));
+        let (gbk, _, _) = GBK.encode("我们的网站提供最新的新闻和评论。今天的天气很好。");
+        assert!(!reads_plausibly(WINDOWS_1252, true, &gbk));
+    }
+
+    #[test]
+    fn encodings_without_a_check_never_pass() {
+        assert!(!reads_plausibly(
+            encoding_rs::WINDOWS_1253,
+            false,
+            "Καλημέρα".as_bytes()
+        ));
+        assert!(!reads_plausibly(WINDOWS_1251, false, b"\xC0"));
+    }
+}
