@@ -17,11 +17,14 @@
 //!    ([`header_charset`]) and the page's own (the WHATWG [`prescan`]) — are
 //!    checked by **decoding**: a declared multi-byte encoding that fails to
 //!    decode cleanly is a lie. When the surviving declarations agree on one
-//!    multi-byte encoding, no other legacy multi-byte encoding reads the
-//!    bytes cleanly, and the text does not look like garbage, it is taken
-//!    **without running the detector**;
+//!    multi-byte encoding and no other legacy multi-byte encoding reads the
+//!    bytes cleanly as well (or only into rare characters, see [`cjk`]), it
+//!    is taken **without running the detector**; likewise a single-byte
+//!    declaration whose reading is plausible text in its alphabet (case
+//!    pattern, no mixed-script words, see [`alphabet`]). A server-default
+//!    `ISO-8859-1` header never takes this path;
 //! 6. in every other case (labels disagree, all refuted, absent, or
-//!    single-byte, which only the detector can refute) **chardetng** reads a
+//!    implausible) **chardetng** reads a
 //!    bounded window (see [`detector`]) with the TLD as a hint and breaks the
 //!    tie: it confirms a declaration it agrees with, and otherwise wins if its
 //!    own guess decodes cleanly.
