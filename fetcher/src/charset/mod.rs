@@ -14,7 +14,7 @@
 //!    the same by every ASCII-compatible encoding (unless it holds
 //!    ISO-2022-JP escapes);
 //! 5. otherwise the **declarations** — the HTTP `Content-Type` charset
-//!    ([`header_charset`]) and the page's own (the WHATWG [`prescan`]) — are
+//!    ([`header_charset`]) and the page's own (the WHATWG [`prescan()`]) — are
 //!    checked by **decoding**: a declared multi-byte encoding that fails to
 //!    decode cleanly is a lie. When the surviving declarations agree on one
 //!    multi-byte encoding and no other legacy multi-byte encoding reads the
