@@ -222,7 +222,7 @@ fn chinese_byline(page: &Page, span: Option<(u32, u32)>, date_pos: Option<u32>) 
                 continue;
             }
             let key = (rank, (pos as i64 - anchor).abs());
-            if best.as_ref().map_or(true, |(k, _)| key < *k) {
+            if best.as_ref().is_none_or(|(k, _)| key < *k) {
                 best = Some((key, joined));
             }
         }
@@ -251,7 +251,7 @@ fn chinese_byline(page: &Page, span: Option<(u32, u32)>, date_pos: Option<u32>) 
             continue;
         }
         let key = (2, (lo as i64 + m.start() as i64 - anchor).abs());
-        if best.as_ref().map_or(true, |(k, _)| key < *k) {
+        if best.as_ref().is_none_or(|(k, _)| key < *k) {
             best = Some((key, names.join(" ")));
         }
     }

@@ -262,7 +262,7 @@ pub fn select(page: &Page, st: &[Stats], filter_unlikely: bool) -> Option<Select
             continue;
         }
         score[i] *= 1.0 - st[i].link_density();
-        if best.map_or(true, |(_, b)| score[i] > b) {
+        if best.is_none_or(|(_, b)| score[i] > b) {
             best = Some((i as u32, score[i]));
         }
     }

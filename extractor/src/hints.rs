@@ -95,32 +95,72 @@ const NEGATIVE_WORDS: &[&str] = &[
     "extra", "promo", "sns", "gg", "share", "print", "rel", "subnav", "header", "hot", "rank",
 ];
 
+/// Substrings that mark an author byline.
+const AUTHOR: &[&str] = &["author", "byline", "writer", "reporter", "editor", "zuozhe"];
+/// Substrings that mark a date line.
+const DATE: &[&str] = &["date", "time", "publish", "pubtime", "posted", "dateline"];
+
+/// What a pattern of the automaton stands for.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Positive,
+    Negative,
+    Author,
+    Date,
+}
+
+/// All substring lists in one automaton: one pass over the class string finds every match.
+struct Matcher {
+    automaton: aho_corasick::AhoCorasick,
+    kinds: Vec<Kind>,
+}
+
+fn matcher() -> &'static Matcher {
+    static M: std::sync::OnceLock<Matcher> = std::sync::OnceLock::new();
+    M.get_or_init(|| {
+        let mut patterns = Vec::new();
+        let mut kinds = Vec::new();
+        for (list, kind) in [
+            (POSITIVE, Kind::Positive),
+            (NEGATIVE, Kind::Negative),
+            (AUTHOR, Kind::Author),
+            (DATE, Kind::Date),
+        ] {
+            for p in list {
+                patterns.push(*p);
+                kinds.push(kind);
+            }
+        }
+        let automaton = aho_corasick::AhoCorasick::new(&patterns).expect("static patterns");
+        Matcher { automaton, kinds }
+    })
+}
+
 /// Reads a lowercased `id class` string.
 pub fn classify(id_class: &str) -> Hint {
     let mut hint = Hint::default();
     if id_class.trim().is_empty() {
         return hint;
     }
-    if POSITIVE.iter().any(|p| id_class.contains(p)) {
+    let m = matcher();
+    let (mut positive, mut negative) = (false, false);
+    for found in m.automaton.find_overlapping_iter(id_class) {
+        match m.kinds[found.pattern().as_usize()] {
+            Kind::Positive => positive = true,
+            Kind::Negative => negative = true,
+            Kind::Author => hint.flags |= flag::AUTHOR,
+            Kind::Date => hint.flags |= flag::DATE,
+        }
+    }
+    negative = negative
+        || id_class
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| NEGATIVE_WORDS.contains(&w));
+    if positive {
         hint.weight += CLASS_WEIGHT;
     }
-    let negative_word = id_class
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .any(|w| NEGATIVE_WORDS.contains(&w));
-    if negative_word || NEGATIVE.iter().any(|p| id_class.contains(p)) {
+    if negative {
         hint.weight -= CLASS_WEIGHT;
-    }
-    if ["author", "byline", "writer", "reporter", "editor", "zuozhe"]
-        .iter()
-        .any(|p| id_class.contains(p))
-    {
-        hint.flags |= flag::AUTHOR;
-    }
-    if ["date", "time", "publish", "pubtime", "posted", "dateline"]
-        .iter()
-        .any(|p| id_class.contains(p))
-    {
-        hint.flags |= flag::DATE;
     }
     hint
 }

@@ -143,7 +143,7 @@ fn in_text(page: &Page, span: Option<(u32, u32)>, owners: &[(u32, u32, u32)]) ->
         if has_label(before) {
             dist -= 1000;
         }
-        if best.as_ref().map_or(true, |(d, _)| dist < *d) {
+        if best.as_ref().is_none_or(|(d, _)| dist < *d) {
             best = Some((
                 dist,
                 Found {

@@ -514,7 +514,7 @@ pub fn scan(html: &str) -> Page {
     }
     let mut s = state.borrow_mut();
     s.flush_text();
-    while s.stack.len() > 0 {
+    while !s.stack.is_empty() {
         s.pop();
     }
     std::mem::take(&mut s.page)
@@ -549,11 +549,12 @@ impl Scan {
                     }
                 }
                 "hidden" => hidden = true,
-                "aria-hidden" if tag != Tag::Img => {
-                    // Decorative icons only: a hidden block of text is usually a menu.
-                    if attr.value().eq_ignore_ascii_case("true") && tag != Tag::Span {
-                        hidden = true;
-                    }
+                // Icons (img, span) are hidden decoratively; a hidden block is usually a menu.
+                "aria-hidden"
+                    if !matches!(tag, Tag::Img | Tag::Span)
+                        && attr.value().eq_ignore_ascii_case("true") =>
+                {
+                    hidden = true;
                 }
                 "role" => {
                     let v = attr.value().to_ascii_lowercase();
@@ -603,9 +604,9 @@ impl Scan {
                 {
                     let v = attr.value();
                     // Lazy loaders put a placeholder in `src` and the image in `data-*`.
-                    let placeholder = url.as_deref().map_or(true, |u: &str| {
-                        u.trim().is_empty() || u.starts_with("data:")
-                    });
+                    let placeholder = url
+                        .as_deref()
+                        .is_none_or(|u: &str| u.trim().is_empty() || u.starts_with("data:"));
                     if placeholder && !v.trim().is_empty() {
                         url = Some(v);
                     }
@@ -616,10 +617,11 @@ impl Scan {
                 "content" if tag == Tag::Meta || meta_content.is_none() => {
                     meta_content = Some(attr.value())
                 }
-                "type" if tag == Tag::Script => {
-                    if attr.value().to_ascii_lowercase().contains("ld+json") {
-                        flags |= flag::JSON_LD;
-                    }
+                "type"
+                    if tag == Tag::Script
+                        && attr.value().to_ascii_lowercase().contains("ld+json") =>
+                {
+                    flags |= flag::JSON_LD;
                 }
                 "lang" if tag == Tag::Html && self.page.lang.is_none() => {
                     let v = attr.value();
@@ -644,11 +646,9 @@ impl Scan {
                     }
                 }
             }
-            Tag::Base => {
-                if self.page.base_href.is_none() {
-                    if let Some(h) = url.take() {
-                        self.page.base_href = Some(entities::decode(h.trim()).into_owned());
-                    }
+            Tag::Base if self.page.base_href.is_none() => {
+                if let Some(h) = url.take() {
+                    self.page.base_href = Some(entities::decode(h.trim()).into_owned());
                 }
             }
             _ => {}

@@ -50,8 +50,7 @@ pub fn title(page: &Page, site_name: Option<&str>) -> Option<String> {
             .map(|r| longest_common_substring(&h, r))
             .max()
             .unwrap_or(0);
-        if common * 10 >= hl * 6 && common >= 4 && best.as_ref().map_or(true, |(c, _)| common > *c)
-        {
+        if common * 10 >= hl * 6 && common >= 4 && best.as_ref().is_none_or(|(c, _)| common > *c) {
             best = Some((common, h));
         }
     }
@@ -109,9 +108,8 @@ pub fn strip_site(title: &str, site_name: Option<&str>) -> String {
         .iter()
         .filter(|p| {
             let l = p.to_lowercase();
-            site.as_ref().map_or(true, |s| {
-                !(l.contains(s.as_str()) || s.contains(l.as_str()))
-            })
+            site.as_ref()
+                .is_none_or(|s| !(l.contains(s.as_str()) || s.contains(l.as_str())))
         })
         .collect();
     // The headline is the longest part (site names and sections are short).
