@@ -11,8 +11,14 @@
 use unicode_normalization::UnicodeNormalization;
 use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
-/// Tokens per feature.
+/// Tokens per shingle feature.
 pub const SHINGLE: usize = 3;
+
+/// Single tokens are features too, with this weight per occurrence (a
+/// shingle occurrence weighs 1): a light edit changes few of them, so they
+/// hold near-duplicates together, while the shingles keep distinct texts
+/// over the same vocabulary apart.
+pub const UNIGRAM_WEIGHT: i32 = 2;
 
 /// Bodies with fewer tokens than this are too short for SimHash to tell
 /// near-duplicates from different short texts; they are matched by an exact
@@ -92,15 +98,22 @@ pub fn fingerprint(text: &str) -> Fingerprint {
         return Fingerprint::Exact(h);
     }
     let mut sums = [0i32; 64];
+    let mut add = |h: u64, w: i32| {
+        for (bit, sum) in sums.iter_mut().enumerate() {
+            *sum += ((((h >> bit) & 1) as i32) * 2 - 1) * w;
+        }
+    };
+    if UNIGRAM_WEIGHT > 0 {
+        for t in &toks {
+            add(*t, UNIGRAM_WEIGHT);
+        }
+    }
     for window in toks.windows(SHINGLE) {
         let mut bytes = [0u8; 8 * SHINGLE];
         for (i, t) in window.iter().enumerate() {
             bytes[i * 8..i * 8 + 8].copy_from_slice(&t.to_le_bytes());
         }
-        let h = xxh3_64(&bytes);
-        for (bit, sum) in sums.iter_mut().enumerate() {
-            *sum += (((h >> bit) & 1) as i32) * 2 - 1;
-        }
+        add(xxh3_64(&bytes), 1);
     }
     let mut fp = 0u64;
     for (bit, sum) in sums.iter().enumerate() {

@@ -257,14 +257,16 @@ mod tests {
         }
     }
 
+    /// Pseudo-text whose word frequencies are skewed like real text's.
     fn text(seed: u64) -> String {
-        let mut x = seed | 1;
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         (0..400)
             .map(|_| {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
-                format!("w{}", x % 5000)
+                let r = x % 1000;
+                format!("w{}", r * r / 2000)
             })
             .collect::<Vec<_>>()
             .join(" ")

@@ -24,7 +24,7 @@ pub struct RunArgs {
     #[arg(long = "allow-domain")]
     pub allow_domains: Vec<String>,
     /// Allow loopback and private addresses (to crawl a local site).
-    #[arg(long, env = "CRAWLER_ALLOW_PRIVATE")]
+    #[arg(long, env = "CRAWLER_ALLOW_PRIVATE", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
     pub allow_private: bool,
     /// Write the documents here instead of standard output.
     #[arg(long)]

@@ -15,7 +15,7 @@ struct Args {
 
     /// Allow fetching loopback, private and link-local addresses (for local
     /// test sites; never on a crawler that takes URLs from the web).
-    #[arg(long, env = "CRAWLER_ALLOW_PRIVATE")]
+    #[arg(long, env = "CRAWLER_ALLOW_PRIVATE", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
     allow_private: bool,
 
     /// The User-Agent header (default names the crawler and a contact URL).

@@ -116,6 +116,15 @@ impl Session {
         }
     }
 
+    /// Deletes every queue and the dead-letter exchange of the namespace
+    /// (tests, and resetting a crawl). Messages in them are lost.
+    pub async fn delete_topology(&self) -> Result<(), BrokerError> {
+        match self {
+            Session::Amqp(s) => s.delete_topology().await,
+            Session::Memory(_) => Ok(()),
+        }
+    }
+
     pub fn is_connected(&self) -> bool {
         match self {
             Session::Amqp(s) => s.conn.status().connected(),
@@ -215,6 +224,24 @@ impl AmqpSession {
             _channel: channel,
             url: self.url.clone(),
         })
+    }
+
+    async fn delete_topology(&self) -> Result<(), BrokerError> {
+        for q in Queue::ALL {
+            for name in [q.name(&self.namespace), q.dead_letter_name(&self.namespace)] {
+                self.publisher
+                    .queue_delete(name.as_str().into(), lapin::options::QueueDeleteOptions::default())
+                    .await
+                    .map_err(|e| self.err(e))?;
+            }
+        }
+        self.publisher
+            .exchange_delete(
+                dead_letter_exchange(&self.namespace).as_str().into(),
+                lapin::options::ExchangeDeleteOptions::default(),
+            )
+            .await
+            .map_err(|e| self.err(e))
     }
 
     async fn queue_depths(&self) -> Result<Vec<QueueDepth>, BrokerError> {

@@ -41,7 +41,7 @@ pub struct ServiceConfig {
     pub concurrency: Option<usize>,
 
     /// Log as JSON lines instead of text.
-    #[arg(long, env = "CRAWLER_LOG_JSON", global = true)]
+    #[arg(long, env = "CRAWLER_LOG_JSON", global = true, value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
     pub log_json: bool,
 }
 

@@ -1,1 +1,194 @@
-//! Helpers for the integration tests.
+//! Helpers for the integration tests: the real worker binaries as processes,
+//! a fresh namespace per test on the real RabbitMQ and Redis, and the CLI.
+//!
+//! Every test gets its own namespace (queue and key prefix), so tests run side
+//! by side on one broker and one Redis; [`TestEnv::cleanup`] deletes it.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+
+use pipeline::store::Op;
+use pipeline::{Broker, StoredDocument, Store};
+
+pub const AMQP_URL: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
+pub const REDIS_URL: &str = "redis://127.0.0.1:6379/";
+
+/// The directory holding the workspace's binaries (`target/debug`), after
+/// building them once per test process (a no-op when they are up to date).
+pub fn bin_dir() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let exe = std::env::current_exe().expect("test executable path");
+        // target/debug/deps/<test> → target/debug
+        let dir = exe
+            .parent()
+            .and_then(|p| p.parent())
+            .expect("target dir")
+            .to_path_buf();
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.toml");
+        let status = Command::new(cargo)
+            .args(["build", "--quiet", "--manifest-path", manifest])
+            .args(["-p", "frontier", "-p", "fetcher", "-p", "extractor", "-p", "contentseen"])
+            .args(["-p", "crawler", "-p", "testsite", "--bins"])
+            .status()
+            .expect("running cargo build");
+        assert!(status.success(), "building the binaries failed");
+        dir
+    })
+    .clone()
+}
+
+pub fn bin(name: &str) -> PathBuf {
+    bin_dir().join(name)
+}
+
+/// A worker process, killed when dropped.
+pub struct Worker {
+    pub name: String,
+    child: Child,
+}
+
+impl Worker {
+    /// Sends SIGKILL (the harshest way a worker can die).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Sends SIGTERM and waits for the exit.
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        self.child.wait().expect("waiting for worker")
+    }
+
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// One test's namespace on the real services.
+pub struct TestEnv {
+    pub namespace: String,
+    logs: PathBuf,
+}
+
+impl TestEnv {
+    pub fn new(name: &str) -> TestEnv {
+        let namespace = format!("t-{name}-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+        let logs = bin_dir().join("test-logs").join(&namespace);
+        std::fs::create_dir_all(&logs).expect("log dir");
+        TestEnv { namespace, logs }
+    }
+
+    fn command(&self, binary: &str) -> Command {
+        let mut c = Command::new(bin(binary));
+        c.env("CRAWLER_AMQP_URL", AMQP_URL)
+            .env("CRAWLER_REDIS_URL", REDIS_URL)
+            .env("CRAWLER_NAMESPACE", &self.namespace)
+            .env("CRAWLER_ALLOW_PRIVATE", "1")
+            .env("NO_PROXY", "*")
+            .env_remove("HTTP_PROXY")
+            .env_remove("http_proxy");
+        c
+    }
+
+    /// Starts a worker binary (`frontier`, `fetcher`, `extractor`, `contentseen`).
+    pub fn start(&self, binary: &str, extra_args: &[&str]) -> Worker {
+        let n = std::fs::read_dir(&self.logs).map(|d| d.count()).unwrap_or(0);
+        let log = std::fs::File::create(self.logs.join(format!("{binary}-{n}.log"))).expect("log file");
+        let child = self
+            .command(binary)
+            .args(extra_args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {binary}: {e}"));
+        Worker {
+            name: binary.to_string(),
+            child,
+        }
+    }
+
+    /// One of each worker.
+    pub fn start_all(&self) -> Vec<Worker> {
+        ["frontier", "fetcher", "extractor", "contentseen"]
+            .iter()
+            .map(|b| self.start(b, &[]))
+            .collect()
+    }
+
+    /// Runs `crawler` with these arguments in this namespace.
+    pub fn crawler(&self, args: &[&str]) -> Output {
+        self.command("crawler")
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("running crawler")
+    }
+
+    /// Runs `crawler`, panicking with its stderr unless it succeeds; returns stdout.
+    pub fn crawler_ok(&self, args: &[&str]) -> String {
+        let out = self.crawler(args);
+        assert!(
+            out.status.success(),
+            "crawler {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Every stored document, through `crawler export`.
+    pub fn export(&self) -> Vec<StoredDocument> {
+        parse_documents(&self.crawler_ok(&["export"]))
+    }
+
+    /// Deletes the namespace's queues and keys.
+    pub async fn cleanup(&self) {
+        if let Ok(session) = Broker::amqp(AMQP_URL, &self.namespace).open().await {
+            let _ = session.delete_topology().await;
+        }
+        if let Ok(store) = Store::redis(REDIS_URL).await {
+            if let Ok(keys) = store.keys_matching(&format!("{}:*", self.namespace)).await {
+                let ops: Vec<Op> = keys.into_iter().map(|key| Op::Del { key }).collect();
+                for chunk in ops.chunks(1000) {
+                    let _ = store.exec(chunk).await;
+                }
+            }
+        }
+    }
+}
+
+/// Parses JSON lines of stored documents.
+pub fn parse_documents(jsonl: &str) -> Vec<StoredDocument> {
+    jsonl
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad document line {l}: {e}")))
+        .collect()
+}
+
+/// The original a stored document leads to through `duplicate_of` links.
+pub fn root_of<'a>(
+    docs: &'a std::collections::HashMap<String, StoredDocument>,
+    url: &'a str,
+) -> &'a str {
+    let mut cur = url;
+    for _ in 0..16 {
+        match docs.get(cur).and_then(|d| d.duplicate_of.as_deref()) {
+            Some(next) => cur = next,
+            None => return cur,
+        }
+    }
+    cur
+}

@@ -1,0 +1,160 @@
+//! The whole crawl, end to end: the four real worker binaries as separate
+//! processes over the real RabbitMQ and Redis crawl the local test site; then
+//! `crawler run` crawls it again in one process, and both store the same.
+
+use std::collections::{BTreeSet, HashMap};
+
+use crawler_tests::{parse_documents, root_of, TestEnv};
+use pipeline::StoredDocument;
+use testsite::{serve, PageKind, Site, SiteConfig};
+
+/// Deeper than the site (every page is within 3 hops of `/`): a URL is
+/// crawled at the depth it is first discovered, and with concurrent stages
+/// that is not always the shortest path, so at the depth limit the set of
+/// pages would depend on timing. The depth limit itself is tested in the
+/// frontier's unit tests.
+const MAX_DEPTH: usize = 5;
+
+/// The "story" of a served page: pages with the same story carry the same
+/// body (copies, mirrors, light edits, query-string variants), and pages of
+/// different stories must never be merged.
+fn story(site: &Site, path_and_query: &str) -> String {
+    let page = site
+        .page_for_target(path_and_query)
+        .unwrap_or_else(|| panic!("no page for {path_and_query}"));
+    page.duplicate_of.clone().unwrap_or_else(|| page.path.clone())
+}
+
+fn path_of(base: &str, url: &str) -> String {
+    url.strip_prefix(base).unwrap_or(url).to_string()
+}
+
+/// Asserts the near-duplicate clusters: same story ⇔ same original.
+fn check_clusters(site: &Site, base: &str, docs: &[StoredDocument]) {
+    let by_url: HashMap<String, StoredDocument> =
+        docs.iter().map(|d| (d.url.clone(), d.clone())).collect();
+    let mut root_story: HashMap<String, String> = HashMap::new();
+    for d in docs {
+        let root = root_of(&by_url, &d.url).to_string();
+        assert!(by_url.contains_key(&root), "{} points at {root}, which is not stored", d.url);
+        let st = story(site, &path_of(base, &d.url));
+        let root_st = story(site, &path_of(base, &root));
+        assert_eq!(
+            st, root_st,
+            "{} (story {st}) was marked a duplicate of {root} (story {root_st}), distance {:?}",
+            d.url, d.distance
+        );
+        // One original per story.
+        if let Some(prev) = root_story.insert(root_st.clone(), root.clone()) {
+            assert_eq!(
+                prev, root,
+                "story {root_st} has two originals: {prev} and {root}"
+            );
+        }
+        if d.duplicate_of.is_none() {
+            assert!(!d.text.is_empty() || d.url.contains("/error/"), "{} stored without text", d.url);
+        } else {
+            assert!(d.text.is_empty(), "a duplicate's text is stored again: {}", d.url);
+            assert!(d.distance.is_some_and(|k| k <= 3));
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn services_and_local_mode_crawl_the_site_alike() {
+    let site = Site::generate(&SiteConfig {
+        articles: 120,
+        zh_articles: 12,
+        ..SiteConfig::default()
+    });
+    let server = serve(site, "127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let base = server.base_url();
+    let env = TestEnv::new("e2e");
+    let workers = env.start_all();
+
+    env.crawler_ok(&["seed", "--crawl", "e2e", "--max-depth", "5", &server.url("/")]);
+    env.crawler_ok(&["stats", "--wait-idle", "--json", "--timeout-secs", "240"]);
+
+    // Every in-scope page fetched exactly once; nothing out of scope.
+    let site = server.site();
+    let expected = site.reachable("/", MAX_DEPTH);
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    for r in server.requests() {
+        let host = r.host.as_deref().unwrap_or("");
+        assert!(
+            host.starts_with("127.0.0.1"),
+            "out-of-scope host requested: {host} {}",
+            r.path
+        );
+        assert!(!r.path.starts_with("/private/"), "robots.txt ignored: {}", r.path);
+        *counts.entry(r.path.clone()).or_default() += 1;
+    }
+    for path in expected.keys() {
+        assert_eq!(counts.get(path).copied().unwrap_or(0), 1, "{path} fetched {:?} times", counts.get(path));
+    }
+    for (path, n) in &counts {
+        assert!(
+            expected.contains_key(path) || path == "/robots.txt",
+            "{path} fetched ({n}x) but not in scope"
+        );
+    }
+    assert_eq!(counts.get("/robots.txt").copied(), Some(1), "robots.txt fetched once");
+
+    // What was stored: every HTML page that answered 200.
+    let docs = env.export();
+    let stored: BTreeSet<String> = docs.iter().map(|d| path_of(&base, &d.url)).collect();
+    let want: BTreeSet<String> = expected
+        .keys()
+        .filter(|p| {
+            let page = site.page_for_target(p).unwrap();
+            page.status == 200 && page.content_type.starts_with("text/html") && page.redirect_to.is_none()
+        })
+        .cloned()
+        .collect();
+    assert_eq!(stored, want, "stored documents differ from the expected pages");
+    check_clusters(site, &base, &docs);
+
+    // GBK pages: decoded and extracted to the expected Unicode text.
+    let mut zh = 0;
+    for d in &docs {
+        let page = site.page_for_target(&path_of(&base, &d.url)).unwrap();
+        if page.kind == PageKind::ZhArticle && d.duplicate_of.is_none() {
+            assert_eq!(d.encoding, "GBK");
+            assert_eq!(Some(d.text.trim()), page.body_text.as_deref(), "text of {}", d.url);
+            zh += 1;
+        }
+    }
+    assert!(zh >= 10, "only {zh} Chinese pages checked");
+
+    // crawler query and stats report it.
+    let a_dup = docs.iter().find(|d| d.duplicate_of.is_some()).expect("some duplicate");
+    let shown: StoredDocument = serde_json::from_str(env.crawler_ok(&["query", &a_dup.url]).trim()).unwrap();
+    assert_eq!(&shown, a_dup);
+    let original = a_dup.duplicate_of.clone().unwrap();
+    let dups = parse_documents(&env.crawler_ok(&["query", "--duplicates", &original]));
+    assert!(dups.iter().any(|d| d.url == a_dup.url), "query --duplicates misses {}", a_dup.url);
+    let stats: serde_json::Value = serde_json::from_str(env.crawler_ok(&["stats", "--json"]).trim()).unwrap();
+    let counter = |k: &str| stats["counters"][k].as_i64().unwrap_or(-1);
+    let originals = docs.iter().filter(|d| d.duplicate_of.is_none()).count() as i64;
+    assert_eq!(counter("stored"), originals);
+    assert_eq!(counter("duplicate"), docs.len() as i64 - originals);
+    assert_eq!(counter("fetched"), docs.len() as i64);
+    assert!(counter("failed") >= 3, "error pages count as failed");
+    drop(workers);
+    env.cleanup().await;
+
+    // The same crawl with no services at all.
+    server.clear_requests();
+    let out = tempfile_path("local-run.jsonl");
+    env.crawler_ok(&["run", "--allow-private", "--max-depth", "5", "--out", out.to_str().unwrap(), &server.url("/")]);
+    let local = parse_documents(&std::fs::read_to_string(&out).unwrap());
+    let local_set: BTreeSet<String> = local.iter().map(|d| path_of(&base, &d.url)).collect();
+    assert_eq!(local_set, stored, "crawler run stored a different set of documents");
+    check_clusters(site, &base, &local);
+}
+
+fn tempfile_path(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("crawler-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
