@@ -80,7 +80,10 @@ impl Layout {
     pub fn even(max_distance: u32) -> Result<Layout, LayoutError> {
         let n = max_distance + 1;
         if n > 64 {
-            return Err(LayoutError::TooFewBands { bands: 64, k: max_distance });
+            return Err(LayoutError::TooFewBands {
+                bands: 64,
+                k: max_distance,
+            });
         }
         let widths: Vec<u32> = (0..n).map(|i| 64 / n + u32::from(i < 64 % n)).collect();
         Layout::new(max_distance, &widths)
@@ -96,7 +99,10 @@ impl Layout {
 
     /// The (band index, band value) pairs of a fingerprint: its table keys.
     pub fn keys(&self, fp: u64) -> impl Iterator<Item = (usize, u64)> + '_ {
-        self.bands.iter().enumerate().map(move |(i, b)| (i, b.value(fp)))
+        self.bands
+            .iter()
+            .enumerate()
+            .map(move |(i, b)| (i, b.value(fp)))
     }
 }
 
@@ -105,7 +111,12 @@ impl Default for Layout {
     fn default() -> Self {
         Layout {
             max_distance: 3,
-            bands: (0..4).map(|i| Band { shift: i * 16, bits: 16 }).collect(),
+            bands: (0..4)
+                .map(|i| Band {
+                    shift: i * 16,
+                    bits: 16,
+                })
+                .collect(),
         }
     }
 }
@@ -117,9 +128,18 @@ mod tests {
     #[test]
     fn refuses_layouts_that_lose_matches() {
         assert_eq!(Layout::new(3, &[16, 16, 16, 16]), Ok(Layout::default()));
-        assert!(matches!(Layout::new(3, &[32, 32]), Err(LayoutError::TooFewBands { .. })));
-        assert!(matches!(Layout::new(3, &[24, 24, 24, 24]), Err(LayoutError::NotCovering(96))));
-        assert!(matches!(Layout::new(1, &[32, 0, 32]), Err(LayoutError::EmptyBand)));
+        assert!(matches!(
+            Layout::new(3, &[32, 32]),
+            Err(LayoutError::TooFewBands { .. })
+        ));
+        assert!(matches!(
+            Layout::new(3, &[24, 24, 24, 24]),
+            Err(LayoutError::NotCovering(96))
+        ));
+        assert!(matches!(
+            Layout::new(1, &[32, 0, 32]),
+            Err(LayoutError::EmptyBand)
+        ));
         let l = Layout::even(4).unwrap();
         assert_eq!(l.bands().iter().map(|b| b.bits).sum::<u32>(), 64);
         assert_eq!(l.bands().len(), 5);
@@ -134,10 +154,7 @@ mod tests {
             for b in (a..64).step_by(7) {
                 for c in (b..64).step_by(13) {
                     let other = fp ^ (1 << a) ^ (1 << b) ^ (1 << c);
-                    let shared = layout
-                        .keys(fp)
-                        .zip(layout.keys(other))
-                        .any(|(x, y)| x == y);
+                    let shared = layout.keys(fp).zip(layout.keys(other)).any(|(x, y)| x == y);
                     assert!(shared, "flips {a} {b} {c}");
                 }
             }

@@ -82,13 +82,25 @@ mod tests {
     fn lowest_sequence_within_k_wins() {
         let fp = 0b1111u64;
         let v = verdict(fp, 5, "me", "me", &[seen(0b0111, Some(3), "a")], 3);
-        assert_eq!(v, Verdict::Duplicate { of: "a".into(), distance: 1 });
+        assert_eq!(
+            v,
+            Verdict::Duplicate {
+                of: "a".into(),
+                distance: 1
+            }
+        );
         // Later matches do not make me a duplicate.
         let v = verdict(fp, 5, "me", "me", &[seen(0b0111, Some(9), "b")], 3);
         assert_eq!(v, Verdict::Original);
         // Exactly k counts; k+1 does not.
         let v = verdict(0, 5, "me", "me", &[seen(0b111, Some(1), "c")], 3);
-        assert_eq!(v, Verdict::Duplicate { of: "c".into(), distance: 3 });
+        assert_eq!(
+            v,
+            Verdict::Duplicate {
+                of: "c".into(),
+                distance: 3
+            }
+        );
         let v = verdict(0, 5, "me", "me", &[seen(0b1111, Some(1), "d")], 3);
         assert_eq!(v, Verdict::Original);
         // Unrecorded sequence numbers count as later.
@@ -99,6 +111,12 @@ mod tests {
     #[test]
     fn an_earlier_document_with_my_exact_fingerprint_owns_it() {
         let v = verdict(7, 2, "first", "me", &[seen(7, Some(2), "first")], 3);
-        assert_eq!(v, Verdict::Duplicate { of: "first".into(), distance: 0 });
+        assert_eq!(
+            v,
+            Verdict::Duplicate {
+                of: "first".into(),
+                distance: 0
+            }
+        );
     }
 }

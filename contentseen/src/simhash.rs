@@ -137,9 +137,9 @@ mod tests {
         // A deterministic pseudo-text over a small vocabulary.
         let vocab = [
             "market", "river", "council", "vote", "school", "winter", "bridge", "report",
-            "minister", "storm", "harbour", "budget", "science", "festival", "railway",
-            "garden", "court", "museum", "energy", "farm", "police", "hospital", "city",
-            "village", "company", "union", "season", "team", "coach", "player",
+            "minister", "storm", "harbour", "budget", "science", "festival", "railway", "garden",
+            "court", "museum", "energy", "farm", "police", "hospital", "city", "village",
+            "company", "union", "season", "team", "coach", "player",
         ];
         let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         (0..words)
@@ -166,13 +166,19 @@ mod tests {
         let mut words: Vec<&str> = a.split(' ').collect();
         words[250] = "zebra";
         let edited = words.join(" ");
-        let (Fingerprint::Sim(fa), Fingerprint::Sim(fe), Fingerprint::Sim(fo)) =
-            (fingerprint(&a), fingerprint(&edited), fingerprint(&article(8, 500)))
-        else {
+        let (Fingerprint::Sim(fa), Fingerprint::Sim(fe), Fingerprint::Sim(fo)) = (
+            fingerprint(&a),
+            fingerprint(&edited),
+            fingerprint(&article(8, 500)),
+        ) else {
             panic!("long texts get a SimHash")
         };
         assert!(distance(fa, fe) <= 3, "edit distance {}", distance(fa, fe));
-        assert!(distance(fa, fo) > 10, "other text distance {}", distance(fa, fo));
+        assert!(
+            distance(fa, fo) > 10,
+            "other text distance {}",
+            distance(fa, fo)
+        );
     }
 
     #[test]
@@ -185,8 +191,14 @@ mod tests {
 
     #[test]
     fn short_bodies_get_an_exact_hash() {
-        assert!(matches!(fingerprint("Page not found"), Fingerprint::Exact(_)));
-        assert_eq!(fingerprint("Page not found"), fingerprint("page, NOT found."));
+        assert!(matches!(
+            fingerprint("Page not found"),
+            Fingerprint::Exact(_)
+        ));
+        assert_eq!(
+            fingerprint("Page not found"),
+            fingerprint("page, NOT found.")
+        );
         assert_ne!(fingerprint("Page not found"), fingerprint("Page found"));
     }
 }

@@ -15,7 +15,7 @@ use pipeline::keys::Keys;
 use pipeline::messages::Document;
 use pipeline::store::{Op, Reply};
 use pipeline::worker::{Outcome, Stage, StageError};
-use pipeline::{Queue, StoredDocument, Store};
+use pipeline::{Queue, Store, StoredDocument};
 
 use crate::bands::Layout;
 use crate::decide::{verdict, Seen, Verdict};
@@ -162,7 +162,15 @@ impl Stage for ContentSeenStage {
     async fn handle(&self, doc: Document) -> Result<Outcome, StageError> {
         let doc_key = self.keys.document(&doc.url);
         // 1. A redelivery of a document already stored: nothing to do.
-        if self.store.one(Op::Get { key: doc_key.clone() }).await?.data()?.is_some() {
+        if self
+            .store
+            .one(Op::Get {
+                key: doc_key.clone(),
+            })
+            .await?
+            .data()?
+            .is_some()
+        {
             return Ok(Outcome::default());
         }
         let fp = fingerprint(&doc.text);
@@ -216,7 +224,12 @@ impl Stage for ContentSeenStage {
                 },
                 Op::HIncr {
                     key: self.keys.stats(),
-                    field: if duplicate_of.is_some() { "duplicate" } else { "stored" }.into(),
+                    field: if duplicate_of.is_some() {
+                        "duplicate"
+                    } else {
+                        "stored"
+                    }
+                    .into(),
                     by: 1,
                 },
             ];
@@ -295,9 +308,15 @@ mod tests {
             stage.handle(doc(url, t)).await.unwrap();
         }
         assert_eq!(stored(&store, "a").await.duplicate_of, None);
-        assert_eq!(stored(&store, "copy").await.duplicate_of.as_deref(), Some("a"));
+        assert_eq!(
+            stored(&store, "copy").await.duplicate_of.as_deref(),
+            Some("a")
+        );
         assert_eq!(stored(&store, "copy").await.text, "");
-        assert_eq!(stored(&store, "edit").await.duplicate_of.as_deref(), Some("a"));
+        assert_eq!(
+            stored(&store, "edit").await.duplicate_of.as_deref(),
+            Some("a")
+        );
         assert_eq!(stored(&store, "b").await.duplicate_of, None);
         // A redelivered original stays the original.
         stage.handle(doc("a", &a)).await.unwrap();
@@ -306,7 +325,10 @@ mod tests {
         stage.handle(doc("s1", "Not found")).await.unwrap();
         stage.handle(doc("s2", "not found!")).await.unwrap();
         stage.handle(doc("s3", "Found")).await.unwrap();
-        assert_eq!(stored(&store, "s2").await.duplicate_of.as_deref(), Some("s1"));
+        assert_eq!(
+            stored(&store, "s2").await.duplicate_of.as_deref(),
+            Some("s1")
+        );
         assert_eq!(stored(&store, "s3").await.duplicate_of, None);
     }
 }

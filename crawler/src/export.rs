@@ -36,7 +36,12 @@ pub async fn write_all(store: &Store, ns: &str, out: &mut dyn Write) -> anyhow::
         if urls.is_empty() {
             break;
         }
-        let ops: Vec<Op> = urls.iter().map(|u| Op::Get { key: keys.document(u) }).collect();
+        let ops: Vec<Op> = urls
+            .iter()
+            .map(|u| Op::Get {
+                key: keys.document(u),
+            })
+            .collect();
         for reply in store.exec(&ops).await? {
             if let Some(json) = reply.data()? {
                 out.write_all(&json)?;
@@ -50,7 +55,9 @@ pub async fn write_all(store: &Store, ns: &str, out: &mut dyn Write) -> anyhow::
 }
 
 pub async fn run(service: &pipeline::ServiceConfig, args: ExportArgs) -> anyhow::Result<()> {
-    let store = Store::redis(&service.redis_url).await.context("connecting to Redis")?;
+    let store = Store::redis(&service.redis_url)
+        .await
+        .context("connecting to Redis")?;
     let mut out: Box<dyn Write> = match &args.out {
         Some(p) => Box::new(std::io::BufWriter::new(std::fs::File::create(p)?)),
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),

@@ -17,7 +17,11 @@ mod stats;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "crawler", version, about = "A distributed web crawler with a near-duplicate filter")]
+#[command(
+    name = "crawler",
+    version,
+    about = "A distributed web crawler with a near-duplicate filter"
+)]
 struct Cli {
     #[command(flatten)]
     service: pipeline::ServiceConfig,

@@ -48,7 +48,10 @@ pub fn extract(args: ExtractArgs) -> anyhow::Result<()> {
         let url = page_url(args.url.as_deref(), path)?;
         let signals = Signals {
             header: args.header_charset.as_deref(),
-            tld: url.host_str().and_then(|h| h.rsplit('.').next()).map(str::as_bytes),
+            tld: url
+                .host_str()
+                .and_then(|h| h.rsplit('.').next())
+                .map(str::as_bytes),
             override_encoding: None,
         };
         let (decision, text) = charset::decide_and_decode(&bytes, &signals);

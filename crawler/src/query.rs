@@ -17,7 +17,9 @@ pub struct QueryArgs {
 }
 
 pub async fn run(service: &pipeline::ServiceConfig, args: QueryArgs) -> anyhow::Result<()> {
-    let store = Store::redis(&service.redis_url).await.context("connecting to Redis")?;
+    let store = Store::redis(&service.redis_url)
+        .await
+        .context("connecting to Redis")?;
     let keys = Keys::new(&service.namespace);
     let url = frontier::normalize::normalize(&args.url, None)
         .map(|u| u.to_string())
@@ -31,7 +33,12 @@ pub async fn run(service: &pipeline::ServiceConfig, args: QueryArgs) -> anyhow::
             })
             .await?
             .strings()?;
-        let ops: Vec<Op> = dups.iter().map(|u| Op::Get { key: keys.document(u) }).collect();
+        let ops: Vec<Op> = dups
+            .iter()
+            .map(|u| Op::Get {
+                key: keys.document(u),
+            })
+            .collect();
         for reply in store.exec(&ops).await? {
             if let Some(json) = reply.string()? {
                 println!("{json}");
@@ -42,8 +49,12 @@ pub async fn run(service: &pipeline::ServiceConfig, args: QueryArgs) -> anyhow::
     }
     let replies = store
         .exec(&[
-            Op::Get { key: keys.document(&url) },
-            Op::Get { key: keys.fetch_outcome(&url) },
+            Op::Get {
+                key: keys.document(&url),
+            },
+            Op::Get {
+                key: keys.fetch_outcome(&url),
+            },
         ])
         .await?;
     if let Some(doc) = replies[0].string()? {
@@ -52,7 +63,10 @@ pub async fn run(service: &pipeline::ServiceConfig, args: QueryArgs) -> anyhow::
         // Fetched but not stored: show how the fetch ended.
         println!("{outcome}");
     } else {
-        anyhow::bail!("{url}: not stored and never fetched in namespace {:?}", service.namespace);
+        anyhow::bail!(
+            "{url}: not stored and never fetched in namespace {:?}",
+            service.namespace
+        );
     }
     Ok(())
 }

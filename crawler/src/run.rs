@@ -52,7 +52,13 @@ fn settings<S: Stage>(broker: &Broker, store: &Store) -> WorkerSettings {
 
 pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let seeds = crate::seed::collect_seeds(&args.urls, None)?;
-    let spec = crate::seed::crawl_spec(&args.crawl, &args.allow_domains, args.max_depth, args.max_pages, &seeds);
+    let spec = crate::seed::crawl_spec(
+        &args.crawl,
+        &args.allow_domains,
+        args.max_depth,
+        args.max_pages,
+        &seeds,
+    );
     let broker = Broker::memory();
     let store = Store::memory();
     let Broker::Memory(bus) = &broker else {
@@ -82,7 +88,11 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
             shutdown.clone(),
         )),
         tokio::spawn(run_worker(
-            Arc::new(contentseen::ContentSeenStage::new(store.clone(), ns, Layout::default())),
+            Arc::new(contentseen::ContentSeenStage::new(
+                store.clone(),
+                ns,
+                Layout::default(),
+            )),
             settings::<contentseen::ContentSeenStage>(&broker, &store),
             shutdown.clone(),
         )),
@@ -101,7 +111,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     }
     let dead = bus.dead_letters();
     if !dead.is_empty() {
-        eprintln!("{} message(s) could not be processed (see the log)", dead.len());
+        eprintln!(
+            "{} message(s) could not be processed (see the log)",
+            dead.len()
+        );
     }
 
     let mut out: Box<dyn Write> = match &args.out {

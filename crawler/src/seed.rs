@@ -33,7 +33,10 @@ pub struct SeedArgs {
 }
 
 /// Reads the seed list from the arguments, `--file` or stdin.
-pub fn collect_seeds(urls: &[String], file: Option<&std::path::Path>) -> anyhow::Result<Vec<String>> {
+pub fn collect_seeds(
+    urls: &[String],
+    file: Option<&std::path::Path>,
+) -> anyhow::Result<Vec<String>> {
     fn from_reader(r: &mut dyn BufRead, seeds: &mut Vec<String>) -> anyhow::Result<()> {
         for line in r.lines() {
             let line = line?;
@@ -70,7 +73,10 @@ pub fn crawl_spec(
     max_pages: Option<u64>,
     seeds: &[String],
 ) -> CrawlSpec {
-    let mut domains: Vec<String> = allow_domains.iter().map(|d| d.to_ascii_lowercase()).collect();
+    let mut domains: Vec<String> = allow_domains
+        .iter()
+        .map(|d| d.to_ascii_lowercase())
+        .collect();
     if domains.is_empty() {
         for s in seeds {
             if let Ok(u) = frontier::normalize::normalize(s, None) {
@@ -111,7 +117,13 @@ pub fn seed_batches(spec: &CrawlSpec, seeds: &[String]) -> anyhow::Result<Vec<Ve
 
 pub async fn run(service: &pipeline::ServiceConfig, args: SeedArgs) -> anyhow::Result<()> {
     let seeds = collect_seeds(&args.urls, args.file.as_deref())?;
-    let spec = crawl_spec(&args.crawl, &args.allow_domains, args.max_depth, args.max_pages, &seeds);
+    let spec = crawl_spec(
+        &args.crawl,
+        &args.allow_domains,
+        args.max_depth,
+        args.max_pages,
+        &seeds,
+    );
     let payloads = seed_batches(&spec, &seeds)?;
     let session = Broker::amqp(&service.amqp_url, &service.namespace)
         .open()
@@ -124,7 +136,9 @@ pub async fn run(service: &pipeline::ServiceConfig, args: SeedArgs) -> anyhow::R
         spec.name,
         spec.allow_domains.join(", "),
         spec.max_depth,
-        spec.max_pages.map(|m| format!(", max pages {m}")).unwrap_or_default()
+        spec.max_pages
+            .map(|m| format!(", max pages {m}"))
+            .unwrap_or_default()
     );
     Ok(())
 }

@@ -50,7 +50,11 @@ impl Snapshot {
     }
 }
 
-async fn snapshot(store: &Store, session: &pipeline::broker::Session, keys: &Keys) -> anyhow::Result<Snapshot> {
+async fn snapshot(
+    store: &Store,
+    session: &pipeline::broker::Session,
+    keys: &Keys,
+) -> anyhow::Result<Snapshot> {
     let queues = session.queue_depths().await?;
     let live = store.keys_matching(&keys.live_pattern()).await?;
     let mut ops: Vec<Op> = live.iter().map(|k| Op::Get { key: k.clone() }).collect();
@@ -65,7 +69,14 @@ async fn snapshot(store: &Store, session: &pipeline::broker::Session, keys: &Key
         }
     }
     let mut counters = BTreeMap::new();
-    for name in ["seen", "fetched", "failed", "extracted", "stored", "duplicate"] {
+    for name in [
+        "seen",
+        "fetched",
+        "failed",
+        "extracted",
+        "stored",
+        "duplicate",
+    ] {
         counters.insert(name.to_string(), 0);
     }
     if let Some(all) = replies.last() {
@@ -93,7 +104,10 @@ fn print(s: &Snapshot, json: bool) -> anyhow::Result<()> {
     for q in &s.queues {
         println!("{:<28} {:>10} {:>10}", q.queue, q.ready, q.consumers);
     }
-    println!("in flight: {} (live workers: {})", s.in_flight, s.live_workers);
+    println!(
+        "in flight: {} (live workers: {})",
+        s.in_flight, s.live_workers
+    );
     for (k, v) in &s.counters {
         println!("{k:<20} {v:>10}");
     }
@@ -101,7 +115,9 @@ fn print(s: &Snapshot, json: bool) -> anyhow::Result<()> {
 }
 
 pub async fn run(service: &pipeline::ServiceConfig, args: StatsArgs) -> anyhow::Result<()> {
-    let store = Store::redis(&service.redis_url).await.context("connecting to Redis")?;
+    let store = Store::redis(&service.redis_url)
+        .await
+        .context("connecting to Redis")?;
     let session = Broker::amqp(&service.amqp_url, &service.namespace)
         .open()
         .await

@@ -160,7 +160,9 @@ impl Resolve for GuardedResolver {
                 .filter(|a| allow_private || !is_private(a.ip()))
                 .collect();
             if addrs.is_empty() {
-                return Err(format!("{host}: no public address (private addresses refused)").into());
+                return Err(
+                    format!("{host}: no public address (private addresses refused)").into(),
+                );
             }
             let addrs: Addrs = Box::new(addrs.into_iter());
             Ok(addrs)
@@ -301,7 +303,11 @@ impl Client {
     /// GETs `url`, following up to `max_redirects` redirects (each hop
     /// checked by the guard; a loop is an error). For robots.txt and
     /// sitemaps, whose redirects do not go through the frontier.
-    pub async fn get_following(&self, url: &Url, max_redirects: usize) -> Result<Response, FetchFailure> {
+    pub async fn get_following(
+        &self,
+        url: &Url,
+        max_redirects: usize,
+    ) -> Result<Response, FetchFailure> {
         let mut current = url.clone();
         let mut visited = vec![current.clone()];
         loop {
@@ -359,7 +365,12 @@ pub fn is_html(content_type: Option<&str>) -> bool {
         // No type: sniffing is the extractor's problem; most such pages are HTML.
         None => true,
         Some(ct) => {
-            let mime = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+            let mime = ct
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
             mime.is_empty()
                 || mime == "text/html"
                 || mime == "application/xhtml+xml"

@@ -182,7 +182,10 @@ impl Stage for FetcherStage {
             ));
         }
         let signals = Signals {
-            header: resp.content_type.as_deref().and_then(charset::header_charset),
+            header: resp
+                .content_type
+                .as_deref()
+                .and_then(charset::header_charset),
             tld: tld(&resp.final_url).map(str::as_bytes),
             override_encoding: None,
         };

@@ -98,7 +98,9 @@ mod tests {
     use super::*;
 
     fn n(s: &str) -> String {
-        normalize(s, None).map(|u| u.to_string()).unwrap_or_else(|e| format!("ERR {e}"))
+        normalize(s, None)
+            .map(|u| u.to_string())
+            .unwrap_or_else(|e| format!("ERR {e}"))
     }
 
     #[test]
@@ -128,11 +130,26 @@ mod tests {
 
     #[test]
     fn refuses_what_cannot_be_fetched() {
-        assert!(matches!(normalize("mailto:a@b.c", None), Err(UrlError::Scheme { .. })));
-        assert!(matches!(normalize("javascript:void(0)", None), Err(UrlError::Scheme { .. })));
-        assert!(matches!(normalize("ftp://x/y", None), Err(UrlError::Scheme { .. })));
-        assert!(matches!(normalize("not a url", None), Err(UrlError::Parse { .. })));
-        assert!(matches!(normalize("http://[::1", None), Err(UrlError::Parse { .. })));
+        assert!(matches!(
+            normalize("mailto:a@b.c", None),
+            Err(UrlError::Scheme { .. })
+        ));
+        assert!(matches!(
+            normalize("javascript:void(0)", None),
+            Err(UrlError::Scheme { .. })
+        ));
+        assert!(matches!(
+            normalize("ftp://x/y", None),
+            Err(UrlError::Scheme { .. })
+        ));
+        assert!(matches!(
+            normalize("not a url", None),
+            Err(UrlError::Parse { .. })
+        ));
+        assert!(matches!(
+            normalize("http://[::1", None),
+            Err(UrlError::Parse { .. })
+        ));
         let long = format!("http://example.com/{}", "a".repeat(MAX_URL_LEN));
         assert!(matches!(normalize(&long, None), Err(UrlError::TooLong(_))));
     }
@@ -141,9 +158,18 @@ mod tests {
     fn resolves_relative_links_against_the_page() {
         let base = Url::parse("http://example.com/dir/page.html").ok();
         let r = |s| normalize(s, base.as_ref()).map(|u| u.to_string()).ok();
-        assert_eq!(r("other.html").as_deref(), Some("http://example.com/dir/other.html"));
+        assert_eq!(
+            r("other.html").as_deref(),
+            Some("http://example.com/dir/other.html")
+        );
         assert_eq!(r("../up").as_deref(), Some("http://example.com/up"));
-        assert_eq!(r("/abs?q=1#x").as_deref(), Some("http://example.com/abs?q=1"));
-        assert_eq!(r("//cdn.example.org/x").as_deref(), Some("http://cdn.example.org/x"));
+        assert_eq!(
+            r("/abs?q=1#x").as_deref(),
+            Some("http://example.com/abs?q=1")
+        );
+        assert_eq!(
+            r("//cdn.example.org/x").as_deref(),
+            Some("http://cdn.example.org/x")
+        );
     }
 }

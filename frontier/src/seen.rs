@@ -69,7 +69,9 @@ mod tests {
     #[test]
     fn claim_ops_group_by_shard() {
         let keys = Keys::new("t");
-        let hashes: Vec<i64> = (0..100).map(|i| url_hash(&format!("http://e/{i}"))).collect();
+        let hashes: Vec<i64> = (0..100)
+            .map(|i| url_hash(&format!("http://e/{i}")))
+            .collect();
         let (shards, ops) = claim_ops(&keys, "b1", &hashes);
         assert_eq!(shards.len(), ops.len());
         let total: usize = ops

@@ -120,9 +120,11 @@ impl Stage for FrontierStage {
             outcome.publish.push((Queue::Fetch, encode(&task)?));
         }
         outcome.after_ack = self.counters(&tally);
-        outcome.after_ack.extend(shards.into_iter().map(|shard| Op::Del {
-            key: self.keys.claim(shard, &batch.id),
-        }));
+        outcome
+            .after_ack
+            .extend(shards.into_iter().map(|shard| Op::Del {
+                key: self.keys.claim(shard, &batch.id),
+            }));
         Ok(outcome)
     }
 }
@@ -189,22 +191,39 @@ mod tests {
             .handle(batch(
                 "b1",
                 1,
-                &["/a", "/a#x", "http://other.org/", "mailto:x@y", "/b", "/c?utm_source=z"],
+                &[
+                    "/a",
+                    "/a#x",
+                    "http://other.org/",
+                    "mailto:x@y",
+                    "/b",
+                    "/c?utm_source=z",
+                ],
             ))
             .await
             .unwrap();
         assert_eq!(
             fetched(&out),
-            vec!["http://example.com/a", "http://example.com/b", "http://example.com/c"]
+            vec![
+                "http://example.com/a",
+                "http://example.com/b",
+                "http://example.com/c"
+            ]
         );
         // A second batch with the same links releases nothing new.
-        let out = stage.handle(batch("b2", 1, &["/a", "/b", "/d"])).await.unwrap();
+        let out = stage
+            .handle(batch("b2", 1, &["/a", "/b", "/d"]))
+            .await
+            .unwrap();
         assert_eq!(fetched(&out), vec!["http://example.com/d"]);
         // Too deep: nothing.
         let out = stage.handle(batch("b3", 3, &["/e"])).await.unwrap();
         assert!(out.publish.is_empty());
         // Page limit 5: four released so far, only one more.
-        let out = stage.handle(batch("b4", 1, &["/f", "/g", "/h"])).await.unwrap();
+        let out = stage
+            .handle(batch("b4", 1, &["/f", "/g", "/h"]))
+            .await
+            .unwrap();
         assert_eq!(fetched(&out).len(), 1);
     }
 

@@ -12,9 +12,8 @@ use std::sync::{Arc, Mutex};
 
 use futures_util::StreamExt;
 use lapin::options::{
-    BasicAckOptions, BasicConsumeOptions, BasicPublishOptions, BasicQosOptions,
-    BasicRejectOptions, ConfirmSelectOptions, ExchangeDeclareOptions, QueueBindOptions,
-    QueueDeclareOptions,
+    BasicAckOptions, BasicConsumeOptions, BasicPublishOptions, BasicQosOptions, BasicRejectOptions,
+    ConfirmSelectOptions, ExchangeDeclareOptions, QueueBindOptions, QueueDeclareOptions,
 };
 use lapin::types::{AMQPValue, FieldTable};
 use lapin::{BasicProperties, Connection, ConnectionProperties, ExchangeKind};
@@ -220,7 +219,7 @@ impl AmqpSession {
             .await
             .map_err(|e| self.err(e))?;
         Ok(Consumer::Amqp {
-            consumer,
+            consumer: Box::new(consumer),
             _channel: channel,
             url: self.url.clone(),
         })
@@ -230,7 +229,10 @@ impl AmqpSession {
         for q in Queue::ALL {
             for name in [q.name(&self.namespace), q.dead_letter_name(&self.namespace)] {
                 self.publisher
-                    .queue_delete(name.as_str().into(), lapin::options::QueueDeleteOptions::default())
+                    .queue_delete(
+                        name.as_str().into(),
+                        lapin::options::QueueDeleteOptions::default(),
+                    )
                     .await
                     .map_err(|e| self.err(e))?;
             }
@@ -324,7 +326,7 @@ async fn declare_topology(ch: &lapin::Channel, ns: &str) -> Result<(), lapin::Er
 /// A stream of deliveries from one queue.
 pub enum Consumer {
     Amqp {
-        consumer: lapin::Consumer,
+        consumer: Box<lapin::Consumer>,
         /// Keeps the consuming channel open.
         _channel: lapin::Channel,
         url: String,

@@ -27,7 +27,12 @@ pub struct ServiceConfig {
 
     /// Prefix of every queue and Redis key: crawls (and tests) in different
     /// namespaces never mix.
-    #[arg(long, env = "CRAWLER_NAMESPACE", default_value = "crawler", global = true)]
+    #[arg(
+        long,
+        env = "CRAWLER_NAMESPACE",
+        default_value = "crawler",
+        global = true
+    )]
     pub namespace: String,
 
     /// Unacknowledged messages the broker hands this worker at once

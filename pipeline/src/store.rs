@@ -37,11 +37,7 @@ pub enum Op {
     /// INCRBY: reply Int(new value).
     Incr { key: String, by: i64 },
     /// HINCRBY: reply Int(new value).
-    HIncr {
-        key: String,
-        field: String,
-        by: i64,
-    },
+    HIncr { key: String, field: String, by: i64 },
     /// HSETNX: reply Int(1 if set).
     HSetNx {
         key: String,
@@ -549,7 +545,9 @@ fn apply(map: &mut HashMap<String, Value>, op: &Op) -> Result<Reply, StoreError>
         Op::HGetAll { key } => match map.get(key) {
             Some(Value::Hash(h)) => Reply::Array(
                 h.iter()
-                    .flat_map(|(k, v)| [Reply::Data(k.clone().into_bytes()), Reply::Data(v.clone())])
+                    .flat_map(|(k, v)| {
+                        [Reply::Data(k.clone().into_bytes()), Reply::Data(v.clone())]
+                    })
                     .collect(),
             ),
             Some(_) => return Err(StoreError::WrongType(key.clone())),
@@ -637,14 +635,29 @@ mod tests {
             members,
             ttl_secs: 60,
         };
-        let mut r = store.one(claim("a", vec![1, 2, 3])).await.unwrap().ints().unwrap();
+        let mut r = store
+            .one(claim("a", vec![1, 2, 3]))
+            .await
+            .unwrap()
+            .ints()
+            .unwrap();
         r.sort();
         assert_eq!(r, vec![1, 2, 3]);
         // Another batch with overlapping URLs claims only the new one.
-        let r = store.one(claim("b", vec![3, 4])).await.unwrap().ints().unwrap();
+        let r = store
+            .one(claim("b", vec![3, 4]))
+            .await
+            .unwrap()
+            .ints()
+            .unwrap();
         assert_eq!(r, vec![4]);
         // A redelivery of batch a gets its own claims back.
-        let mut r = store.one(claim("a", vec![1, 2, 3])).await.unwrap().ints().unwrap();
+        let mut r = store
+            .one(claim("a", vec![1, 2, 3]))
+            .await
+            .unwrap()
+            .ints()
+            .unwrap();
         r.sort();
         assert_eq!(r, vec![1, 2, 3]);
     }
@@ -662,12 +675,33 @@ mod tests {
         let store = Store::memory();
         let replies = store
             .exec(&[
-                Op::RPush { key: "l".into(), value: b"a".to_vec() },
-                Op::RPush { key: "l".into(), value: b"b".to_vec() },
-                Op::LRange { key: "l".into(), start: 0, stop: -1 },
-                Op::HSetNx { key: "h".into(), field: "f".into(), value: b"1".to_vec() },
-                Op::HSetNx { key: "h".into(), field: "f".into(), value: b"2".to_vec() },
-                Op::HGet { key: "h".into(), field: "f".into() },
+                Op::RPush {
+                    key: "l".into(),
+                    value: b"a".to_vec(),
+                },
+                Op::RPush {
+                    key: "l".into(),
+                    value: b"b".to_vec(),
+                },
+                Op::LRange {
+                    key: "l".into(),
+                    start: 0,
+                    stop: -1,
+                },
+                Op::HSetNx {
+                    key: "h".into(),
+                    field: "f".into(),
+                    value: b"1".to_vec(),
+                },
+                Op::HSetNx {
+                    key: "h".into(),
+                    field: "f".into(),
+                    value: b"2".to_vec(),
+                },
+                Op::HGet {
+                    key: "h".into(),
+                    field: "f".into(),
+                },
             ])
             .await
             .unwrap();

@@ -181,7 +181,9 @@ pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Sh
         .await
         .is_err()
     {
-        tracing::warn!("shutdown grace period over with messages in flight; they will be redelivered");
+        tracing::warn!(
+            "shutdown grace period over with messages in flight; they will be redelivered"
+        );
     }
     heartbeat.abort();
     let _ = settings

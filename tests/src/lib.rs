@@ -9,7 +9,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 
 use pipeline::store::Op;
-use pipeline::{Broker, StoredDocument, Store};
+use pipeline::{Broker, Store, StoredDocument};
 
 pub const AMQP_URL: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
 pub const REDIS_URL: &str = "redis://127.0.0.1:6379/";
@@ -30,7 +30,16 @@ pub fn bin_dir() -> PathBuf {
         let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.toml");
         let status = Command::new(cargo)
             .args(["build", "--quiet", "--manifest-path", manifest])
-            .args(["-p", "frontier", "-p", "fetcher", "-p", "extractor", "-p", "contentseen"])
+            .args([
+                "-p",
+                "frontier",
+                "-p",
+                "fetcher",
+                "-p",
+                "extractor",
+                "-p",
+                "contentseen",
+            ])
             .args(["-p", "crawler", "-p", "testsite", "--bins"])
             .status()
             .expect("running cargo build");
@@ -84,7 +93,10 @@ pub struct TestEnv {
 
 impl TestEnv {
     pub fn new(name: &str) -> TestEnv {
-        let namespace = format!("t-{name}-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+        let namespace = format!(
+            "t-{name}-{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..8]
+        );
         let logs = bin_dir().join("test-logs").join(&namespace);
         std::fs::create_dir_all(&logs).expect("log dir");
         TestEnv { namespace, logs }
@@ -104,8 +116,11 @@ impl TestEnv {
 
     /// Starts a worker binary (`frontier`, `fetcher`, `extractor`, `contentseen`).
     pub fn start(&self, binary: &str, extra_args: &[&str]) -> Worker {
-        let n = std::fs::read_dir(&self.logs).map(|d| d.count()).unwrap_or(0);
-        let log = std::fs::File::create(self.logs.join(format!("{binary}-{n}.log"))).expect("log file");
+        let n = std::fs::read_dir(&self.logs)
+            .map(|d| d.count())
+            .unwrap_or(0);
+        let log =
+            std::fs::File::create(self.logs.join(format!("{binary}-{n}.log"))).expect("log file");
         let child = self
             .command(binary)
             .args(extra_args)

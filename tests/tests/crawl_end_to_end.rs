@@ -22,7 +22,9 @@ fn story(site: &Site, path_and_query: &str) -> String {
     let page = site
         .page_for_target(path_and_query)
         .unwrap_or_else(|| panic!("no page for {path_and_query}"));
-    page.duplicate_of.clone().unwrap_or_else(|| page.path.clone())
+    page.duplicate_of
+        .clone()
+        .unwrap_or_else(|| page.path.clone())
 }
 
 fn path_of(base: &str, url: &str) -> String {
@@ -36,7 +38,11 @@ fn check_clusters(site: &Site, base: &str, docs: &[StoredDocument]) {
     let mut root_story: HashMap<String, String> = HashMap::new();
     for d in docs {
         let root = root_of(&by_url, &d.url).to_string();
-        assert!(by_url.contains_key(&root), "{} points at {root}, which is not stored", d.url);
+        assert!(
+            by_url.contains_key(&root),
+            "{} points at {root}, which is not stored",
+            d.url
+        );
         let st = story(site, &path_of(base, &d.url));
         let root_st = story(site, &path_of(base, &root));
         assert_eq!(
@@ -52,9 +58,17 @@ fn check_clusters(site: &Site, base: &str, docs: &[StoredDocument]) {
             );
         }
         if d.duplicate_of.is_none() {
-            assert!(!d.text.is_empty() || d.url.contains("/error/"), "{} stored without text", d.url);
+            assert!(
+                !d.text.is_empty() || d.url.contains("/error/"),
+                "{} stored without text",
+                d.url
+            );
         } else {
-            assert!(d.text.is_empty(), "a duplicate's text is stored again: {}", d.url);
+            assert!(
+                d.text.is_empty(),
+                "a duplicate's text is stored again: {}",
+                d.url
+            );
             assert!(d.distance.is_some_and(|k| k <= 3));
         }
     }
@@ -72,7 +86,14 @@ async fn services_and_local_mode_crawl_the_site_alike() {
     let env = TestEnv::new("e2e");
     let workers = env.start_all();
 
-    env.crawler_ok(&["seed", "--crawl", "e2e", "--max-depth", "5", &server.url("/")]);
+    env.crawler_ok(&[
+        "seed",
+        "--crawl",
+        "e2e",
+        "--max-depth",
+        "5",
+        &server.url("/"),
+    ]);
     env.crawler_ok(&["stats", "--wait-idle", "--json", "--timeout-secs", "240"]);
 
     // Every in-scope page fetched exactly once; nothing out of scope.
@@ -86,11 +107,20 @@ async fn services_and_local_mode_crawl_the_site_alike() {
             "out-of-scope host requested: {host} {}",
             r.path
         );
-        assert!(!r.path.starts_with("/private/"), "robots.txt ignored: {}", r.path);
+        assert!(
+            !r.path.starts_with("/private/"),
+            "robots.txt ignored: {}",
+            r.path
+        );
         *counts.entry(r.path.clone()).or_default() += 1;
     }
     for path in expected.keys() {
-        assert_eq!(counts.get(path).copied().unwrap_or(0), 1, "{path} fetched {:?} times", counts.get(path));
+        assert_eq!(
+            counts.get(path).copied().unwrap_or(0),
+            1,
+            "{path} fetched {:?} times",
+            counts.get(path)
+        );
     }
     for (path, n) in &counts {
         assert!(
@@ -98,7 +128,11 @@ async fn services_and_local_mode_crawl_the_site_alike() {
             "{path} fetched ({n}x) but not in scope"
         );
     }
-    assert_eq!(counts.get("/robots.txt").copied(), Some(1), "robots.txt fetched once");
+    assert_eq!(
+        counts.get("/robots.txt").copied(),
+        Some(1),
+        "robots.txt fetched once"
+    );
 
     // What was stored: every HTML page that answered 200.
     let docs = env.export();
@@ -107,11 +141,16 @@ async fn services_and_local_mode_crawl_the_site_alike() {
         .keys()
         .filter(|p| {
             let page = site.page_for_target(p).unwrap();
-            page.status == 200 && page.content_type.starts_with("text/html") && page.redirect_to.is_none()
+            page.status == 200
+                && page.content_type.starts_with("text/html")
+                && page.redirect_to.is_none()
         })
         .cloned()
         .collect();
-    assert_eq!(stored, want, "stored documents differ from the expected pages");
+    assert_eq!(
+        stored, want,
+        "stored documents differ from the expected pages"
+    );
     check_clusters(site, &base, &docs);
 
     // GBK pages: decoded and extracted to the expected Unicode text.
@@ -120,20 +159,34 @@ async fn services_and_local_mode_crawl_the_site_alike() {
         let page = site.page_for_target(&path_of(&base, &d.url)).unwrap();
         if page.kind == PageKind::ZhArticle && d.duplicate_of.is_none() {
             assert_eq!(d.encoding, "GBK");
-            assert_eq!(Some(d.text.trim()), page.body_text.as_deref(), "text of {}", d.url);
+            assert_eq!(
+                Some(d.text.trim()),
+                page.body_text.as_deref(),
+                "text of {}",
+                d.url
+            );
             zh += 1;
         }
     }
     assert!(zh >= 10, "only {zh} Chinese pages checked");
 
     // crawler query and stats report it.
-    let a_dup = docs.iter().find(|d| d.duplicate_of.is_some()).expect("some duplicate");
-    let shown: StoredDocument = serde_json::from_str(env.crawler_ok(&["query", &a_dup.url]).trim()).unwrap();
+    let a_dup = docs
+        .iter()
+        .find(|d| d.duplicate_of.is_some())
+        .expect("some duplicate");
+    let shown: StoredDocument =
+        serde_json::from_str(env.crawler_ok(&["query", &a_dup.url]).trim()).unwrap();
     assert_eq!(&shown, a_dup);
     let original = a_dup.duplicate_of.clone().unwrap();
     let dups = parse_documents(&env.crawler_ok(&["query", "--duplicates", &original]));
-    assert!(dups.iter().any(|d| d.url == a_dup.url), "query --duplicates misses {}", a_dup.url);
-    let stats: serde_json::Value = serde_json::from_str(env.crawler_ok(&["stats", "--json"]).trim()).unwrap();
+    assert!(
+        dups.iter().any(|d| d.url == a_dup.url),
+        "query --duplicates misses {}",
+        a_dup.url
+    );
+    let stats: serde_json::Value =
+        serde_json::from_str(env.crawler_ok(&["stats", "--json"]).trim()).unwrap();
     let counter = |k: &str| stats["counters"][k].as_i64().unwrap_or(-1);
     let originals = docs.iter().filter(|d| d.duplicate_of.is_none()).count() as i64;
     assert_eq!(counter("stored"), originals);
@@ -146,10 +199,21 @@ async fn services_and_local_mode_crawl_the_site_alike() {
     // The same crawl with no services at all.
     server.clear_requests();
     let out = tempfile_path("local-run.jsonl");
-    env.crawler_ok(&["run", "--allow-private", "--max-depth", "5", "--out", out.to_str().unwrap(), &server.url("/")]);
+    env.crawler_ok(&[
+        "run",
+        "--allow-private",
+        "--max-depth",
+        "5",
+        "--out",
+        out.to_str().unwrap(),
+        &server.url("/"),
+    ]);
     let local = parse_documents(&std::fs::read_to_string(&out).unwrap());
     let local_set: BTreeSet<String> = local.iter().map(|d| path_of(&base, &d.url)).collect();
-    assert_eq!(local_set, stored, "crawler run stored a different set of documents");
+    assert_eq!(
+        local_set, stored,
+        "crawler run stored a different set of documents"
+    );
     check_clusters(site, &base, &local);
 }
 
