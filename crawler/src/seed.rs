@@ -109,6 +109,7 @@ pub fn seed_batches(spec: &CrawlSpec, seeds: &[String]) -> anyhow::Result<Vec<Ve
                 seeds: true,
                 source: None,
                 redirects: 0,
+                attempt: 0,
                 links: chunk.iter().map(Link::new).collect(),
             })?)
         })

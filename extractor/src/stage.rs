@@ -62,6 +62,7 @@ impl Stage for ExtractorStage {
                 seeds: false,
                 source: Some(page.final_url.clone()),
                 redirects: 0,
+                attempt: 0,
                 links: article
                     .outlinks
                     .into_iter()

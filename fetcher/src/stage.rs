@@ -110,6 +110,7 @@ impl FetcherStage {
             seeds: false,
             source: Some(task.url.clone()),
             redirects: task.redirects + 1,
+            attempt: 0,
             links: vec![Link::new(target.as_str())],
         };
         Ok(Outcome {

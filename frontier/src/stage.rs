@@ -116,6 +116,7 @@ impl Stage for FrontierStage {
                 url,
                 depth: batch.depth,
                 redirects: batch.redirects,
+                attempt: batch.attempt,
             };
             outcome.publish.push((Queue::Fetch, encode(&task)?));
         }
@@ -169,6 +170,7 @@ mod tests {
             seeds: false,
             source: Some("http://example.com/".into()),
             redirects: 0,
+            attempt: 0,
             links: urls.iter().map(|u| Link::new(*u)).collect(),
         }
     }

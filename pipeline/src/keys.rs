@@ -49,6 +49,14 @@ impl Keys {
         format!("{}:robots:{origin}", self.ns)
     }
 
+    /// What the fetchers learned about a host (origin), read by the
+    /// frontier's politeness schedule. A hash: `delay_ms` (robots.txt
+    /// Crawl-delay), `backoff_until_ms` (after 429/503/timeouts, honouring
+    /// Retry-After; Unix ms), `fail_streak` (consecutive failures).
+    pub fn host(&self, origin: &str) -> String {
+        format!("{}:host:{origin}", self.ns)
+    }
+
     /// Band table `band`, bucket `value` (contentseen). Members: i64 fingerprints.
     pub fn band(&self, band: usize, value: u64) -> String {
         format!("{}:band:{band}:{value:x}", self.ns)

@@ -125,6 +125,11 @@ pub struct UrlBatch {
     /// For the target of a redirect: how many redirects led here.
     #[serde(default)]
     pub redirects: u32,
+    /// 0 for new links. A fetcher that failed transiently sends the URL back
+    /// with the attempt number it failed on + 1: the frontier then skips the
+    /// seen check and schedules it again after a backoff, politely.
+    #[serde(default)]
+    pub attempt: u32,
     pub links: Vec<Link>,
 }
 
@@ -140,6 +145,9 @@ pub struct FetchTask {
     /// How many redirects led to this URL (the fetcher stops at its limit).
     #[serde(default)]
     pub redirects: u32,
+    /// 0 on the first try; see [`UrlBatch::attempt`].
+    #[serde(default)]
+    pub attempt: u32,
 }
 
 /// A fetched HTML page, decoded to UTF-8 by the fetcher's charset vote.
@@ -303,6 +311,7 @@ mod tests {
             url: "http://a/".into(),
             depth: 0,
             redirects: 0,
+            attempt: 0,
         };
         let bytes = encode(&task).unwrap();
         assert!(matches!(
