@@ -12,7 +12,7 @@ site_pid=$!
 trap 'kill $site_pid 2>/dev/null || true; rm -f "$fifo"' EXIT
 read -r base <"$fifo"
 echo "test site at $base" >&2
-./target/release/crawler run --allow-private --max-depth 3 --out "$out" "$base/"
+./target/release/crawler run --allow-private --max-depth 3 --delay-ms 0 --out "$out" "$base/"
 python3 - "$out" <<'PY' || true
 import json, sys
 docs = [json.loads(l) for l in open(sys.argv[1])]

@@ -29,6 +29,10 @@ pub struct RunArgs {
     /// Write the documents here instead of standard output.
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
+    /// Least milliseconds between two requests to one host (robots.txt
+    /// Crawl-delay wins when larger).
+    #[arg(long, default_value_t = pipeline::messages::DEFAULT_DELAY_MS)]
+    pub delay_ms: u64,
     /// The crawl's name.
     #[arg(long, default_value = "default")]
     pub crawl: String,
@@ -57,6 +61,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         &args.allow_domains,
         args.max_depth,
         args.max_pages,
+        args.delay_ms,
         &seeds,
     );
     let broker = Broker::memory();
@@ -97,18 +102,41 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
             shutdown.clone(),
         )),
     ];
+    let releaser = tokio::spawn(frontier::release::run(
+        store.clone(),
+        broker.clone(),
+        ns.to_string(),
+        frontier::release::ReleaseSettings::default(),
+        shutdown.clone(),
+    ));
     let session = broker.open().await?;
     session
         .publish(Queue::Frontier, &crate::seed::seed_batches(&spec, &seeds)?)
         .await?;
+    let keys = pipeline::keys::Keys::new(ns);
+    let done = async {
+        // Idle: no message anywhere, and no task waiting for its host's turn.
+        loop {
+            bus.wait_idle().await;
+            match frontier::release::waiting(&store, &keys).await {
+                Ok(0) if bus.unfinished() == 0 => break,
+                Ok(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+                Err(e) => {
+                    eprintln!("reading the host queues: {e}");
+                    break;
+                }
+            }
+        }
+    };
     tokio::select! {
-        _ = bus.wait_idle() => {}
+        _ = done => {}
         _ = tokio::signal::ctrl_c() => eprintln!("interrupted: writing what was stored so far"),
     }
     shutdown.trigger();
     for w in workers {
         let _ = w.await;
     }
+    let _ = releaser.await;
     let dead = bus.dead_letters();
     if !dead.is_empty() {
         eprintln!(

@@ -25,6 +25,10 @@ pub struct SeedArgs {
     /// At most this many pages fetched in this crawl.
     #[arg(long)]
     pub max_pages: Option<u64>,
+    /// Least milliseconds between two requests to one host, cluster-wide
+    /// (robots.txt Crawl-delay wins when larger).
+    #[arg(long, default_value_t = pipeline::messages::DEFAULT_DELAY_MS)]
+    pub delay_ms: u64,
     /// Read seed URLs from this file, one per line.
     #[arg(long)]
     pub file: Option<std::path::PathBuf>,
@@ -71,6 +75,7 @@ pub fn crawl_spec(
     allow_domains: &[String],
     max_depth: u32,
     max_pages: Option<u64>,
+    delay_ms: u64,
     seeds: &[String],
 ) -> CrawlSpec {
     let mut domains: Vec<String> = allow_domains
@@ -93,6 +98,7 @@ pub fn crawl_spec(
         allow_domains: domains,
         max_depth,
         max_pages,
+        delay_ms,
     }
 }
 
@@ -123,6 +129,7 @@ pub async fn run(service: &pipeline::ServiceConfig, args: SeedArgs) -> anyhow::R
         &args.allow_domains,
         args.max_depth,
         args.max_pages,
+        args.delay_ms,
         &seeds,
     );
     let payloads = seed_batches(&spec, &seeds)?;

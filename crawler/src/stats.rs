@@ -35,6 +35,8 @@ struct Snapshot {
     queues: Vec<QueueDepth>,
     /// Messages being processed by live workers.
     in_flight: i64,
+    /// Fetch tasks waiting in the frontier's host queues for their turn.
+    waiting_for_host: i64,
     live_workers: usize,
     counters: BTreeMap<String, i64>,
 }
@@ -42,6 +44,7 @@ struct Snapshot {
 impl Snapshot {
     fn idle(&self) -> bool {
         self.in_flight == 0
+            && self.waiting_for_host == 0
             && self
                 .queues
                 .iter()
@@ -87,9 +90,11 @@ async fn snapshot(
             }
         }
     }
+    let waiting_for_host = frontier::release::waiting(store, keys).await?;
     Ok(Snapshot {
         queues,
         in_flight,
+        waiting_for_host,
         live_workers,
         counters,
     })

@@ -5,20 +5,34 @@
 //!
 //! - [`charset`]: the charset vote (pure): BOM, HTTP header, the page's own
 //!   declaration, chardetng and decode checks.
-//! - [`http`]: the HTTP client and its limits: timeouts, body cap (after
-//!   decompression), redirects, the SSRF guard on every resolved address.
-//! - [`robots`]: robots.txt, fetched once per host and cached in the store.
-//! - [`stage`]: the worker stage: robots check, fetch, decode, publish, and
-//!   the recorded outcome of every fetch.
+//! - [`http`]: the HTTP client and its limits ([`http::FetchSettings`]):
+//!   connect and total timeouts, body cap (after decompression, per chunk),
+//!   redirects, URL length, retries; gzip, deflate, brotli and zstd; the SSRF
+//!   guard on IP literals and on every resolved address.
+//! - [`gate`]: the politeness gate: a host's next request waits for its
+//!   turn, booked in the store for all fetchers.
+//! - [`robots`]: robots.txt, fetched once per origin and cached in the store.
+//! - [`politeness`]: what a fetch teaches about its host (Crawl-delay,
+//!   Retry-After backoff, failure streak), for the frontier's schedule.
+//! - [`stage`]: the worker stage: URL check, robots, fetch, decode, publish;
+//!   the recorded outcome of every fetch; transient failures sent back to
+//!   the frontier for a bounded number of retries.
 //!
-//! Redis keys: `robots:<origin>` (cached robots.txt), `fetch:<url>` (the last
-//! outcome of a URL), `stats` (fetched, failed, fetch_<outcome>).
+//! Produces also: [`pipeline::UrlBatch`] to the frontier, for a redirect
+//! target (`redirects + 1`) or a retry (`attempt + 1`).
+//!
+//! Redis keys: `robots:<origin>` (cached robots.txt), `host:<origin>` (the
+//! politeness record: `delay_ms`, `backoff_until_ms`, `fail_streak`),
+//! `fetch:<url>` (the last outcome of a URL), `stats` (fetched, failed,
+//! fetch_<outcome>, fetch_retried).
 //!
 //! Not here: which URLs to fetch and when (frontier), what the page says
 //! (extractor).
 
 pub mod charset;
+pub mod gate;
 pub mod http;
+pub mod politeness;
 pub mod robots;
 pub mod stage;
 

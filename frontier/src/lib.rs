@@ -8,15 +8,19 @@
 //! - [`normalize`]: URL normalization (pure).
 //! - [`scope`]: the crawl's scope rules (pure).
 //! - [`seen`]: the sharded URL-seen set: URL hashes, shard keys, claim ops.
-//! - [`stage`]: the worker stage wiring them to the store and the broker.
+//! - [`stage`]: the worker stage: admitted URLs go to their host's queue.
+//! - [`release`]: hands tasks to the fetch queue when their host is due
+//!   (cluster-wide politeness).
 //!
 //! Redis keys (see [`pipeline::keys`]): `seen:{shard}` (sets of i64 URL
 //! hashes), `claim:{shard}:{batch}` (what a batch claimed, until its fetch
 //! tasks are confirmed), `crawl:<name>:pages`, `stats`.
 //!
-//! Not here: politeness and robots.txt (the fetcher obeys robots.txt), fetching.
+//! Not here: fetching, robots.txt (the fetcher reads it and records the
+//! Crawl-delay in the host record).
 
 pub mod normalize;
+pub mod release;
 pub mod scope;
 pub mod seen;
 pub mod stage;

@@ -1,9 +1,11 @@
-//! The `frontier` worker binary: [`frontier::FrontierStage`] over RabbitMQ and Redis.
+//! The `frontier` worker binary: [`frontier::FrontierStage`] and the
+//! politeness releaser over RabbitMQ and Redis.
 
 use clap::Parser;
+use frontier::release::{self, ReleaseSettings};
 
-/// Admits seed and discovered URLs (normalized, in scope, never seen) and
-/// hands them to the fetchers.
+/// Admits seed and discovered URLs (normalized, in scope, never seen) into
+/// per-host queues, and releases them to the fetchers when each host is due.
 #[derive(Parser)]
 #[command(name = "frontier", version)]
 struct Args {
@@ -15,8 +17,19 @@ struct Args {
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let ns = args.service.namespace.clone();
-    pipeline::worker::serve(&args.service, |store| {
-        frontier::FrontierStage::new(store, &ns)
-    })
+    let release_ns = ns.clone();
+    pipeline::worker::serve_with(
+        &args.service,
+        |store| frontier::FrontierStage::new(store, &ns),
+        move |store, broker, shutdown| {
+            release::run(
+                store,
+                broker,
+                release_ns,
+                ReleaseSettings::default(),
+                shutdown,
+            )
+        },
+    )
     .await
 }

@@ -1,8 +1,10 @@
-//! The frontier stage: a [`UrlBatch`] in, one [`FetchTask`] per admitted URL out.
+//! The frontier stage: a [`UrlBatch`] in; one [`FetchTask`] per admitted URL
+//! into its host's queue in the store, from which [`crate::release`] hands
+//! it to the fetchers when the host is due.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
-use pipeline::keys::Keys;
+use pipeline::keys::{host_shard, Keys};
 use pipeline::messages::{encode, FetchTask, UrlBatch, VERSION};
 use pipeline::store::Op;
 use pipeline::worker::{Outcome, Stage, StageError};
@@ -35,6 +37,7 @@ struct Tally {
     too_deep: i64,
     over_limit: i64,
     released: i64,
+    retried: i64,
 }
 
 impl Stage for FrontierStage {
@@ -75,6 +78,15 @@ impl Stage for FrontierStage {
             }
         }
 
+        // A transiently failed fetch coming back: already seen, schedule it again.
+        if batch.attempt > 0 {
+            let urls: Vec<String> = candidates.into_iter().map(|(_, s)| s).collect();
+            tally.retried = urls.len() as i64;
+            self.enqueue(&batch, urls).await?;
+            outcome.after_ack = self.counters(&tally);
+            return Ok(outcome);
+        }
+
         // Claim the new ones in the seen set: one pipelined round trip.
         let hashes: Vec<i64> = candidates.iter().map(|(h, _)| *h).collect();
         let (shards, ops) = claim_ops(&self.keys, &batch.id, &hashes);
@@ -109,17 +121,7 @@ impl Stage for FrontierStage {
         }
 
         tally.released = released.len() as i64;
-        for url in released {
-            let task = FetchTask {
-                v: VERSION,
-                crawl: batch.crawl.clone(),
-                url,
-                depth: batch.depth,
-                redirects: batch.redirects,
-                attempt: batch.attempt,
-            };
-            outcome.publish.push((Queue::Fetch, encode(&task)?));
-        }
+        self.enqueue(&batch, released).await?;
         outcome.after_ack = self.counters(&tally);
         outcome
             .after_ack
@@ -131,6 +133,40 @@ impl Stage for FrontierStage {
 }
 
 impl FrontierStage {
+    /// Puts fetch tasks in their hosts' queues (one round trip); the
+    /// releaser hands them to the fetchers when each host is due.
+    async fn enqueue(&self, batch: &UrlBatch, urls: Vec<String>) -> Result<(), StageError> {
+        let mut by_origin: BTreeMap<String, Vec<Vec<u8>>> = BTreeMap::new();
+        for url in urls {
+            let origin = match Url::parse(&url) {
+                Ok(u) => u.origin().ascii_serialization(),
+                Err(_) => continue,
+            };
+            let task = FetchTask {
+                v: VERSION,
+                crawl: batch.crawl.clone(),
+                url,
+                depth: batch.depth,
+                redirects: batch.redirects,
+                attempt: batch.attempt,
+            };
+            by_origin.entry(origin).or_default().push(encode(&task)?);
+        }
+        let ops: Vec<Op> = by_origin
+            .into_iter()
+            .map(|(origin, tasks)| Op::HostEnqueue {
+                schedule: self.keys.schedule(host_shard(&origin)),
+                queue: self.keys.host_queue(&origin),
+                record: self.keys.host(&origin),
+                crawl_delay_ms: batch.crawl.delay_ms,
+                origin,
+                tasks,
+            })
+            .collect();
+        self.store.exec(&ops).await?;
+        Ok(())
+    }
+
     fn counters(&self, t: &Tally) -> Vec<Op> {
         [
             ("seen", t.released),
@@ -138,6 +174,7 @@ impl FrontierStage {
             ("out_of_scope", t.out_of_scope),
             ("too_deep", t.too_deep),
             ("over_limit", t.over_limit),
+            ("retried", t.retried),
         ]
         .into_iter()
         .filter(|(_, n)| *n > 0)
@@ -165,6 +202,7 @@ mod tests {
                 allow_domains: vec!["example.com".into()],
                 max_depth: 2,
                 max_pages: Some(5),
+                delay_ms: 0,
             },
             depth,
             seeds: false,
@@ -175,21 +213,26 @@ mod tests {
         }
     }
 
-    fn fetched(outcome: &Outcome) -> Vec<String> {
-        outcome
-            .publish
+    /// Everything the stage scheduled so far, as the releaser hands it out.
+    async fn fetched(stage: &FrontierStage) -> Vec<String> {
+        let taken = crate::release::take_due(&stage.store, &stage.keys, &Default::default())
+            .await
+            .unwrap();
+        let urls = taken
+            .tasks()
             .iter()
-            .map(|(q, p)| {
-                assert_eq!(*q, Queue::Fetch);
-                decode::<FetchTask>(p).unwrap().url
-            })
-            .collect()
+            .map(|p| decode::<FetchTask>(p).unwrap().url)
+            .collect();
+        crate::release::confirm(&stage.store, &stage.keys, taken)
+            .await
+            .unwrap();
+        urls
     }
 
     #[tokio::test]
     async fn admits_each_url_once_in_scope_and_within_limits() {
         let stage = FrontierStage::new(Store::memory(), "t");
-        let out = stage
+        stage
             .handle(batch(
                 "b1",
                 1,
@@ -205,7 +248,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(
-            fetched(&out),
+            fetched(&stage).await,
             vec![
                 "http://example.com/a",
                 "http://example.com/b",
@@ -213,29 +256,43 @@ mod tests {
             ]
         );
         // A second batch with the same links releases nothing new.
-        let out = stage
+        stage
             .handle(batch("b2", 1, &["/a", "/b", "/d"]))
             .await
             .unwrap();
-        assert_eq!(fetched(&out), vec!["http://example.com/d"]);
+        assert_eq!(fetched(&stage).await, vec!["http://example.com/d"]);
         // Too deep: nothing.
-        let out = stage.handle(batch("b3", 3, &["/e"])).await.unwrap();
-        assert!(out.publish.is_empty());
+        stage.handle(batch("b3", 3, &["/e"])).await.unwrap();
+        assert!(fetched(&stage).await.is_empty());
         // Page limit 5: four released so far, only one more.
-        let out = stage
+        stage
             .handle(batch("b4", 1, &["/f", "/g", "/h"]))
             .await
             .unwrap();
-        assert_eq!(fetched(&out).len(), 1);
+        assert_eq!(fetched(&stage).await.len(), 1);
     }
 
     #[tokio::test]
     async fn a_redelivered_batch_releases_its_urls_again() {
         let stage = FrontierStage::new(Store::memory(), "t");
         let b = batch("same-id", 1, &["/a", "/b"]);
-        let first = stage.handle(b.clone()).await.unwrap();
-        // The worker died before acking: the broker redelivers the batch.
-        let again = stage.handle(b).await.unwrap();
-        assert_eq!(fetched(&first), fetched(&again));
+        stage.handle(b.clone()).await.unwrap();
+        let first = fetched(&stage).await;
+        assert_eq!(first.len(), 2);
+        // The worker died before acking: the broker redelivers the batch,
+        // and its URLs are scheduled again instead of dropped as seen.
+        stage.handle(b).await.unwrap();
+        assert_eq!(fetched(&stage).await, first);
+    }
+
+    #[tokio::test]
+    async fn retries_skip_the_seen_check() {
+        let stage = FrontierStage::new(Store::memory(), "t");
+        stage.handle(batch("b1", 1, &["/a"])).await.unwrap();
+        assert_eq!(fetched(&stage).await.len(), 1);
+        let mut retry = batch("b2", 1, &["/a"]);
+        retry.attempt = 1;
+        stage.handle(retry).await.unwrap();
+        assert_eq!(fetched(&stage).await, vec!["http://example.com/a"]);
     }
 }

@@ -2,6 +2,21 @@
 //! namespace; keys that must live together in one Redis Cluster slot share a
 //! `{hash tag}`.
 
+/// Shards of the politeness schedule: each shard's schedule, host queues,
+/// host records and releasing set share one Redis Cluster slot, so one
+/// script can update them atomically.
+pub const HOST_SHARDS: u32 = 16;
+
+/// The politeness shard of an origin (FNV-1a, stable across builds).
+pub fn host_shard(origin: &str) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in origin.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h % HOST_SHARDS
+}
+
 /// Builds key names for one namespace.
 #[derive(Debug, Clone)]
 pub struct Keys {
@@ -49,12 +64,49 @@ impl Keys {
         format!("{}:robots:{origin}", self.ns)
     }
 
-    /// What the fetchers learned about a host (origin), read by the
-    /// frontier's politeness schedule. A hash: `delay_ms` (robots.txt
-    /// Crawl-delay), `backoff_until_ms` (after 429/503/timeouts, honouring
-    /// Retry-After; Unix ms), `fail_streak` (consecutive failures).
+    /// What the crawl knows about a host (an origin, `scheme://host:port`):
+    /// a hash read by the frontier's schedule and the fetchers' gate.
+    /// Fields: `delay_ms` (robots.txt Crawl-delay, by the fetcher),
+    /// `crawl_delay_ms` (the crawl's own delay, by the frontier),
+    /// `backoff_until_ms` (after 429/503, honouring Retry-After; Unix ms),
+    /// `fail_streak` (consecutive transient failures), `next_ms` (when the
+    /// frontier may release the next task), `next_fetch_ms` (when a fetcher
+    /// may start the next request). Same slot as the host's queue.
     pub fn host(&self, origin: &str) -> String {
-        format!("{}:host:{origin}", self.ns)
+        format!("{}{origin}", self.host_prefix(host_shard(origin)))
+    }
+
+    /// `host(origin)` is this prefix followed by the origin.
+    pub fn host_prefix(&self, shard: u32) -> String {
+        format!("{}:host:{{h{shard}}}:", self.ns)
+    }
+
+    /// The tasks waiting for a host, oldest first (a list of encoded
+    /// `FetchTask`s): the frontier's per-host queue.
+    pub fn host_queue(&self, origin: &str) -> String {
+        format!("{}{origin}", self.host_queue_prefix(host_shard(origin)))
+    }
+
+    pub fn host_queue_prefix(&self, shard: u32) -> String {
+        format!("{}:hostq:{{h{shard}}}:", self.ns)
+    }
+
+    /// The schedule of one shard of hosts: a sorted set of origins scored
+    /// by when each may release its next task (Unix ms).
+    pub fn schedule(&self, shard: u32) -> String {
+        format!("{}:sched:{{h{shard}}}", self.ns)
+    }
+
+    /// Tasks taken from a host queue and not yet confirmed on the fetch
+    /// queue (members `origin\ntask`, scored by when they were taken), so a
+    /// frontier that dies mid-release loses nothing.
+    pub fn releasing(&self, shard: u32) -> String {
+        format!("{}:releasing:{{h{shard}}}", self.ns)
+    }
+
+    /// The pattern of every host queue key.
+    pub fn host_queue_pattern(&self) -> String {
+        format!("{}:hostq:*", self.ns)
     }
 
     /// Band table `band`, bucket `value` (contentseen). Members: i64 fingerprints.
@@ -66,6 +118,21 @@ impl Keys {
     /// a hash shard, field = fingerprint (i64), value = "seq url".
     pub fn fingerprint_owner(&self, shard: u64) -> String {
         format!("{}:fp:{shard:x}", self.ns)
+    }
+
+    /// The sequence numbers of stored fingerprints (contentseen): shard
+    /// `shard` (the fingerprint's top bits) of a hash, field = fingerprint
+    /// (i64), value = the sequence number of the first document that had it.
+    /// Integer fields and values keep it a compact listpack.
+    pub fn fingerprint_sequence(&self, shard: u64) -> String {
+        format!("{}:fps:{shard:x}", self.ns)
+    }
+
+    /// Which document took a sequence number (contentseen): block `block`
+    /// (the number's high bits) of a hash, field = sequence number, value =
+    /// the document's URL. Read only for the original a duplicate points at.
+    pub fn sequence_url(&self, block: u64) -> String {
+        format!("{}:sequrl:{block:x}", self.ns)
     }
 
     /// The sequence counter that orders stored fingerprints (contentseen).

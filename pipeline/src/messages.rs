@@ -70,6 +70,17 @@ pub struct CrawlSpec {
     /// At most this many URLs are released for fetching in this crawl.
     #[serde(default)]
     pub max_pages: Option<u64>,
+    /// The least time between two requests to one host (origin), for the
+    /// whole cluster; robots.txt's Crawl-delay wins when larger.
+    #[serde(default = "default_delay_ms")]
+    pub delay_ms: u64,
+}
+
+/// The default politeness delay: one request per second per host.
+pub const DEFAULT_DELAY_MS: u64 = 1000;
+
+fn default_delay_ms() -> u64 {
+    DEFAULT_DELAY_MS
 }
 
 impl Default for CrawlSpec {
@@ -79,6 +90,7 @@ impl Default for CrawlSpec {
             allow_domains: Vec::new(),
             max_depth: 3,
             max_pages: None,
+            delay_ms: DEFAULT_DELAY_MS,
         }
     }
 }

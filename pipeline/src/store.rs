@@ -66,6 +66,57 @@ pub enum Op {
     LLen { key: String },
     /// DEL: reply Int(number deleted).
     Del { key: String },
+    /// Politeness, enqueue: append `tasks` to the host's queue, record the
+    /// crawl's delay, and schedule the host (if not scheduled) at the later
+    /// of now and its `next_ms`. Reply Int(queue length). All keys share a slot.
+    HostEnqueue {
+        schedule: String,
+        queue: String,
+        record: String,
+        origin: String,
+        crawl_delay_ms: u64,
+        tasks: Vec<Vec<u8>>,
+    },
+    /// Politeness, release: for up to `max_hosts` hosts of one schedule
+    /// shard that are due now, take the next task (up to `burst` for hosts
+    /// with no delay) into the `releasing` set and reschedule the host at
+    /// now + its delay (the larger of the crawl's and robots.txt's, doubled
+    /// per consecutive failure, never before a Retry-After backoff; a host
+    /// failing `park_after` times in a row waits `park_ms`). Reply Array of
+    /// Data members `origin\ntask`, to publish and then [`Op::ZRem`].
+    HostRelease {
+        schedule: String,
+        releasing: String,
+        queue_prefix: String,
+        record_prefix: String,
+        max_hosts: u32,
+        burst: u32,
+        park_after: u32,
+        park_ms: u64,
+    },
+    /// Politeness, recovery: members of `releasing` older than `older_than_ms`
+    /// (their frontier died before confirming them) go back to the head of
+    /// their host queues. Reply Int(number moved).
+    HostSweep {
+        schedule: String,
+        releasing: String,
+        queue_prefix: String,
+        older_than_ms: u64,
+    },
+    /// Politeness, the fetchers' gate: if the host's next request may start
+    /// now, book the slot `delay_ms` ahead and reply Int(0); otherwise reply
+    /// Int(milliseconds to wait). Uses the server's clock.
+    HostGate { record: String, delay_ms: u64 },
+    /// ZREM: reply Int(number removed).
+    ZRem { key: String, members: Vec<Vec<u8>> },
+    /// ZCARD: reply Int.
+    ZCard { key: String },
+    /// HSET of one field: reply Int(1 if new).
+    HSet {
+        key: String,
+        field: String,
+        value: Vec<u8>,
+    },
     /// Atomically, for each member: add it to `seen`; if it was new, add it to
     /// `claim` too. Then (re)set `claim`'s expiry and reply Ints with every
     /// member of `claim`: the members this claimant added now or on an earlier
@@ -96,6 +147,13 @@ impl Op {
             Op::LLen { .. } => "LLEN",
             Op::Del { .. } => "DEL",
             Op::Claim { .. } => "CLAIM",
+            Op::HostEnqueue { .. } => "HOST_ENQUEUE",
+            Op::HostRelease { .. } => "HOST_RELEASE",
+            Op::HostSweep { .. } => "HOST_SWEEP",
+            Op::HostGate { .. } => "HOST_GATE",
+            Op::ZRem { .. } => "ZREM",
+            Op::ZCard { .. } => "ZCARD",
+            Op::HSet { .. } => "HSET",
         }
     }
 }
@@ -179,6 +237,123 @@ end
 return {}
 "#;
 
+/// The server's clock in ms (one clock for every worker).
+const NOW_LUA: &str = "local t = redis.call('TIME'); local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n";
+
+/// [`Op::HostEnqueue`]: KEYS = schedule, queue, record; ARGV = origin, crawl delay, tasks...
+const HOST_ENQUEUE_LUA: &str = r#"
+for i = 3, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+redis.call('HSET', KEYS[3], 'crawl_delay_ms', ARGV[2])
+local nxt = tonumber(redis.call('HGET', KEYS[3], 'next_ms') or '0') or 0
+redis.call('ZADD', KEYS[1], 'NX', string.format('%.0f', math.max(now, nxt)), ARGV[1])
+return redis.call('LLEN', KEYS[2])
+"#;
+
+/// [`Op::HostRelease`]: KEYS = schedule, releasing; ARGV = queue prefix,
+/// record prefix, max hosts, burst, park after, park ms. Queue and record
+/// keys are built from the prefixes; they share the shard's slot.
+const HOST_RELEASE_LUA: &str = r#"
+local hosts = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))
+local out = {}
+for _, h in ipairs(hosts) do
+  local q = ARGV[1] .. h
+  local rec = ARGV[2] .. h
+  local f = redis.call('HMGET', rec, 'crawl_delay_ms', 'delay_ms', 'backoff_until_ms', 'fail_streak')
+  local delay = math.max(tonumber(f[1] or '0') or 0, tonumber(f[2] or '0') or 0)
+  local streak = tonumber(f[4] or '0') or 0
+  if streak > 0 then delay = math.max(delay, 1000) * 2 ^ math.min(streak, 6) end
+  local n = 1
+  if delay == 0 then n = tonumber(ARGV[4]) end
+  local taken = 0
+  for _ = 1, n do
+    local task = redis.call('LPOP', q)
+    if not task then break end
+    local m = h .. '
+' .. task
+    redis.call('ZADD', KEYS[2], now, m)
+    out[#out + 1] = m
+    taken = taken + 1
+  end
+  if taken > 0 then
+    local nxt = math.max(now + delay, tonumber(f[3] or '0') or 0)
+    if streak >= tonumber(ARGV[5]) then
+      nxt = math.max(nxt, now + tonumber(ARGV[6]))
+      redis.call('HSET', rec, 'parked_until_ms', string.format('%.0f', nxt))
+    end
+    redis.call('HSET', rec, 'next_ms', string.format('%.0f', nxt))
+    if redis.call('LLEN', q) > 0 then
+      redis.call('ZADD', KEYS[1], string.format('%.0f', nxt), h)
+    else
+      redis.call('ZREM', KEYS[1], h)
+    end
+  else
+    redis.call('ZREM', KEYS[1], h)
+  end
+end
+return out
+"#;
+
+/// [`Op::HostSweep`]: KEYS = schedule, releasing; ARGV = queue prefix, age ms.
+const HOST_SWEEP_LUA: &str = r#"
+local stale = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[2]), 'LIMIT', 0, 1000)
+for _, m in ipairs(stale) do
+  local i = string.find(m, '
+', 1, true)
+  if i then
+    local h = string.sub(m, 1, i - 1)
+    redis.call('LPUSH', ARGV[1] .. h, string.sub(m, i + 1))
+    redis.call('ZADD', KEYS[1], 'NX', now, h)
+  end
+  redis.call('ZREM', KEYS[2], m)
+end
+return #stale
+"#;
+
+/// [`Op::HostGate`]: KEYS = record; ARGV = delay ms.
+const HOST_GATE_LUA: &str = r#"
+local f = redis.call('HMGET', KEYS[1], 'next_fetch_ms', 'backoff_until_ms')
+local nxt = math.max(tonumber(f[1] or '0') or 0, tonumber(f[2] or '0') or 0)
+if now >= nxt then
+  redis.call('HSET', KEYS[1], 'next_fetch_ms', string.format('%.0f', now + tonumber(ARGV[1])))
+  return 0
+end
+return nxt - now
+"#;
+
+/// The scripts, loaded once per pipeline that uses them.
+struct Scripts {
+    claim: redis::Script,
+    enqueue: redis::Script,
+    release: redis::Script,
+    sweep: redis::Script,
+    gate: redis::Script,
+}
+
+impl Scripts {
+    fn new() -> Self {
+        let timed = |body: &str| redis::Script::new(&format!("{NOW_LUA}{body}"));
+        Scripts {
+            claim: redis::Script::new(CLAIM_LUA),
+            enqueue: timed(HOST_ENQUEUE_LUA),
+            release: timed(HOST_RELEASE_LUA),
+            sweep: timed(HOST_SWEEP_LUA),
+            gate: timed(HOST_GATE_LUA),
+        }
+    }
+
+    /// The script an op runs, if any.
+    fn for_op(&self, op: &Op) -> Option<&redis::Script> {
+        match op {
+            Op::Claim { .. } => Some(&self.claim),
+            Op::HostEnqueue { .. } => Some(&self.enqueue),
+            Op::HostRelease { .. } => Some(&self.release),
+            Op::HostSweep { .. } => Some(&self.sweep),
+            Op::HostGate { .. } => Some(&self.gate),
+            _ => None,
+        }
+    }
+}
+
 /// Redis or memory; cheap to clone (both share their connection or map).
 #[derive(Clone)]
 pub enum Store {
@@ -231,7 +406,7 @@ pub struct RedisStore {
     /// For error messages (without password).
     url: String,
     conn: ConnectionManager,
-    claim: Arc<redis::Script>,
+    scripts: Arc<Scripts>,
 }
 
 impl RedisStore {
@@ -254,16 +429,22 @@ impl RedisStore {
         Ok(RedisStore {
             url: shown.clone(),
             conn,
-            claim: Arc::new(redis::Script::new(CLAIM_LUA)),
+            scripts: Arc::new(Scripts::new()),
         })
     }
 
     async fn exec(&self, ops: &[Op]) -> Result<Vec<Reply>, StoreError> {
         let mut pipe = redis::pipe();
-        let mut invocations = Vec::new();
-        if ops.iter().any(|op| matches!(op, Op::Claim { .. })) {
-            pipe.load_script(&self.claim).ignore();
+        let mut loaded: Vec<&str> = Vec::new();
+        for op in ops {
+            if let Some(script) = self.scripts.for_op(op) {
+                if !loaded.contains(&script.get_hash()) {
+                    pipe.load_script(script).ignore();
+                    loaded.push(script.get_hash());
+                }
+            }
         }
+        let mut invocations = Vec::new();
         for op in ops {
             match op {
                 Op::SAdd { key, members } => {
@@ -317,21 +498,84 @@ impl RedisStore {
                 Op::Del { key } => {
                     pipe.del(key);
                 }
+                Op::ZRem { key, members } => {
+                    pipe.zrem(key, members);
+                }
+                Op::ZCard { key } => {
+                    pipe.zcard(key);
+                }
+                Op::HSet { key, field, value } => {
+                    pipe.hset(key, field, value);
+                }
                 Op::Claim {
                     seen,
                     claim,
                     members,
                     ttl_secs,
                 } => {
-                    let mut inv = self.claim.prepare_invoke();
+                    let mut inv = self.scripts.claim.prepare_invoke();
                     inv.key(seen).key(claim).arg(*ttl_secs);
                     for m in members {
                         inv.arg(*m);
                     }
                     invocations.push(inv);
-                    if let Some(inv) = invocations.last() {
-                        pipe.invoke_script(inv);
+                }
+                Op::HostEnqueue {
+                    schedule,
+                    queue,
+                    record,
+                    origin,
+                    crawl_delay_ms,
+                    tasks,
+                } => {
+                    let mut inv = self.scripts.enqueue.prepare_invoke();
+                    inv.key(schedule).key(queue).key(record);
+                    inv.arg(origin).arg(*crawl_delay_ms);
+                    for t in tasks {
+                        inv.arg(t.as_slice());
                     }
+                    invocations.push(inv);
+                }
+                Op::HostRelease {
+                    schedule,
+                    releasing,
+                    queue_prefix,
+                    record_prefix,
+                    max_hosts,
+                    burst,
+                    park_after,
+                    park_ms,
+                } => {
+                    let mut inv = self.scripts.release.prepare_invoke();
+                    inv.key(schedule).key(releasing);
+                    inv.arg(queue_prefix)
+                        .arg(record_prefix)
+                        .arg(*max_hosts)
+                        .arg(*burst)
+                        .arg(*park_after)
+                        .arg(*park_ms);
+                    invocations.push(inv);
+                }
+                Op::HostSweep {
+                    schedule,
+                    releasing,
+                    queue_prefix,
+                    older_than_ms,
+                } => {
+                    let mut inv = self.scripts.sweep.prepare_invoke();
+                    inv.key(schedule).key(releasing);
+                    inv.arg(queue_prefix).arg(*older_than_ms);
+                    invocations.push(inv);
+                }
+                Op::HostGate { record, delay_ms } => {
+                    let mut inv = self.scripts.gate.prepare_invoke();
+                    inv.key(record).arg(*delay_ms);
+                    invocations.push(inv);
+                }
+            }
+            if self.scripts.for_op(op).is_some() {
+                if let Some(inv) = invocations.last() {
+                    pipe.invoke_script(inv);
                 }
             }
         }
@@ -409,6 +653,130 @@ enum Value {
     Set(HashSet<i64>),
     Hash(HashMap<String, Vec<u8>>),
     List(Vec<Vec<u8>>),
+    /// Sorted set: member → score (scans are linear; the memory store is for
+    /// one-process crawls).
+    ZSet(HashMap<Vec<u8>, i64>),
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+fn zset_mut<'a>(
+    map: &'a mut HashMap<String, Value>,
+    key: &str,
+) -> Result<&'a mut HashMap<Vec<u8>, i64>, StoreError> {
+    match map
+        .entry(key.to_string())
+        .or_insert_with(|| Value::ZSet(HashMap::new()))
+    {
+        Value::ZSet(z) => Ok(z),
+        _ => Err(StoreError::WrongType(key.to_string())),
+    }
+}
+
+/// An integer field of a hash (0 when absent).
+fn hash_int(map: &HashMap<String, Value>, key: &str, field: &str) -> i64 {
+    match map.get(key) {
+        Some(Value::Hash(h)) => h.get(field).map(|v| parse_int(v)).unwrap_or(0),
+        _ => 0,
+    }
+}
+
+fn hash_set_int(
+    map: &mut HashMap<String, Value>,
+    key: &str,
+    field: &str,
+    v: i64,
+) -> Result<(), StoreError> {
+    hash_mut(map, key)?.insert(field.to_string(), v.to_string().into_bytes());
+    Ok(())
+}
+
+/// Removes empty collections, as Redis does.
+fn drop_if_empty(map: &mut HashMap<String, Value>, key: &str) {
+    let empty = match map.get(key) {
+        Some(Value::List(l)) => l.is_empty(),
+        Some(Value::ZSet(z)) => z.is_empty(),
+        Some(Value::Set(s)) => s.is_empty(),
+        _ => false,
+    };
+    if empty {
+        map.remove(key);
+    }
+}
+
+/// The memory store's [`Op::HostRelease`], step for step like the Lua.
+#[allow(clippy::too_many_arguments)]
+fn host_release(
+    map: &mut HashMap<String, Value>,
+    schedule: &str,
+    releasing: &str,
+    queue_prefix: &str,
+    record_prefix: &str,
+    max_hosts: u32,
+    burst: u32,
+    park_after: u32,
+    park_ms: u64,
+) -> Result<Reply, StoreError> {
+    let now = now_ms();
+    let mut due: Vec<(i64, Vec<u8>)> = match map.get(schedule) {
+        Some(Value::ZSet(z)) => z
+            .iter()
+            .filter(|(_, s)| **s <= now)
+            .map(|(m, s)| (*s, m.clone()))
+            .collect(),
+        _ => Vec::new(),
+    };
+    due.sort();
+    due.truncate(max_hosts as usize);
+    let mut out = Vec::new();
+    for (_, host) in due {
+        let h = String::from_utf8_lossy(&host).into_owned();
+        let q = format!("{queue_prefix}{h}");
+        let rec = format!("{record_prefix}{h}");
+        let mut delay = hash_int(map, &rec, "crawl_delay_ms").max(hash_int(map, &rec, "delay_ms"));
+        let streak = hash_int(map, &rec, "fail_streak");
+        if streak > 0 {
+            delay = delay.max(1000) * (1 << streak.min(6));
+        }
+        let n = if delay == 0 { burst.max(1) } else { 1 };
+        let mut taken = 0;
+        for _ in 0..n {
+            let task = match map.get_mut(&q) {
+                Some(Value::List(l)) if !l.is_empty() => l.remove(0),
+                _ => break,
+            };
+            let mut m = host.clone();
+            m.push(b'\n');
+            m.extend_from_slice(&task);
+            zset_mut(map, releasing)?.insert(m.clone(), now);
+            out.push(Reply::Data(m));
+            taken += 1;
+        }
+        drop_if_empty(map, &q);
+        if taken > 0 {
+            let mut next = (now + delay).max(hash_int(map, &rec, "backoff_until_ms"));
+            if streak >= i64::from(park_after) {
+                next = next.max(now + park_ms as i64);
+                hash_set_int(map, &rec, "parked_until_ms", next)?;
+            }
+            hash_set_int(map, &rec, "next_ms", next)?;
+            let more = matches!(map.get(&q), Some(Value::List(l)) if !l.is_empty());
+            if more {
+                zset_mut(map, schedule)?.insert(host, next);
+            } else {
+                zset_mut(map, schedule)?.remove(&host);
+            }
+        } else {
+            zset_mut(map, schedule)?.remove(&host);
+        }
+        drop_if_empty(map, schedule);
+    }
+    Ok(Reply::Array(out))
 }
 
 impl MemoryStore {
@@ -601,6 +969,103 @@ fn apply(map: &mut HashMap<String, Value>, op: &Op) -> Result<Reply, StoreError>
             None => Reply::Int(0),
         },
         Op::Del { key } => Reply::Int(map.remove(key).is_some() as i64),
+        Op::ZRem { key, members } => {
+            let n = match map.get_mut(key) {
+                Some(Value::ZSet(z)) => members.iter().filter(|m| z.remove(*m).is_some()).count(),
+                Some(_) => return Err(StoreError::WrongType(key.clone())),
+                None => 0,
+            };
+            drop_if_empty(map, key);
+            Reply::Int(n as i64)
+        }
+        Op::ZCard { key } => match map.get(key) {
+            Some(Value::ZSet(z)) => Reply::Int(z.len() as i64),
+            Some(_) => return Err(StoreError::WrongType(key.clone())),
+            None => Reply::Int(0),
+        },
+        Op::HSet { key, field, value } => {
+            let h = hash_mut(map, key)?;
+            Reply::Int(h.insert(field.clone(), value.clone()).is_none() as i64)
+        }
+        Op::HostEnqueue {
+            schedule,
+            queue,
+            record,
+            origin,
+            crawl_delay_ms,
+            tasks,
+        } => {
+            let l = list_mut(map, queue)?;
+            l.extend(tasks.iter().cloned());
+            let len = l.len() as i64;
+            hash_set_int(map, record, "crawl_delay_ms", *crawl_delay_ms as i64)?;
+            let due = now_ms().max(hash_int(map, record, "next_ms"));
+            zset_mut(map, schedule)?
+                .entry(origin.as_bytes().to_vec())
+                .or_insert(due);
+            Reply::Int(len)
+        }
+        Op::HostRelease {
+            schedule,
+            releasing,
+            queue_prefix,
+            record_prefix,
+            max_hosts,
+            burst,
+            park_after,
+            park_ms,
+        } => host_release(
+            map,
+            schedule,
+            releasing,
+            queue_prefix,
+            record_prefix,
+            *max_hosts,
+            *burst,
+            *park_after,
+            *park_ms,
+        )?,
+        Op::HostSweep {
+            schedule,
+            releasing,
+            queue_prefix,
+            older_than_ms,
+        } => {
+            let cutoff = now_ms() - *older_than_ms as i64;
+            let stale: Vec<Vec<u8>> = match map.get(releasing) {
+                Some(Value::ZSet(z)) => z
+                    .iter()
+                    .filter(|(_, s)| **s <= cutoff)
+                    .map(|(m, _)| m.clone())
+                    .collect(),
+                _ => Vec::new(),
+            };
+            for m in &stale {
+                if let Some(i) = m.iter().position(|b| *b == b'\n') {
+                    let host = m[..i].to_vec();
+                    let q = format!("{queue_prefix}{}", String::from_utf8_lossy(&host));
+                    list_mut(map, &q)?.insert(0, m[i + 1..].to_vec());
+                    zset_mut(map, schedule)?.entry(host).or_insert(now_ms());
+                }
+                zset_mut(map, releasing)?.remove(m);
+            }
+            drop_if_empty(map, releasing);
+            Reply::Int(stale.len() as i64)
+        }
+        Op::HostGate { record, delay_ms } => {
+            let now = now_ms();
+            let next = hash_int(map, record, "next_fetch_ms").max(hash_int(
+                map,
+                record,
+                "backoff_until_ms",
+            ));
+            if now >= next {
+                hash_set_int(map, record, "next_fetch_ms", now + *delay_ms as i64)?;
+                Reply::Int(0)
+            } else {
+                Reply::Int(next - now)
+            }
+        }
         Op::Claim {
             seen,
             claim,

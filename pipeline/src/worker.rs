@@ -308,6 +308,19 @@ pub async fn serve<S: Stage>(
     config: &crate::config::ServiceConfig,
     build: impl FnOnce(Store) -> S,
 ) -> anyhow::Result<()> {
+    serve_with(config, build, |_, _, _| async {}).await
+}
+
+/// [`serve`], with a companion task that runs beside the worker until
+/// shutdown (the frontier's releaser).
+pub async fn serve_with<S: Stage, F>(
+    config: &crate::config::ServiceConfig,
+    build: impl FnOnce(Store) -> S,
+    companion: impl FnOnce(Store, Broker, Shutdown) -> F,
+) -> anyhow::Result<()>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
     crate::config::init_tracing(config.log_json);
     tracing::info!(stage = S::QUEUE.stage(), config = %config.redacted(), "starting");
     let shutdown = Shutdown::on_signals();
@@ -315,6 +328,12 @@ pub async fn serve<S: Stage>(
         return Ok(());
     };
     let settings = config.worker_settings(store.clone(), S::DEFAULT_CONCURRENCY);
+    let side = tokio::spawn(companion(
+        store.clone(),
+        settings.broker.clone(),
+        shutdown.clone(),
+    ));
     run(Arc::new(build(store)), settings, shutdown).await;
+    let _ = side.await;
     Ok(())
 }

@@ -92,6 +92,8 @@ async fn services_and_local_mode_crawl_the_site_alike() {
         "e2e",
         "--max-depth",
         "5",
+        "--delay-ms",
+        "0",
         &server.url("/"),
     ]);
     env.crawler_ok(&["stats", "--wait-idle", "--json", "--timeout-secs", "240"]);
@@ -204,6 +206,8 @@ async fn services_and_local_mode_crawl_the_site_alike() {
         "--allow-private",
         "--max-depth",
         "5",
+        "--delay-ms",
+        "0",
         "--out",
         out.to_str().unwrap(),
         &server.url("/"),

@@ -1,0 +1,329 @@
+//! The releaser: hands fetch tasks from the hosts' queues to the fetch queue
+//! when each host is due, for the whole cluster.
+//!
+//! Every frontier process runs one. Each tick it asks every schedule shard
+//! for its due hosts ([`pipeline::store::Op::HostRelease`], atomic per
+//! shard, so two releasers never take the same host's turn), publishes the
+//! tasks taken with confirms, and only then removes them from the shard's
+//! `releasing` set. Tasks of a releaser that died before confirming go back
+//! to their host queues after [`ReleaseSettings::stale_after`]
+//! ([`pipeline::store::Op::HostSweep`]).
+//!
+//! So the fetch queue holds only tasks whose host is due: a slow host cannot
+//! fill it while others starve. The fetchers' gate
+//! ([`pipeline::store::Op::HostGate`]) then spaces the requests themselves.
+
+use std::time::{Duration, Instant};
+
+use pipeline::backoff::Backoff;
+use pipeline::keys::{Keys, HOST_SHARDS};
+use pipeline::shutdown::Shutdown;
+use pipeline::store::{Op, Reply, StoreError};
+use pipeline::{Broker, Queue, Store};
+
+/// How the releaser paces itself.
+#[derive(Debug, Clone)]
+pub struct ReleaseSettings {
+    /// Due hosts taken per shard per tick.
+    pub hosts_per_shard: u32,
+    /// Tasks taken at once from a host with no delay.
+    pub burst: u32,
+    /// Consecutive failures after which a host is parked.
+    pub park_after: u32,
+    /// How long a parked host waits.
+    pub park_for: Duration,
+    /// A taken task not confirmed for this long goes back to its queue.
+    pub stale_after: Duration,
+    /// Pause after a tick that released nothing.
+    pub idle_pause: Duration,
+}
+
+impl Default for ReleaseSettings {
+    fn default() -> Self {
+        ReleaseSettings {
+            hosts_per_shard: 64,
+            burst: 32,
+            park_after: 8,
+            park_for: Duration::from_secs(3600),
+            stale_after: Duration::from_secs(60),
+            idle_pause: Duration::from_millis(20),
+        }
+    }
+}
+
+/// Tasks taken in one tick: per shard, the `origin\ntask` members.
+pub struct Taken {
+    pub by_shard: Vec<(u32, Vec<Vec<u8>>)>,
+}
+
+impl Taken {
+    pub fn is_empty(&self) -> bool {
+        self.by_shard.iter().all(|(_, m)| m.is_empty())
+    }
+
+    /// The encoded fetch tasks.
+    pub fn tasks(&self) -> Vec<Vec<u8>> {
+        self.by_shard
+            .iter()
+            .flat_map(|(_, ms)| ms.iter())
+            .filter_map(|m| {
+                m.iter()
+                    .position(|b| *b == b'\n')
+                    .map(|i| m[i + 1..].to_vec())
+            })
+            .collect()
+    }
+}
+
+/// Takes the due tasks of every shard (one round trip).
+pub async fn take_due(
+    store: &Store,
+    keys: &Keys,
+    s: &ReleaseSettings,
+) -> Result<Taken, StoreError> {
+    let ops: Vec<Op> = (0..HOST_SHARDS)
+        .map(|shard| Op::HostRelease {
+            schedule: keys.schedule(shard),
+            releasing: keys.releasing(shard),
+            queue_prefix: keys.host_queue_prefix(shard),
+            record_prefix: keys.host_prefix(shard),
+            max_hosts: s.hosts_per_shard,
+            burst: s.burst,
+            park_after: s.park_after,
+            park_ms: s.park_for.as_millis() as u64,
+        })
+        .collect();
+    let replies = store.exec(&ops).await?;
+    let mut by_shard = Vec::new();
+    for (shard, reply) in (0..HOST_SHARDS).zip(replies) {
+        let members = match reply {
+            Reply::Array(items) => items
+                .iter()
+                .filter_map(|r| r.data().ok().flatten())
+                .collect(),
+            _ => Vec::new(),
+        };
+        by_shard.push((shard, members));
+    }
+    Ok(Taken { by_shard })
+}
+
+/// Removes confirmed tasks from the `releasing` sets.
+pub async fn confirm(store: &Store, keys: &Keys, taken: Taken) -> Result<(), StoreError> {
+    let ops: Vec<Op> = taken
+        .by_shard
+        .into_iter()
+        .filter(|(_, m)| !m.is_empty())
+        .map(|(shard, members)| Op::ZRem {
+            key: keys.releasing(shard),
+            members,
+        })
+        .collect();
+    store.exec(&ops).await.map(|_| ())
+}
+
+/// Puts back tasks whose releaser died before confirming them.
+pub async fn sweep(store: &Store, keys: &Keys, s: &ReleaseSettings) -> Result<i64, StoreError> {
+    let ops: Vec<Op> = (0..HOST_SHARDS)
+        .map(|shard| Op::HostSweep {
+            schedule: keys.schedule(shard),
+            releasing: keys.releasing(shard),
+            queue_prefix: keys.host_queue_prefix(shard),
+            older_than_ms: s.stale_after.as_millis() as u64,
+        })
+        .collect();
+    let mut moved = 0;
+    for r in store.exec(&ops).await? {
+        moved += r.int()?;
+    }
+    Ok(moved)
+}
+
+/// Tasks waiting in host queues or taken and unconfirmed (for idle checks).
+pub async fn waiting(store: &Store, keys: &Keys) -> Result<i64, StoreError> {
+    let queues = store.keys_matching(&keys.host_queue_pattern()).await?;
+    let mut ops: Vec<Op> = queues.into_iter().map(|key| Op::LLen { key }).collect();
+    ops.extend((0..HOST_SHARDS).map(|shard| Op::ZCard {
+        key: keys.releasing(shard),
+    }));
+    let mut n = 0;
+    for r in store.exec(&ops).await? {
+        n += r.int()?;
+    }
+    Ok(n)
+}
+
+/// Runs the releaser until shutdown; reconnects on its own.
+pub async fn run(
+    store: Store,
+    broker: Broker,
+    namespace: String,
+    settings: ReleaseSettings,
+    shutdown: Shutdown,
+) {
+    let keys = Keys::new(&namespace);
+    let mut backoff = Backoff::default();
+    let mut last_sweep = Instant::now();
+    'sessions: while !shutdown.is_triggered() {
+        let session = match broker.open().await {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "releaser cannot open a broker session; retrying");
+                tokio::select! {
+                    _ = backoff.wait() => continue,
+                    _ = shutdown.wait() => break,
+                }
+            }
+        };
+        backoff.reset();
+        loop {
+            if shutdown.is_triggered() {
+                break 'sessions;
+            }
+            if last_sweep.elapsed() > settings.stale_after / 4 {
+                last_sweep = Instant::now();
+                match sweep(&store, &keys, &settings).await {
+                    Ok(n) if n > 0 => tracing::warn!(
+                        tasks = n,
+                        "requeued tasks a releaser took and never confirmed"
+                    ),
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(error = %e, "sweep failed"),
+                }
+            }
+            let taken = match take_due(&store, &keys, &settings).await {
+                Ok(t) => t,
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot read the schedule; retrying");
+                    tokio::select! {
+                        _ = backoff.wait() => continue,
+                        _ = shutdown.wait() => break 'sessions,
+                    }
+                }
+            };
+            if taken.is_empty() {
+                tokio::select! {
+                    _ = tokio::time::sleep(settings.idle_pause) => continue,
+                    _ = shutdown.wait() => break 'sessions,
+                }
+            }
+            if let Err(e) = session.publish(Queue::Fetch, &taken.tasks()).await {
+                // Left in `releasing`: the sweep puts them back.
+                tracing::warn!(error = %e, "publishing fetch tasks failed; reconnecting");
+                break;
+            }
+            if let Err(e) = confirm(&store, &keys, taken).await {
+                tracing::warn!(error = %e, "confirming released tasks failed (they may be fetched twice)");
+            }
+        }
+        tokio::select! {
+            _ = backoff.wait() => {}
+            _ = shutdown.wait() => break,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pipeline::messages::{decode, encode, FetchTask, VERSION};
+    use pipeline::CrawlSpec;
+
+    fn task(url: &str) -> Vec<u8> {
+        encode(&FetchTask {
+            v: VERSION,
+            crawl: CrawlSpec::default(),
+            url: url.into(),
+            depth: 0,
+            redirects: 0,
+            attempt: 0,
+        })
+        .unwrap()
+    }
+
+    async fn enqueue(store: &Store, keys: &Keys, origin: &str, delay: u64, urls: &[&str]) {
+        store
+            .one(Op::HostEnqueue {
+                schedule: keys.schedule(pipeline::keys::host_shard(origin)),
+                queue: keys.host_queue(origin),
+                record: keys.host(origin),
+                origin: origin.into(),
+                crawl_delay_ms: delay,
+                tasks: urls.iter().map(|u| task(u)).collect(),
+            })
+            .await
+            .unwrap();
+    }
+
+    fn urls(t: &Taken) -> Vec<String> {
+        t.tasks()
+            .iter()
+            .map(|b| decode::<FetchTask>(b).unwrap().url)
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_slow_host_gives_one_task_per_turn_a_fast_one_bursts() {
+        let store = Store::memory();
+        let keys = Keys::new("t");
+        let s = ReleaseSettings::default();
+        enqueue(
+            &store,
+            &keys,
+            "http://slow",
+            60_000,
+            &["http://slow/1", "http://slow/2"],
+        )
+        .await;
+        enqueue(
+            &store,
+            &keys,
+            "http://fast",
+            0,
+            &["http://fast/1", "http://fast/2", "http://fast/3"],
+        )
+        .await;
+        let t = take_due(&store, &keys, &s).await.unwrap();
+        let mut got = urls(&t);
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                "http://fast/1",
+                "http://fast/2",
+                "http://fast/3",
+                "http://slow/1"
+            ]
+        );
+        assert_eq!(
+            waiting(&store, &keys).await.unwrap(),
+            5,
+            "4 releasing + 1 queued"
+        );
+        confirm(&store, &keys, t).await.unwrap();
+        // The slow host is not due again for a minute.
+        assert!(take_due(&store, &keys, &s).await.unwrap().is_empty());
+        assert_eq!(waiting(&store, &keys).await.unwrap(), 1);
+        // New tasks for it wait for its turn too.
+        enqueue(&store, &keys, "http://slow", 60_000, &["http://slow/3"]).await;
+        assert!(take_due(&store, &keys, &s).await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn unconfirmed_tasks_come_back() {
+        let store = Store::memory();
+        let keys = Keys::new("t");
+        let s = ReleaseSettings {
+            stale_after: Duration::ZERO,
+            ..ReleaseSettings::default()
+        };
+        enqueue(&store, &keys, "http://h", 0, &["http://h/1"]).await;
+        let t = take_due(&store, &keys, &s).await.unwrap();
+        assert_eq!(urls(&t), ["http://h/1"]);
+        // The releaser dies here, before confirming.
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        assert_eq!(sweep(&store, &keys, &s).await.unwrap(), 1);
+        let again = take_due(&store, &keys, &s).await.unwrap();
+        assert_eq!(urls(&again), ["http://h/1"]);
+    }
+}
