@@ -1,12 +1,44 @@
 //! The HTTP client: reqwest with every limit named, and a guard that refuses
-//! private and loopback addresses after DNS resolution and on every redirect.
+//! private and loopback addresses after DNS resolution and on IP literals.
+//!
+//! A fetch is two steps, so the caller can decide from the head whether the
+//! body is worth reading: [`Client::send`] returns the status and headers as
+//! a [`Head`], [`Head::body`] reads the body (decompressed, capped). Both run
+//! under one deadline ([`FetchSettings::total_timeout`]), so a server that
+//! drips one byte per second or never sends its headers ends as a `timeout`.
+//!
+//! Redirects are never followed here: a page redirect goes back to the
+//! frontier as a new task (scope, seen-set and this guard apply to the target
+//! like to any link); [`Client::get_following`] follows them for robots.txt.
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+use tokio::time::Instant;
 use url::Url;
+
+/// Default [`FetchSettings::connect_timeout`].
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default [`FetchSettings::total_timeout`].
+pub const DEFAULT_TOTAL_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default [`FetchSettings::max_body_bytes`]: far above any article page
+/// (the median is about 100 KB), far below what hurts a worker.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
+/// Default [`FetchSettings::max_redirects`] (browsers allow about 20; a
+/// news site rarely needs more than 3).
+pub const DEFAULT_MAX_REDIRECTS: usize = 10;
+/// Default [`FetchSettings::max_url_bytes`]: the old Internet Explorer limit
+/// of 2,083 characters, which the web still designs for; longer URLs are
+/// mostly session ids and crawler traps.
+pub const DEFAULT_MAX_URL_BYTES: usize = 2083;
+/// Default [`FetchSettings::max_retries`].
+pub const DEFAULT_MAX_RETRIES: u32 = 3;
+/// Idle keep-alive connections kept per host (connection reuse across tasks).
+pub const POOL_IDLE_PER_HOST: usize = 8;
+/// How long an idle keep-alive connection is kept.
+pub const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The limits and identity of the client. Each limit exists because some
 /// server out there will otherwise hold a worker forever or fill its memory.
@@ -14,33 +46,50 @@ use url::Url;
 pub struct FetchSettings {
     /// Sent with every request: names the crawler and where to complain.
     pub user_agent: String,
-    /// Giving up on a TCP/TLS connect.
+    /// Giving up on a TCP/TLS connect (DNS included).
     pub connect_timeout: Duration,
-    /// The whole request, body included: stops servers that drip bytes.
+    /// The whole request, from connect to the last body byte: stops servers
+    /// that drip bytes or never answer.
     pub total_timeout: Duration,
-    /// Bytes of (decompressed) body kept; more is a `too_large` outcome, so a
-    /// compression bomb stops here.
+    /// Bytes of (decompressed) body kept; more is a `too_large` outcome. The
+    /// cap is checked on every decompressed chunk, so a compression bomb
+    /// stops here with memory bounded by the cap.
     pub max_body_bytes: usize,
     /// Redirects followed (through the frontier) before `too_many_redirects`.
     pub max_redirects: usize,
+    /// URLs longer than this (bytes) are not fetched: `invalid_url`.
+    pub max_url_bytes: usize,
+    /// Transient failures (timeouts, connection errors, 5xx, 429) are sent
+    /// back to the frontier for another attempt at most this many times;
+    /// then the failure is final.
+    pub max_retries: u32,
     /// Allow loopback, private, link-local and metadata addresses (tests).
     pub allow_private: bool,
 }
 
 /// The crawler's name in the User-Agent and in robots.txt matching.
 pub const AGENT_NAME: &str = "DedupCrawler";
+/// Where a site owner learns what the crawler is and how to reach us.
+pub const CONTACT_URL: &str = "https://github.com/dedup-crawler";
+
+/// The default User-Agent: the crawler's name, version and contact URL.
+pub fn default_user_agent() -> String {
+    format!(
+        "Mozilla/5.0 (compatible; {AGENT_NAME}/{}; +{CONTACT_URL})",
+        env!("CARGO_PKG_VERSION")
+    )
+}
 
 impl Default for FetchSettings {
     fn default() -> Self {
         FetchSettings {
-            user_agent: format!(
-                "Mozilla/5.0 (compatible; {AGENT_NAME}/{}; +https://github.com/dedup-crawler)",
-                env!("CARGO_PKG_VERSION")
-            ),
-            connect_timeout: Duration::from_secs(10),
-            total_timeout: Duration::from_secs(30),
-            max_body_bytes: 10 * 1024 * 1024,
-            max_redirects: 10,
+            user_agent: default_user_agent(),
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            total_timeout: DEFAULT_TOTAL_TIMEOUT,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_redirects: DEFAULT_MAX_REDIRECTS,
+            max_url_bytes: DEFAULT_MAX_URL_BYTES,
+            max_retries: DEFAULT_MAX_RETRIES,
             allow_private: false,
         }
     }
@@ -54,15 +103,19 @@ pub enum FetchStatus {
     /// A 3xx: the target goes back to the frontier (scope, seen-set and
     /// depth apply to it like to any link), so each page is fetched once.
     Redirect,
+    /// The server answered with a status that is not 2xx or a redirect (or
+    /// with a body that cannot be decoded).
     HttpError,
     Timeout,
     TooLarge,
     NotHtml,
     RobotsDisallowed,
     TooManyRedirects,
+    /// DNS failure, refused or reset connection, TLS failure.
     ConnectionError,
     /// The address is private/loopback and private addresses are not allowed.
     Refused,
+    /// Unparseable, not http(s), or longer than the limit.
     InvalidUrl,
 }
 
@@ -82,6 +135,26 @@ impl FetchStatus {
             FetchStatus::InvalidUrl => "invalid_url",
         }
     }
+
+    /// Every status, for counters and tests.
+    pub const ALL: [FetchStatus; 11] = [
+        FetchStatus::Ok,
+        FetchStatus::Redirect,
+        FetchStatus::HttpError,
+        FetchStatus::Timeout,
+        FetchStatus::TooLarge,
+        FetchStatus::NotHtml,
+        FetchStatus::RobotsDisallowed,
+        FetchStatus::TooManyRedirects,
+        FetchStatus::ConnectionError,
+        FetchStatus::Refused,
+        FetchStatus::InvalidUrl,
+    ];
+}
+
+/// True for HTTP statuses worth another try later: 5xx and 429.
+pub fn is_transient_http(status: u16) -> bool {
+    status == 429 || (500..600).contains(&status)
 }
 
 /// A finished response, within the limits.
@@ -92,6 +165,8 @@ pub struct Response {
     pub content_type: Option<String>,
     /// For a 3xx: the `Location` resolved against the URL.
     pub location: Option<Url>,
+    /// The raw `Retry-After` header (429, 503).
+    pub retry_after: Option<String>,
     pub body: Vec<u8>,
 }
 
@@ -106,18 +181,33 @@ pub struct FetchFailure {
 }
 
 impl FetchFailure {
-    fn new(status: FetchStatus, reason: impl Into<String>) -> Self {
+    pub fn new(status: FetchStatus, reason: impl Into<String>) -> Self {
         FetchFailure {
             status,
             reason: reason.into(),
             http_status: None,
         }
     }
+
+    fn with_http_status(mut self, status: u16) -> Self {
+        self.http_status = Some(status);
+        self
+    }
+}
+
+/// The resolver found only addresses the guard refuses.
+#[derive(Debug, thiserror::Error)]
+#[error("{host}: no public address (private addresses refused)")]
+pub struct PrivateAddressRefused {
+    pub host: String,
 }
 
 /// True for addresses a crawler must not reach by default: loopback,
-/// private, link-local (cloud metadata at 169.254.169.254), CGNAT,
-/// unspecified, multicast, and IPv6 unique-local and link-local.
+/// private, link-local (cloud metadata at 169.254.169.254), CGNAT (Alibaba's
+/// metadata at 100.100.100.200), unspecified, broadcast, multicast, reserved
+/// and benchmarking ranges, and IPv6 unique-local (AWS metadata at
+/// fd00:ec2::254) and link-local, also when an IPv4 address hides inside
+/// IPv6 (mapped, NAT64, 6to4).
 pub fn is_private(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
@@ -128,7 +218,10 @@ pub fn is_private(ip: IpAddr) -> bool {
                 || v4.is_unspecified()
                 || v4.is_broadcast()
                 || v4.is_multicast()
-                || (o[0] == 100 && (o[1] & 0xc0) == 64)
+                || (o[0] == 100 && (o[1] & 0xc0) == 64) // 100.64.0.0/10 CGNAT
+                || (o[0] == 192 && o[1] == 0 && o[2] == 0) // 192.0.0.0/24 IETF
+                || (o[0] == 198 && (o[1] & 0xfe) == 18) // 198.18.0.0/15 benchmarking
+                || o[0] >= 240 // 240.0.0.0/4 reserved
                 || o[0] == 0
         }
         IpAddr::V6(v6) => {
@@ -136,6 +229,18 @@ pub fn is_private(ip: IpAddr) -> bool {
                 return is_private(IpAddr::V4(v4));
             }
             let seg = v6.segments();
+            // 64:ff9b::/96 (NAT64): the last 32 bits are an IPv4 address.
+            if seg[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+                let v4 = std::net::Ipv4Addr::from((u32::from(seg[6]) << 16) | u32::from(seg[7]));
+                return is_private(IpAddr::V4(v4));
+            }
+            // 2002::/16 (6to4): bits 16..48 are an IPv4 address.
+            if seg[0] == 0x2002 {
+                let v4 = std::net::Ipv4Addr::from((u32::from(seg[1]) << 16) | u32::from(seg[2]));
+                if is_private(IpAddr::V4(v4)) {
+                    return true;
+                }
+            }
             v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
@@ -145,7 +250,10 @@ pub fn is_private(ip: IpAddr) -> bool {
     }
 }
 
-/// DNS through the system resolver, dropping private addresses unless allowed.
+/// DNS through the system resolver, dropping private addresses unless
+/// allowed: the guard sits where the address is chosen, so a name that
+/// resolves to 127.0.0.1 (or changes its answer between two lookups) cannot
+/// get past it.
 struct GuardedResolver {
     allow_private: bool,
 }
@@ -160,9 +268,7 @@ impl Resolve for GuardedResolver {
                 .filter(|a| allow_private || !is_private(a.ip()))
                 .collect();
             if addrs.is_empty() {
-                return Err(
-                    format!("{host}: no public address (private addresses refused)").into(),
-                );
+                return Err(Box::new(PrivateAddressRefused { host }) as _);
             }
             let addrs: Addrs = Box::new(addrs.into_iter());
             Ok(addrs)
@@ -170,7 +276,8 @@ impl Resolve for GuardedResolver {
     }
 }
 
-/// True when `url`'s host is an IP literal that the guard refuses.
+/// True when `url`'s host is an IP literal (or `localhost`) that the guard
+/// refuses; other names are checked after DNS resolution.
 fn refused_literal(url: &Url, allow_private: bool) -> bool {
     if allow_private {
         return false;
@@ -178,7 +285,10 @@ fn refused_literal(url: &Url, allow_private: bool) -> bool {
     match url.host() {
         Some(url::Host::Ipv4(ip)) => is_private(IpAddr::V4(ip)),
         Some(url::Host::Ipv6(ip)) => is_private(IpAddr::V6(ip)),
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Domain(d)) => {
+            let d = d.trim_end_matches('.').to_ascii_lowercase();
+            d == "localhost" || d.ends_with(".localhost")
+        }
         None => true,
     }
 }
@@ -188,6 +298,81 @@ fn refused_literal(url: &Url, allow_private: bool) -> bool {
 pub struct Client {
     http: reqwest::Client,
     settings: Arc<FetchSettings>,
+}
+
+/// A response whose status and headers arrived; the body is still unread.
+pub struct Head {
+    pub status: u16,
+    pub final_url: Url,
+    pub content_type: Option<String>,
+    /// For a 3xx: the `Location` resolved against the URL.
+    pub location: Option<Url>,
+    /// The raw `Retry-After` header (429, 503).
+    pub retry_after: Option<String>,
+    /// The body length the server announced (absent when the body is
+    /// compressed: reqwest decompresses it and the length is unknown).
+    pub content_length: Option<u64>,
+    response: reqwest::Response,
+    /// When the whole fetch must be over ([`FetchSettings::total_timeout`]).
+    deadline: Instant,
+}
+
+/// What to do when a body is longer than the cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overflow {
+    /// A `too_large` failure (pages).
+    Fail,
+    /// Keep the first `cap` bytes (robots.txt: Google reads the first 500 KiB).
+    Truncate,
+}
+
+impl Head {
+    /// Reads the body, decompressed, at most `cap` bytes; stops at the
+    /// deadline. Memory stays within `cap` plus one decompressed chunk.
+    pub async fn body(mut self, cap: usize, overflow: Overflow) -> Result<Vec<u8>, FetchFailure> {
+        let url = self.final_url.clone();
+        let status = self.status;
+        if overflow == Overflow::Fail {
+            if let Some(len) = self.content_length.filter(|&len| len > cap as u64) {
+                return Err(FetchFailure::new(
+                    FetchStatus::TooLarge,
+                    format!("{url}: Content-Length {len} over the cap of {cap} bytes"),
+                )
+                .with_http_status(status));
+            }
+        }
+        let mut body = Vec::new();
+        loop {
+            let chunk = tokio::time::timeout_at(self.deadline, self.response.chunk()).await;
+            match chunk {
+                Err(_) => return Err(deadline_passed(&url).with_http_status(status)),
+                Ok(Ok(Some(chunk))) => {
+                    if body.len() + chunk.len() > cap {
+                        if overflow == Overflow::Truncate {
+                            let room = cap - body.len();
+                            body.extend_from_slice(&chunk[..room]);
+                            return Ok(body);
+                        }
+                        return Err(FetchFailure::new(
+                            FetchStatus::TooLarge,
+                            format!("{url}: body over {cap} bytes (after decompression)"),
+                        )
+                        .with_http_status(status));
+                    }
+                    body.extend_from_slice(&chunk);
+                }
+                Ok(Ok(None)) => return Ok(body),
+                Ok(Err(e)) => return Err(classify(&url, e).with_http_status(status)),
+            }
+        }
+    }
+}
+
+fn deadline_passed(url: &Url) -> FetchFailure {
+    FetchFailure::new(
+        FetchStatus::Timeout,
+        format!("{url}: total timeout (deadline passed)"),
+    )
 }
 
 impl Client {
@@ -201,7 +386,10 @@ impl Client {
             // frontier, robots.txt redirects are followed by `get_following`.
             .redirect(reqwest::redirect::Policy::none())
             .dns_resolver(Arc::new(GuardedResolver { allow_private }))
-            .pool_max_idle_per_host(8)
+            // A proxy would resolve names itself, past the SSRF guard.
+            .no_proxy()
+            .pool_max_idle_per_host(POOL_IDLE_PER_HOST)
+            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             .build()?;
         Ok(Client {
             http,
@@ -213,105 +401,125 @@ impl Client {
         &self.settings
     }
 
-    /// GETs `url` within the limits. Any HTTP status is a [`Response`]; the
-    /// caller decides what a 404 means.
-    pub async fn get(&self, url: &Url) -> Result<Response, FetchFailure> {
+    /// Checks `url` before any request: parseable, http(s), within the length
+    /// limit, and not an address the guard refuses.
+    pub fn check(&self, url: &str) -> Result<Url, FetchFailure> {
+        let max = self.settings.max_url_bytes;
+        if url.len() > max {
+            return Err(FetchFailure::new(
+                FetchStatus::InvalidUrl,
+                format!("URL of {} bytes, longer than {max}", url.len()),
+            ));
+        }
+        let parsed = Url::parse(url)
+            .map_err(|e| FetchFailure::new(FetchStatus::InvalidUrl, format!("{url}: {e}")))?;
+        if !matches!(parsed.scheme(), "http" | "https") || parsed.host().is_none() {
+            return Err(FetchFailure::new(
+                FetchStatus::InvalidUrl,
+                format!("{url}: not an http(s) URL with a host"),
+            ));
+        }
+        if refused_literal(&parsed, self.settings.allow_private) {
+            return Err(FetchFailure::new(
+                FetchStatus::Refused,
+                format!("{url}: private or loopback address refused"),
+            ));
+        }
+        Ok(parsed)
+    }
+
+    /// Sends a GET for `url` and waits for the status and headers (within the
+    /// total timeout). Any HTTP status is a [`Head`]; the caller decides what
+    /// a 404 means and whether to read the body.
+    pub async fn send(&self, url: &Url) -> Result<Head, FetchFailure> {
         if refused_literal(url, self.settings.allow_private) {
             return Err(FetchFailure::new(
                 FetchStatus::Refused,
                 format!("{url}: private or loopback address refused"),
             ));
         }
-        let mut resp = self
-            .http
-            .get(url.clone())
-            .send()
-            .await
-            .map_err(|e| classify(url, e))?;
-        let status = resp.status().as_u16();
-        let final_url = resp.url().clone();
-        let content_type = resp
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
+        // reqwest's own timeout covers the same span; this deadline also
+        // bounds what reqwest does not see (the body reads of a caller).
+        let deadline = Instant::now() + self.settings.total_timeout;
+        let response =
+            match tokio::time::timeout_at(deadline, self.http.get(url.clone()).send()).await {
+                Err(_) => return Err(deadline_passed(url)),
+                Ok(Err(e)) => return Err(classify(url, e)),
+                Ok(Ok(r)) => r,
+            };
+        let status = response.status().as_u16();
+        let final_url = response.url().clone();
+        let header = |name| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v: &reqwest::header::HeaderValue| v.to_str().ok())
+                .map(|s| s.trim().to_string())
+        };
+        let content_type = header(reqwest::header::CONTENT_TYPE);
+        let retry_after = header(reqwest::header::RETRY_AFTER);
         let location = if (300..400).contains(&status) {
-            resp.headers()
-                .get(reqwest::header::LOCATION)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|l| final_url.join(l.trim()).ok())
+            header(reqwest::header::LOCATION).and_then(|l| final_url.join(&l).ok())
         } else {
             None
         };
-        if location.is_some() {
-            // The body of a redirect is of no interest.
-            return Ok(Response {
-                status,
-                final_url,
-                content_type,
-                location,
-                body: Vec::new(),
-            });
-        }
-        if let Some(len) = resp.content_length() {
-            // Only a hint (compressed length); the real check is below.
-            if len as usize > self.settings.max_body_bytes.saturating_mul(4) {
-                return Err(FetchFailure {
-                    http_status: Some(status),
-                    ..FetchFailure::new(
-                        FetchStatus::TooLarge,
-                        format!("{url}: Content-Length {len} over the cap"),
-                    )
-                });
-            }
-        }
-        let mut body = Vec::new();
-        loop {
-            match resp.chunk().await {
-                Ok(Some(chunk)) => {
-                    if body.len() + chunk.len() > self.settings.max_body_bytes {
-                        return Err(FetchFailure {
-                            http_status: Some(status),
-                            ..FetchFailure::new(
-                                FetchStatus::TooLarge,
-                                format!(
-                                    "{url}: body over {} bytes (after decompression)",
-                                    self.settings.max_body_bytes
-                                ),
-                            )
-                        });
-                    }
-                    body.extend_from_slice(&chunk);
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    let mut f = classify(url, e);
-                    f.http_status = Some(status);
-                    return Err(f);
-                }
-            }
-        }
+        Ok(Head {
+            status,
+            content_length: response.content_length(),
+            final_url,
+            content_type,
+            location,
+            retry_after,
+            response,
+            deadline,
+        })
+    }
+
+    /// GETs `url` within the limits, body read up to `cap` bytes (the body
+    /// of a redirect is not read).
+    pub async fn get(
+        &self,
+        url: &Url,
+        cap: usize,
+        overflow: Overflow,
+    ) -> Result<Response, FetchFailure> {
+        let head = self.send(url).await?;
+        let (status, final_url, content_type, location, retry_after) = (
+            head.status,
+            head.final_url.clone(),
+            head.content_type.clone(),
+            head.location.clone(),
+            head.retry_after.clone(),
+        );
+        let body = if location.is_some() {
+            Vec::new()
+        } else {
+            head.body(cap, overflow).await?
+        };
         Ok(Response {
             status,
             final_url,
             content_type,
-            location: None,
+            location,
+            retry_after,
             body,
         })
     }
 
     /// GETs `url`, following up to `max_redirects` redirects (each hop
-    /// checked by the guard; a loop is an error). For robots.txt and
-    /// sitemaps, whose redirects do not go through the frontier.
+    /// checked by the guard; a loop is an error), keeping at most `cap`
+    /// bytes of the body. For robots.txt, whose redirects do not go through
+    /// the frontier.
     pub async fn get_following(
         &self,
         url: &Url,
         max_redirects: usize,
+        cap: usize,
     ) -> Result<Response, FetchFailure> {
         let mut current = url.clone();
         let mut visited = vec![current.clone()];
         loop {
-            let resp = self.get(&current).await?;
+            let resp = self.get(&current, cap, Overflow::Truncate).await?;
             let Some(next) = resp.location.clone() else {
                 return Ok(resp);
             };
@@ -335,16 +543,32 @@ impl Client {
 
 fn classify(url: &Url, e: reqwest::Error) -> FetchFailure {
     let chain = error_chain(&e);
-    let status = if e.is_timeout() {
-        FetchStatus::Timeout
-    } else if chain.contains("private addresses refused") {
+    let status = if refused_in_chain(&e) {
         FetchStatus::Refused
+    } else if e.is_timeout() {
+        FetchStatus::Timeout
     } else if e.is_builder() {
         FetchStatus::InvalidUrl
+    } else if e.is_decode() {
+        // The server sent a body its Content-Encoding does not describe.
+        FetchStatus::HttpError
     } else {
         FetchStatus::ConnectionError
     };
     FetchFailure::new(status, format!("{url}: {chain}"))
+}
+
+/// True when the guarded resolver refused the host somewhere in `e`'s sources.
+fn refused_in_chain(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        if err.is::<PrivateAddressRefused>() {
+            return true;
+        }
+        cur = err.source();
+    }
+    // Some layers re-wrap errors as text only.
+    error_chain(e).contains("private addresses refused")
 }
 
 /// The error and its sources on one line.
@@ -387,20 +611,36 @@ mod tests {
     fn private_addresses() {
         for ip in [
             "127.0.0.1",
+            "127.1.2.3",
             "10.1.2.3",
             "172.16.0.1",
             "192.168.1.1",
             "169.254.169.254",
             "100.64.0.1",
+            "100.100.100.200",
             "0.0.0.0",
+            "255.255.255.255",
+            "240.1.1.1",
+            "198.18.0.1",
             "::1",
+            "::",
             "fc00::1",
+            "fd00:ec2::254",
             "fe80::1",
             "::ffff:127.0.0.1",
+            "::ffff:169.254.169.254",
+            "64:ff9b::7f00:1",
+            "2002:7f00:1::1",
         ] {
             assert!(is_private(ip.parse().unwrap()), "{ip} is private");
         }
-        for ip in ["8.8.8.8", "1.1.1.1", "2606:4700::1111", "172.32.0.1"] {
+        for ip in [
+            "8.8.8.8",
+            "1.1.1.1",
+            "2606:4700::1111",
+            "172.32.0.1",
+            "64:ff9b::808:808",
+        ] {
             assert!(!is_private(ip.parse().unwrap()), "{ip} is public");
         }
     }
@@ -409,10 +649,40 @@ mod tests {
     fn literal_hosts() {
         let u = |s: &str| Url::parse(s).unwrap();
         assert!(refused_literal(&u("http://127.0.0.1:8080/"), false));
+        assert!(refused_literal(&u("http://2130706433/"), false));
         assert!(refused_literal(&u("http://localhost/"), false));
+        assert!(refused_literal(&u("http://LOCALHOST./"), false));
+        assert!(refused_literal(&u("http://a.localhost/"), false));
         assert!(refused_literal(&u("http://[::1]/"), false));
         assert!(!refused_literal(&u("http://127.0.0.1/"), true));
         assert!(!refused_literal(&u("http://example.com/"), false));
+    }
+
+    #[test]
+    fn urls_are_checked_before_any_request() {
+        let client = Client::new(FetchSettings {
+            max_url_bytes: 40,
+            ..FetchSettings::default()
+        })
+        .unwrap();
+        let status = |u: &str| client.check(u).err().map(|f| f.status);
+        assert_eq!(status("http://example.com/a"), None);
+        assert_eq!(
+            status("http://example.com/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"),
+            Some(FetchStatus::InvalidUrl)
+        );
+        assert_eq!(status("ftp://example.com/"), Some(FetchStatus::InvalidUrl));
+        assert_eq!(status("not a url"), Some(FetchStatus::InvalidUrl));
+        assert_eq!(status("http://10.0.0.1/"), Some(FetchStatus::Refused));
+    }
+
+    #[test]
+    fn transient_statuses() {
+        assert!(is_transient_http(429));
+        assert!(is_transient_http(503));
+        assert!(is_transient_http(500));
+        assert!(!is_transient_http(404));
+        assert!(!is_transient_http(200));
     }
 
     #[test]

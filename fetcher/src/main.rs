@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use clap::Parser;
-use fetcher::http::{Client, FetchSettings};
+use fetcher::http::{self, Client, FetchSettings};
 
 /// Downloads pages (robots.txt obeyed, limits enforced), decodes them by
 /// charset vote and hands them to the extractors.
@@ -22,27 +22,54 @@ struct Args {
     #[arg(long, env = "CRAWLER_USER_AGENT")]
     user_agent: Option<String>,
 
-    /// Seconds for the whole request, body included.
-    #[arg(long, env = "CRAWLER_FETCH_TIMEOUT", default_value_t = 30)]
-    timeout_secs: u64,
+    /// Seconds for the whole request, body included (fractions allowed).
+    #[arg(long, env = "CRAWLER_FETCH_TIMEOUT", default_value_t = http::DEFAULT_TOTAL_TIMEOUT.as_secs_f64(), value_parser = seconds)]
+    timeout_secs: f64,
+
+    /// Seconds for a TCP/TLS connect, DNS included (fractions allowed).
+    #[arg(long, env = "CRAWLER_CONNECT_TIMEOUT", default_value_t = http::DEFAULT_CONNECT_TIMEOUT.as_secs_f64(), value_parser = seconds)]
+    connect_timeout_secs: f64,
 
     /// Bytes of decompressed body kept; bigger pages fail as too_large.
-    #[arg(long, env = "CRAWLER_MAX_BODY_BYTES", default_value_t = 10 * 1024 * 1024)]
+    #[arg(long, env = "CRAWLER_MAX_BODY_BYTES", default_value_t = http::DEFAULT_MAX_BODY_BYTES)]
     max_body_bytes: usize,
+
+    /// Redirects followed before a URL fails as too_many_redirects.
+    #[arg(long, env = "CRAWLER_MAX_REDIRECTS", default_value_t = http::DEFAULT_MAX_REDIRECTS)]
+    max_redirects: usize,
+
+    /// Longer URLs (bytes) are not fetched: invalid_url.
+    #[arg(long, env = "CRAWLER_MAX_URL_BYTES", default_value_t = http::DEFAULT_MAX_URL_BYTES)]
+    max_url_bytes: usize,
+
+    /// Retries of a transient failure (timeout, connection error, 5xx, 429)
+    /// before it is final.
+    #[arg(long, env = "CRAWLER_MAX_RETRIES", default_value_t = http::DEFAULT_MAX_RETRIES)]
+    max_retries: u32,
+}
+
+/// A positive, finite number of seconds.
+fn seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && Duration::try_from_secs_f64(v).is_ok() => Ok(v),
+        _ => Err(format!("{s:?} is not a positive number of seconds")),
+    }
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let mut settings = FetchSettings {
-        allow_private: args.allow_private,
-        total_timeout: Duration::from_secs(args.timeout_secs),
+    let settings = FetchSettings {
+        user_agent: args.user_agent.unwrap_or_else(http::default_user_agent),
+        connect_timeout: Duration::from_secs_f64(args.connect_timeout_secs),
+        total_timeout: Duration::from_secs_f64(args.timeout_secs),
         max_body_bytes: args.max_body_bytes,
-        ..FetchSettings::default()
+        max_redirects: args.max_redirects,
+        max_url_bytes: args.max_url_bytes,
+        max_retries: args.max_retries,
+        allow_private: args.allow_private,
     };
-    if let Some(ua) = args.user_agent {
-        settings.user_agent = ua;
-    }
+    // One client per worker: every task shares its keep-alive connections.
     let client = Client::new(settings)?;
     let ns = args.service.namespace.clone();
     pipeline::worker::serve(&args.service, |store| {

@@ -3,7 +3,13 @@
 //!
 //! Following Google's documented rules: a 2xx body is obeyed; a 4xx means
 //! there are no rules (allow all); a 5xx, a timeout or a connection failure
-//! means "disallow all for a while" ([`UNREACHABLE_TTL`]).
+//! means "disallow all for a while" ([`UNREACHABLE_TTL`]); a 429 counts as a
+//! 5xx, too many redirects as a 4xx. An origin whose address the SSRF guard
+//! refuses gets no rules at all: its URLs end `refused`.
+//!
+//! A `Crawl-delay` for our agent is written to the host record
+//! (`Keys::host(origin)`, field `delay_ms`) when the rules are fetched, for
+//! the frontier's schedule.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -15,7 +21,8 @@ use pipeline::Store;
 use texting_robots::Robot;
 use url::Url;
 
-use crate::http::{Client, AGENT_NAME};
+use crate::http::{Client, FetchStatus, AGENT_NAME};
+use crate::politeness::HostFeedback;
 
 /// How long fetched rules are trusted.
 pub const RULES_TTL: Duration = Duration::from_secs(3600);
@@ -73,12 +80,29 @@ pub struct Robots {
     keys: Keys,
     client: Client,
     local: Mutex<HashMap<String, (Instant, Arc<Rules>)>>,
+    /// One lock per origin being looked up, so that concurrent tasks of one
+    /// worker for a new host fetch its robots.txt once, not once each.
+    fetching: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 /// Entries kept in the in-process cache before it is cleared.
 const LOCAL_CACHE_MAX: usize = 10_000;
 /// How long the in-process cache trusts an entry before asking the store.
 const LOCAL_TTL: Duration = Duration::from_secs(60);
+/// Redirects followed for robots.txt (Google follows at least five).
+pub const ROBOTS_MAX_REDIRECTS: usize = 5;
+
+/// Why no rules could be given for a URL.
+#[derive(Debug, thiserror::Error)]
+pub enum RobotsError {
+    /// The store could not be read or written (worth another try).
+    #[error(transparent)]
+    Store(#[from] pipeline::store::StoreError),
+    /// The host's address is refused by the SSRF guard: nothing is fetched
+    /// from it, robots.txt included, and nothing is cached.
+    #[error("{0}")]
+    Refused(String),
+}
 
 impl Robots {
     pub fn new(store: Store, keys: Keys, client: Client) -> Self {
@@ -87,38 +111,56 @@ impl Robots {
             keys,
             client,
             local: Mutex::new(HashMap::new()),
+            fetching: Mutex::new(HashMap::new()),
         }
     }
 
+    fn cached(&self, origin: &str) -> Option<Arc<Rules>> {
+        let local = self.local.lock().unwrap_or_else(|p| p.into_inner());
+        local
+            .get(origin)
+            .filter(|(at, _)| at.elapsed() < LOCAL_TTL)
+            .map(|(_, rules)| rules.clone())
+    }
+
     /// The rules that apply to `url` (fetching robots.txt if nobody has yet).
-    pub async fn rules_for(&self, url: &Url) -> Result<Arc<Rules>, pipeline::store::StoreError> {
+    pub async fn rules_for(&self, url: &Url) -> Result<Arc<Rules>, RobotsError> {
         let origin = origin(url);
-        if let Some((at, rules)) = self
-            .local
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&origin)
-        {
-            if at.elapsed() < LOCAL_TTL {
-                return Ok(rules.clone());
+        if let Some(rules) = self.cached(&origin) {
+            return Ok(rules);
+        }
+        let lock = {
+            let mut fetching = self.fetching.lock().unwrap_or_else(|p| p.into_inner());
+            if fetching.len() >= LOCAL_CACHE_MAX {
+                fetching.retain(|_, l| Arc::strong_count(l) > 1);
             }
+            fetching.entry(origin.clone()).or_default().clone()
+        };
+        let _one_at_a_time = lock.lock().await;
+        // Another task may have fetched them while this one waited.
+        if let Some(rules) = self.cached(&origin) {
+            return Ok(rules);
         }
         let key = self.keys.robots(&origin);
-        let record = match self.store.one(Op::Get { key: key.clone() }).await?.data()? {
-            Some(r) => r,
+        let rules = match self.store.one(Op::Get { key: key.clone() }).await?.data()? {
+            Some(record) => Rules::from_record(&record),
             None => {
-                let (record, ttl) = self.fetch_record(&origin).await;
-                self.store
-                    .one(Op::Set {
-                        key,
-                        value: record.clone(),
-                        expire_ms: Some(ttl.as_millis() as u64),
-                    })
-                    .await?;
-                record
+                let (record, ttl) = self.fetch_record(&origin).await?;
+                let rules = Rules::from_record(&record);
+                let mut ops = vec![Op::Set {
+                    key,
+                    value: record,
+                    expire_ms: Some(ttl.as_millis() as u64),
+                }];
+                // The frontier spaces this host's tasks by its Crawl-delay.
+                if let Some(delay) = rules.crawl_delay() {
+                    ops.push(HostFeedback::new(&self.keys, &origin).crawl_delay(delay));
+                }
+                self.store.exec(&ops).await?;
+                rules
             }
         };
-        let rules = Arc::new(Rules::from_record(&record));
+        let rules = Arc::new(rules);
         let mut local = self.local.lock().unwrap_or_else(|p| p.into_inner());
         if local.len() >= LOCAL_CACHE_MAX {
             local.clear();
@@ -127,27 +169,40 @@ impl Robots {
         Ok(rules)
     }
 
-    async fn fetch_record(&self, origin: &str) -> (Vec<u8>, Duration) {
+    /// Fetches an origin's robots.txt: the record to cache and its TTL.
+    async fn fetch_record(&self, origin: &str) -> Result<(Vec<u8>, Duration), RobotsError> {
         let Ok(url) = Url::parse(&format!("{origin}/robots.txt")) else {
-            return (b"A".to_vec(), RULES_TTL);
+            return Ok((b"A".to_vec(), RULES_TTL));
         };
-        match self.client.get_following(&url, 5).await {
+        let result = self
+            .client
+            .get_following(&url, ROBOTS_MAX_REDIRECTS, MAX_ROBOTS_BYTES)
+            .await;
+        Ok(match result {
             Ok(resp) if (200..300).contains(&resp.status) => {
-                let mut record = Vec::with_capacity(resp.body.len().min(MAX_ROBOTS_BYTES) + 1);
+                let mut record = Vec::with_capacity(resp.body.len() + 1);
                 record.push(b'R');
-                record.extend_from_slice(&resp.body[..resp.body.len().min(MAX_ROBOTS_BYTES)]);
+                record.extend_from_slice(&resp.body);
                 (record, RULES_TTL)
             }
-            Ok(resp) if (400..500).contains(&resp.status) => (b"A".to_vec(), RULES_TTL),
+            // 429 is "slow down", not "no rules": like a 5xx.
+            Ok(resp) if (400..500).contains(&resp.status) && resp.status != 429 => {
+                (b"A".to_vec(), RULES_TTL)
+            }
             Ok(resp) => {
                 tracing::info!(%origin, status = resp.status, "robots.txt unavailable: host blocked for a while");
                 (b"D".to_vec(), UNREACHABLE_TTL)
             }
+            Err(e) if e.status == FetchStatus::Refused => {
+                return Err(RobotsError::Refused(e.reason));
+            }
+            // Too many redirects: Google treats it like a 404.
+            Err(e) if e.status == FetchStatus::TooManyRedirects => (b"A".to_vec(), RULES_TTL),
             Err(e) => {
                 tracing::info!(%origin, error = %e, "robots.txt unreachable: host blocked for a while");
                 (b"D".to_vec(), UNREACHABLE_TTL)
             }
-        }
+        })
     }
 }
 

@@ -1,5 +1,21 @@
 //! The fetcher stage: a [`FetchTask`] in; a [`Page`] out when the fetch gave
 //! an HTML page; every fetch's outcome recorded under `fetch:<url>`.
+//!
+//! The order of a fetch: the URL is checked (length, scheme, IP literal
+//! refused by the SSRF guard), robots.txt is obeyed, the request is sent,
+//! and the head decides: a redirect goes back to the frontier, an error
+//! status or a non-HTML type ends the fetch without reading the body, an
+//! HTML body is read within the cap and decoded by the charset vote.
+//!
+//! Transient failures (timeouts, connection errors, 5xx, 429) go back to
+//! the frontier as a [`UrlBatch`] with `attempt + 1` (the frontier retries
+//! after a backoff, skipping its seen check) until
+//! [`FetchSettings::max_retries`](crate::http::FetchSettings::max_retries);
+//! then the failure is final. Permanent ones (other 4xx, too large, not
+//! HTML, robots, refused, invalid URL) are final at once. What the fetch
+//! taught about the host goes to its politeness record ([`crate::politeness`]).
+
+use std::time::{Duration, SystemTime};
 
 use pipeline::keys::Keys;
 use pipeline::messages::{encode, new_id, now_rfc3339, FetchTask, Page, UrlBatch, VERSION};
@@ -10,13 +26,17 @@ use serde::Serialize;
 use url::Url;
 
 use crate::charset::{self, Signals};
-use crate::http::{is_html, Client, FetchStatus};
-use crate::robots::Robots;
+use crate::gate::{wait_turn, Turn};
+use crate::http::{is_html, is_transient_http, Client, FetchFailure, FetchStatus, Overflow};
+use crate::politeness::{backoff_after, now_unix_ms, parse_retry_after, HostFeedback};
+use crate::robots::{origin, Robots, RobotsError};
 
 pub struct FetcherStage {
     client: Client,
     robots: Robots,
     keys: Keys,
+    /// For the politeness gate.
+    store: Store,
 }
 
 /// What `crawler query` shows about the last fetch of a URL.
@@ -29,78 +49,161 @@ pub struct FetchRecord<'a> {
     pub reason: Option<String>,
     pub encoding: Option<&'a str>,
     pub fetched_at: String,
+    /// 0 for the first try (see [`FetchTask::attempt`]).
+    pub attempt: u32,
+    /// The failure is transient and the URL went back to the frontier for
+    /// another attempt; the outcome is not final yet.
+    pub will_retry: bool,
 }
+
+/// The stats counter of retries sent back to the frontier (not final
+/// outcomes, so not in `fetched` or `failed`).
+pub const RETRIED_COUNTER: &str = "fetch_retried";
 
 impl FetcherStage {
     pub fn new(store: Store, namespace: &str, client: Client) -> Self {
         let keys = Keys::new(namespace);
         FetcherStage {
-            robots: Robots::new(store, keys.clone(), client.clone()),
+            robots: Robots::new(store.clone(), keys.clone(), client.clone()),
             client,
             keys,
+            store,
         }
     }
 
+    /// The record of a fetch and its counters: `fetch_<outcome>` and
+    /// `fetched` or `failed` for a final outcome (a redirect is neither),
+    /// [`RETRIED_COUNTER`] for a failure that will be retried.
     fn record(&self, rec: &FetchRecord) -> Vec<Op> {
         let ok = rec.outcome == FetchStatus::Ok.as_str();
         let redirect = rec.outcome == FetchStatus::Redirect.as_str();
-        let mut ops = vec![
-            Op::Set {
-                key: self.keys.fetch_outcome(rec.url),
-                value: serde_json::to_vec(rec).unwrap_or_default(),
-                expire_ms: None,
-            },
-            Op::HIncr {
-                key: self.keys.stats(),
-                field: format!("fetch_{}", rec.outcome),
-                by: 1,
-            },
-        ];
+        let mut ops = vec![Op::Set {
+            key: self.keys.fetch_outcome(rec.url),
+            value: serde_json::to_vec(rec).unwrap_or_default(),
+            expire_ms: None,
+        }];
+        let stat = |field: &str| Op::HIncr {
+            key: self.keys.stats(),
+            field: field.to_string(),
+            by: 1,
+        };
+        if rec.will_retry {
+            ops.push(stat(RETRIED_COUNTER));
+            return ops;
+        }
+        ops.push(stat(&format!("fetch_{}", rec.outcome)));
         if !redirect {
-            ops.push(Op::HIncr {
-                key: self.keys.stats(),
-                field: if ok { "fetched" } else { "failed" }.into(),
-                by: 1,
-            });
+            ops.push(stat(if ok { "fetched" } else { "failed" }));
         }
         ops
     }
 
+    /// A fetch that gave no page. `origin` is set when a request was sent
+    /// (the host's record learns from it); `backoff` when the host asked to
+    /// be left alone (429/503).
     fn failed(
         &self,
-        url: &str,
-        status: FetchStatus,
-        http_status: Option<u16>,
-        reason: String,
-    ) -> Outcome {
-        tracing::info!(%url, outcome = status.as_str(), %reason, "fetch failed");
-        Outcome {
-            publish: Vec::new(),
-            after_ack: self.record(&FetchRecord {
-                url,
-                outcome: status.as_str(),
-                http_status,
-                final_url: None,
-                reason: Some(reason),
-                encoding: None,
-                fetched_at: now_rfc3339(),
-            }),
+        task: &FetchTask,
+        origin: Option<&str>,
+        failure: FetchFailure,
+        backoff: Option<Duration>,
+    ) -> Result<Outcome, StageError> {
+        let transient = match failure.status {
+            FetchStatus::Timeout | FetchStatus::ConnectionError => true,
+            FetchStatus::HttpError => failure.http_status.is_some_and(is_transient_http),
+            _ => false,
+        };
+        let will_retry = transient && task.attempt < self.client.settings().max_retries;
+        let mut after_ack = Vec::new();
+        if let Some(origin) = origin {
+            let host = HostFeedback::new(&self.keys, origin);
+            if transient {
+                after_ack.push(host.failed());
+            } else if failure.http_status.is_some() {
+                after_ack.push(host.answered());
+            }
+            if let Some(wait) = backoff {
+                after_ack.push(host.back_off(now_unix_ms(), wait));
+            }
         }
+        let mut publish = Vec::new();
+        if will_retry {
+            let batch = UrlBatch {
+                v: VERSION,
+                id: new_id(),
+                crawl: task.crawl.clone(),
+                depth: task.depth,
+                seeds: false,
+                source: Some(task.url.clone()),
+                redirects: task.redirects,
+                attempt: task.attempt + 1,
+                links: vec![Link::new(task.url.as_str())],
+            };
+            publish.push((Queue::Frontier, encode(&batch)?));
+        }
+        tracing::info!(
+            url = %task.url,
+            outcome = failure.status.as_str(),
+            reason = %failure.reason,
+            attempt = task.attempt,
+            will_retry,
+            "fetch failed"
+        );
+        after_ack.extend(self.record(&FetchRecord {
+            url: &task.url,
+            outcome: failure.status.as_str(),
+            http_status: failure.http_status,
+            final_url: None,
+            reason: Some(failure.reason),
+            encoding: None,
+            fetched_at: now_rfc3339(),
+            attempt: task.attempt,
+            will_retry,
+        }));
+        Ok(Outcome { publish, after_ack })
     }
-}
 
-impl FetcherStage {
     /// A 3xx: record it, and send the target to the frontier at the same
     /// depth (one more redirect), unless the chain is too long.
-    fn redirect(&self, task: &FetchTask, status: u16, target: &Url) -> Result<Outcome, StageError> {
+    /// The host's turn is far off (a backoff): the task goes back to the
+    /// frontier, which schedules it when the host is due.
+    fn not_yet(&self, task: &FetchTask, wait: Duration) -> Result<Outcome, StageError> {
+        tracing::debug!(url = %task.url, wait_ms = wait.as_millis() as u64, "host not due: back to the frontier");
+        let batch = UrlBatch {
+            v: VERSION,
+            id: new_id(),
+            crawl: task.crawl.clone(),
+            depth: task.depth,
+            seeds: false,
+            source: None,
+            redirects: task.redirects,
+            // Above 0, so the frontier does not drop it as already seen.
+            attempt: task.attempt.max(1),
+            links: vec![Link::new(task.url.as_str())],
+        };
+        Ok(Outcome {
+            publish: vec![(Queue::Frontier, encode(&batch)?)],
+            after_ack: Vec::new(),
+        })
+    }
+
+    fn redirect(
+        &self,
+        task: &FetchTask,
+        origin: &str,
+        status: u16,
+        target: &Url,
+    ) -> Result<Outcome, StageError> {
         let max = self.client.settings().max_redirects as u32;
         if task.redirects >= max {
-            return Ok(self.failed(
-                &task.url,
-                FetchStatus::TooManyRedirects,
-                Some(status),
-                format!("more than {max} redirects, last to {target}"),
-            ));
+            let failure = FetchFailure {
+                http_status: Some(status),
+                ..FetchFailure::new(
+                    FetchStatus::TooManyRedirects,
+                    format!("more than {max} redirects, last to {target}"),
+                )
+            };
+            return self.failed(task, Some(origin), failure, None);
         }
         let batch = UrlBatch {
             v: VERSION,
@@ -113,19 +216,31 @@ impl FetcherStage {
             attempt: 0,
             links: vec![Link::new(target.as_str())],
         };
+        let mut after_ack = vec![HostFeedback::new(&self.keys, origin).answered()];
+        after_ack.extend(self.record(&FetchRecord {
+            url: &task.url,
+            outcome: FetchStatus::Redirect.as_str(),
+            http_status: Some(status),
+            final_url: Some(target.as_str()),
+            reason: None,
+            encoding: None,
+            fetched_at: now_rfc3339(),
+            attempt: task.attempt,
+            will_retry: false,
+        }));
         Ok(Outcome {
             publish: vec![(Queue::Frontier, encode(&batch)?)],
-            after_ack: self.record(&FetchRecord {
-                url: &task.url,
-                outcome: FetchStatus::Redirect.as_str(),
-                http_status: Some(status),
-                final_url: Some(target.as_str()),
-                reason: None,
-                encoding: None,
-                fetched_at: now_rfc3339(),
-            }),
+            after_ack,
         })
     }
+}
+
+/// The parts of an HTML response the page needs.
+struct Response {
+    status: u16,
+    final_url: Url,
+    content_type: Option<String>,
+    body: Vec<u8>,
 }
 
 /// The top-level domain of a host, the detector's hint.
@@ -141,47 +256,84 @@ impl Stage for FetcherStage {
     const DEFAULT_CONCURRENCY: usize = 64;
 
     async fn handle(&self, task: FetchTask) -> Result<Outcome, StageError> {
-        let url = match Url::parse(&task.url) {
+        let url = match self.client.check(&task.url) {
             Ok(u) => u,
-            Err(e) => {
-                return Ok(self.failed(&task.url, FetchStatus::InvalidUrl, None, e.to_string()))
+            Err(f) => return self.failed(&task, None, f, None),
+        };
+        let origin = origin(&url);
+        let rules = match self.robots.rules_for(&url).await {
+            Ok(rules) => rules,
+            Err(RobotsError::Store(e)) => return Err(e.into()),
+            Err(RobotsError::Refused(reason)) => {
+                let failure = FetchFailure::new(FetchStatus::Refused, reason);
+                return self.failed(&task, None, failure, None);
             }
         };
-        let rules = self.robots.rules_for(&url).await?;
         if !rules.allowed(&url) {
-            return Ok(self.failed(
-                &task.url,
-                FetchStatus::RobotsDisallowed,
-                None,
-                "disallowed by robots.txt".into(),
-            ));
+            let failure =
+                FetchFailure::new(FetchStatus::RobotsDisallowed, "disallowed by robots.txt");
+            return self.failed(&task, None, failure, None);
         }
-        let resp = match self.client.get(&url).await {
-            Ok(r) => r,
-            Err(f) => return Ok(self.failed(&task.url, f.status, f.http_status, f.reason)),
+        // Politeness: this host's turn, booked for every fetcher of the cluster.
+        let delay = Duration::from_millis(task.crawl.delay_ms).max(
+            rules
+                .crawl_delay()
+                .map(|s| Duration::from_secs_f32(s.clamp(0.0, 3600.0)))
+                .unwrap_or_default(),
+        );
+        if let Turn::Later(wait) = wait_turn(&self.store, &self.keys, &origin, delay).await? {
+            return self.not_yet(&task, wait);
+        }
+        let head = match self.client.send(&url).await {
+            Ok(h) => h,
+            Err(f) => return self.failed(&task, Some(&origin), f, None),
         };
-        if let Some(target) = &resp.location {
-            return self.redirect(&task, resp.status, target);
+        if let Some(target) = &head.location {
+            return self.redirect(&task, &origin, head.status, target);
         }
-        if !(200..300).contains(&resp.status) {
-            return Ok(self.failed(
-                &task.url,
-                FetchStatus::HttpError,
-                Some(resp.status),
-                format!("HTTP {}", resp.status),
-            ));
+        let status = head.status;
+        if !(200..300).contains(&status) {
+            // 429 and 503 ask us to come back later: when Retry-After says,
+            // or after a pause that grows with the attempts.
+            let backoff = matches!(status, 429 | 503).then(|| {
+                head.retry_after
+                    .as_deref()
+                    .and_then(|v| parse_retry_after(v, SystemTime::now()))
+                    .unwrap_or_else(|| backoff_after(task.attempt))
+            });
+            let failure = FetchFailure {
+                http_status: Some(status),
+                ..FetchFailure::new(FetchStatus::HttpError, format!("HTTP {status}"))
+            };
+            return self.failed(&task, Some(&origin), failure, backoff);
         }
-        if !is_html(resp.content_type.as_deref()) {
-            return Ok(self.failed(
-                &task.url,
-                FetchStatus::NotHtml,
-                Some(resp.status),
-                format!(
-                    "content type {}",
-                    resp.content_type.as_deref().unwrap_or("(none)")
-                ),
-            ));
+        if !is_html(head.content_type.as_deref()) {
+            // Not decoded, not even downloaded: the body is dropped unread.
+            let failure = FetchFailure {
+                http_status: Some(status),
+                ..FetchFailure::new(
+                    FetchStatus::NotHtml,
+                    format!(
+                        "content type {}",
+                        head.content_type.as_deref().unwrap_or("(none)")
+                    ),
+                )
+            };
+            return self.failed(&task, Some(&origin), failure, None);
         }
+        let final_url = head.final_url.clone();
+        let content_type = head.content_type.clone();
+        let cap = self.client.settings().max_body_bytes;
+        let body = match head.body(cap, Overflow::Fail).await {
+            Ok(b) => b,
+            Err(f) => return self.failed(&task, Some(&origin), f, None),
+        };
+        let resp = Response {
+            status,
+            final_url,
+            content_type,
+            body,
+        };
         let signals = Signals {
             header: resp
                 .content_type
@@ -205,7 +357,8 @@ impl Stage for FetcherStage {
             fetched_at: fetched_at.clone(),
             html: text.into_bytes(),
         };
-        let after_ack = self.record(&FetchRecord {
+        let mut after_ack = vec![HostFeedback::new(&self.keys, &origin).answered()];
+        after_ack.extend(self.record(&FetchRecord {
             url: &task.url,
             outcome: FetchStatus::Ok.as_str(),
             http_status: Some(resp.status),
@@ -213,7 +366,9 @@ impl Stage for FetcherStage {
             reason: None,
             encoding: Some(&decision.encoding),
             fetched_at,
-        });
+            attempt: task.attempt,
+            will_retry: false,
+        }));
         Ok(Outcome {
             publish: vec![(Queue::Extract, encode(&page)?)],
             after_ack,
