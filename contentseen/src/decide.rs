@@ -1,28 +1,41 @@
 //! Which document of a near-duplicate cluster is the original.
 //!
 //! Every stored fingerprint gets a sequence number *after* it is inserted in
-//! the band tables and *before* its own lookup. The rule: among the document
-//! itself and every match it sees within distance k, the one with the lowest
-//! sequence number is the original; a match whose sequence number is not
-//! recorded yet counts as later than everything.
+//! the band tables and *before* its own lookup (see [`crate::table`] for
+//! the rounds). The rule: among the document itself and every match it sees
+//! within distance k, the one with the lowest sequence number is the
+//! original; a match whose sequence number is not recorded yet counts as
+//! later than everything.
 //!
 //! Why two workers can never both store near-duplicates X and Y as
 //! originals: if X's lookup did not see Y, Y was inserted after X's lookup,
-//! so Y's number (taken after Y's insert) is higher than X's (taken before
-//! X's lookup), and Y's lookup sees X. So at least one sees the other, and
-//! whoever sees a match with a lower number is the duplicate. No cross-key
-//! atomicity is needed, so it works on Redis Cluster.
+//! so Y's number (taken after Y's insert) is higher than X's (taken and
+//! recorded before X's lookup), and Y's lookup sees X recorded. So at least
+//! one sees the other, and whoever sees a match with a lower number is the
+//! duplicate. No cross-key atomicity is needed, so it works on Redis
+//! Cluster.
+//!
+//! A fingerprint is recorded once, by the first document that has it: a
+//! later document with the very same fingerprint finds that record as its
+//! own and points at its owner (or is the owner again, on a redelivery).
 
 use crate::simhash::distance;
 
-/// A stored fingerprint seen by a lookup.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A stored fingerprint within distance k, seen by a lookup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Seen {
     pub fingerprint: u64,
     /// Its sequence number, `None` while its owner has not recorded one.
     pub seq: Option<i64>,
-    /// The URL of the document that owns it.
-    pub url: Option<String>,
+}
+
+/// The earliest document among a lookup's matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Earliest {
+    /// Its sequence number: the key to its URL.
+    pub seq: i64,
+    /// Its fingerprint's distance to the document's.
+    pub distance: u32,
 }
 
 /// The verdict for one document.
@@ -32,91 +45,116 @@ pub enum Verdict {
     Duplicate { of: String, distance: u32 },
 }
 
-/// Decides for a document with fingerprint `fp` owned by (`own_seq`,
-/// `own_url`) (the owner is another document when an earlier one had the
-/// very same fingerprint), given every stored fingerprint its lookup saw.
-pub fn verdict(
-    fp: u64,
-    own_seq: i64,
-    own_url: &str,
-    me: &str,
-    seen: &[Seen],
-    max_distance: u32,
-) -> Verdict {
-    let mut best: (i64, &str, u32) = (own_seq, own_url, 0);
+/// For a document with fingerprint `fp`, whose fingerprint's record holds
+/// `own_seq`, the earliest of itself and every recorded match within
+/// `max_distance`. The document is the original when that is its own
+/// record and the record is its own (the caller checks the record's URL).
+pub fn earliest(fp: u64, own_seq: i64, seen: &[Seen], max_distance: u32) -> Earliest {
+    let mut best = Earliest {
+        seq: own_seq,
+        distance: 0,
+    };
     for s in seen {
-        let (Some(seq), Some(url)) = (s.seq, s.url.as_deref()) else {
-            continue;
-        };
+        let Some(seq) = s.seq else { continue };
         let d = distance(fp, s.fingerprint);
-        if d > max_distance || url == me {
-            continue;
-        }
-        if (seq, url) < (best.0, best.1) {
-            best = (seq, url, d);
+        if d <= max_distance && seq < best.seq {
+            best = Earliest { seq, distance: d };
         }
     }
-    if best.1 == me {
-        Verdict::Original
-    } else {
-        Verdict::Duplicate {
-            of: best.1.to_string(),
-            distance: best.2,
-        }
-    }
+    best
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn seen(fp: u64, seq: Option<i64>, url: &str) -> Seen {
+    fn seen(fp: u64, seq: Option<i64>) -> Seen {
         Seen {
             fingerprint: fp,
             seq,
-            url: Some(url.into()),
         }
     }
 
     #[test]
     fn lowest_sequence_within_k_wins() {
         let fp = 0b1111u64;
-        let v = verdict(fp, 5, "me", "me", &[seen(0b0111, Some(3), "a")], 3);
+        let e = earliest(fp, 5, &[seen(0b0111, Some(3))], 3);
         assert_eq!(
-            v,
-            Verdict::Duplicate {
-                of: "a".into(),
+            e,
+            Earliest {
+                seq: 3,
                 distance: 1
             }
         );
         // Later matches do not make me a duplicate.
-        let v = verdict(fp, 5, "me", "me", &[seen(0b0111, Some(9), "b")], 3);
-        assert_eq!(v, Verdict::Original);
-        // Exactly k counts; k+1 does not.
-        let v = verdict(0, 5, "me", "me", &[seen(0b111, Some(1), "c")], 3);
+        let e = earliest(fp, 5, &[seen(0b0111, Some(9))], 3);
         assert_eq!(
-            v,
-            Verdict::Duplicate {
-                of: "c".into(),
-                distance: 3
-            }
-        );
-        let v = verdict(0, 5, "me", "me", &[seen(0b1111, Some(1), "d")], 3);
-        assert_eq!(v, Verdict::Original);
-        // Unrecorded sequence numbers count as later.
-        let v = verdict(fp, 5, "me", "me", &[seen(fp, None, "e")], 3);
-        assert_eq!(v, Verdict::Original);
-    }
-
-    #[test]
-    fn an_earlier_document_with_my_exact_fingerprint_owns_it() {
-        let v = verdict(7, 2, "first", "me", &[seen(7, Some(2), "first")], 3);
-        assert_eq!(
-            v,
-            Verdict::Duplicate {
-                of: "first".into(),
+            e,
+            Earliest {
+                seq: 5,
                 distance: 0
             }
         );
+        // Exactly k counts; k+1 does not.
+        let e = earliest(0, 5, &[seen(0b111, Some(1))], 3);
+        assert_eq!(
+            e,
+            Earliest {
+                seq: 1,
+                distance: 3
+            }
+        );
+        let e = earliest(0, 5, &[seen(0b1111, Some(1))], 3);
+        assert_eq!(e.seq, 5);
+        // Unrecorded sequence numbers count as later.
+        let e = earliest(fp, 5, &[seen(0b0111, None)], 3);
+        assert_eq!(e.seq, 5);
+        // The lowest of several.
+        let e = earliest(
+            0,
+            50,
+            &[seen(1, Some(40)), seen(3, Some(7)), seen(7, Some(9))],
+            3,
+        );
+        assert_eq!(
+            e,
+            Earliest {
+                seq: 7,
+                distance: 2
+            }
+        );
+    }
+
+    #[test]
+    fn two_concurrent_near_duplicates_never_both_win() {
+        // Every interleaving of X and Y (insert, number, record, look up):
+        // whichever lookup sees the other recorded with a lower number loses.
+        let (fx, fy) = (0u64, 0b101u64);
+        for x_seq in 1..4 {
+            for y_seq in 1..4 {
+                if x_seq == y_seq {
+                    continue;
+                }
+                // The later-numbered one was inserted after the earlier
+                // one's record, so it sees the earlier one recorded.
+                let (later_fp, later_seq, earlier_fp, earlier_seq) = if x_seq > y_seq {
+                    (fx, x_seq, fy, y_seq)
+                } else {
+                    (fy, y_seq, fx, x_seq)
+                };
+                let later = earliest(
+                    later_fp,
+                    later_seq,
+                    &[seen(earlier_fp, Some(earlier_seq))],
+                    3,
+                );
+                assert_eq!(later.seq, earlier_seq);
+                // The earlier one sees the later one unrecorded or higher.
+                for other in [None, Some(later_seq)] {
+                    let e = earliest(earlier_fp, earlier_seq, &[seen(later_fp, other)], 3);
+                    assert_eq!(e.seq, earlier_seq);
+                }
+            }
+        }
     }
 }

@@ -8,18 +8,27 @@
 //! - [`simhash`]: the 64-bit SimHash of a body text (pure).
 //! - [`bands`]: the banded table layout and its no-false-negative guarantee (pure).
 //! - [`decide`]: which document of a near-duplicate cluster is the original (pure).
-//! - [`stage`]: the worker stage: the race-free insert-then-look-up protocol
-//!   over the store (Redis or memory; same banding logic).
+//! - [`table`]: the banded table in the store and the race-free
+//!   insert-number-record-look-up protocol, for one document or a batch;
+//!   read-only lookups for `crawler query --text`.
+//! - [`stage`]: the worker stage over [`table`] (Redis or memory; same
+//!   banding logic).
+//! - [`evaluation`]: the near-duplicate evaluation set built from article
+//!   bodies, and precision/recall of "duplicate" (pure; the benchmark runs it).
 //!
-//! Redis keys: `band:<i>:<value>` (sets of i64 fingerprints),
-//! `fp:<shard>` (fingerprint → "seq url" of its first document), `fpseq`,
-//! `exact:<hash>` (short bodies), `doc:<url>`, `docs`, `dups:<url>`, `stats`.
+//! Redis keys: `band:<i>:<value>` (sets of i64 fingerprints), `fps:<shard>`
+//! (fingerprint → sequence number of its first document), `sequrl:<block>`
+//! (sequence number → URL), `fpseq` (the counter), `exact:<hash>` (short
+//! bodies), `doc:<url>`, `docs`, `dups:<url>`, `stats`. Sizes and costs:
+//! `contentseen/README.md`.
 //!
 //! Not here: extraction (extractor), fetching.
 
 pub mod bands;
 pub mod decide;
+pub mod evaluation;
 pub mod simhash;
 pub mod stage;
+pub mod table;
 
 pub use stage::ContentSeenStage;

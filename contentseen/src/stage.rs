@@ -1,15 +1,15 @@
 //! The contentseen stage: a [`Document`] in, a [`StoredDocument`] stored.
 //!
-//! Per document, in pipelined round trips (each op touches one key):
-//! 1. already stored under this URL (a redelivery)? done;
-//! 2. add the fingerprint to its k+1 band sets, then take a sequence number;
-//! 3. record "seq url" as the fingerprint's owner unless it has one, read
-//!    the owner back, and read the k+1 band sets;
-//! 4. read the owners of the candidates within distance k;
-//! 5. [`crate::decide::verdict`]; store the document (a duplicate without
-//!    its text), append it to the export log, link it from its original.
-
-use std::collections::BTreeSet;
+//! Per document, in pipelined round trips:
+//! 1. already stored under this URL (a redelivery)? — in the same pipeline
+//!    as the band inserts and the sequence number ([`Table::insert_ops`]);
+//! 2. record and look up, and read what the matches need
+//!    ([`Table::record_and_decide`], one round when nothing is within k);
+//! 3. store the document (a duplicate without its text), then append it to
+//!    the export log and link it from its original.
+//!
+//! Short bodies ([`Fingerprint::Exact`]) skip the table: the first document
+//! with the same exact hash (`SETNX exact:<hash>`) is the original.
 
 use pipeline::keys::Keys;
 use pipeline::messages::Document;
@@ -18,140 +18,91 @@ use pipeline::worker::{Outcome, Stage, StageError};
 use pipeline::{Queue, Store, StoredDocument};
 
 use crate::bands::Layout;
-use crate::decide::{verdict, Seen, Verdict};
-use crate::simhash::{distance, fingerprint, Fingerprint};
-
-/// Fingerprint-owner hash shards: spread over many keys for Redis Cluster.
-const OWNER_SHARDS: u64 = 1 << 16;
+use crate::decide::Verdict;
+use crate::simhash::{fingerprint, Fingerprint};
+use crate::table::Table;
 
 pub struct ContentSeenStage {
     store: Store,
     keys: Keys,
-    layout: Layout,
+    table: Table,
 }
 
 impl ContentSeenStage {
     pub fn new(store: Store, namespace: &str, layout: Layout) -> Self {
         ContentSeenStage {
+            table: Table::new(store.clone(), namespace, layout),
             store,
             keys: Keys::new(namespace),
-            layout,
         }
     }
 
-    fn owner_key(&self, fp: u64) -> String {
-        self.keys.fingerprint_owner(fp % OWNER_SHARDS)
-    }
-
-    /// Steps 2–4 for a SimHash fingerprint.
-    async fn near_duplicate_verdict(&self, fp: u64, url: &str) -> Result<Verdict, StageError> {
-        let member = fp as i64;
-        // 2. Insert into every band, then take a sequence number.
-        let mut ops: Vec<Op> = self
-            .layout
-            .keys(fp)
-            .map(|(band, value)| Op::SAdd {
-                key: self.keys.band(band, value),
-                members: vec![member],
-            })
-            .collect();
-        ops.push(Op::Incr {
-            key: self.keys.fingerprint_seq(),
-            by: 1,
-        });
-        let replies = self.store.exec(&ops).await?;
-        let seq = replies.last().map(Reply::int).transpose()?.unwrap_or(0);
-
-        // 3. Claim ownership of the fingerprint (first document wins), read
-        //    the owner, then look up the bands.
-        let mut ops = vec![
-            Op::HSetNx {
-                key: self.owner_key(fp),
-                field: member.to_string(),
-                value: format!("{seq} {url}").into_bytes(),
-            },
-            Op::HGet {
-                key: self.owner_key(fp),
-                field: member.to_string(),
-            },
-        ];
-        ops.extend(self.layout.keys(fp).map(|(band, value)| Op::SMembers {
-            key: self.keys.band(band, value),
-        }));
-        let replies = self.store.exec(&ops).await?;
-        let (own_seq, own_url) = replies
-            .get(1)
-            .map(Reply::string)
-            .transpose()?
-            .flatten()
-            .and_then(|s| parse_owner(&s))
-            .unwrap_or((seq, url.to_string()));
-        let mut candidates = BTreeSet::new();
-        for r in &replies[2..] {
-            for m in r.ints()? {
-                let c = m as u64;
-                if c != fp && distance(fp, c) <= self.layout.max_distance() {
-                    candidates.insert(c);
+    /// The verdict for a document not stored yet, or `None` when it is
+    /// stored already (a redelivery).
+    async fn verdict(
+        &self,
+        fp: Fingerprint,
+        url: &str,
+        doc_key: &str,
+    ) -> Result<Option<Verdict>, StageError> {
+        let stored = Op::Get {
+            key: doc_key.to_string(),
+        };
+        match fp {
+            Fingerprint::Sim(v) => {
+                let mut ops = vec![stored];
+                ops.extend(self.table.insert_ops(&[v]));
+                let replies = self.store.exec(&ops).await?;
+                if replies
+                    .first()
+                    .map(Reply::data)
+                    .transpose()?
+                    .flatten()
+                    .is_some()
+                {
+                    return Ok(None);
                 }
+                let counter = replies.last().ok_or_else(|| {
+                    StageError::Transient(format!("no sequence number for {url}"))
+                })?;
+                let seqs = Table::sequences(1, counter)?;
+                let verdicts = self.table.record_and_decide(&[(v, url)], &seqs).await?;
+                Ok(verdicts.into_iter().next())
+            }
+            Fingerprint::Exact(h) => {
+                let key = self.keys.exact(h);
+                let replies = self
+                    .store
+                    .exec(&[
+                        stored,
+                        Op::SetNx {
+                            key: key.clone(),
+                            value: url.as_bytes().to_vec(),
+                        },
+                        Op::Get { key },
+                    ])
+                    .await?;
+                if replies
+                    .first()
+                    .map(Reply::data)
+                    .transpose()?
+                    .flatten()
+                    .is_some()
+                {
+                    return Ok(None);
+                }
+                Ok(Some(
+                    match replies.get(2).map(Reply::string).transpose()?.flatten() {
+                        Some(owner) if owner != url => Verdict::Duplicate {
+                            of: owner,
+                            distance: 0,
+                        },
+                        _ => Verdict::Original,
+                    },
+                ))
             }
         }
-
-        // 4. The owners of the candidates.
-        let candidates: Vec<u64> = candidates.into_iter().collect();
-        let ops: Vec<Op> = candidates
-            .iter()
-            .map(|&c| Op::HGet {
-                key: self.owner_key(c),
-                field: (c as i64).to_string(),
-            })
-            .collect();
-        let replies = self.store.exec(&ops).await?;
-        let mut seen = Vec::with_capacity(candidates.len());
-        for (c, r) in candidates.iter().zip(&replies) {
-            let owner = r.string()?.and_then(|s| parse_owner(&s));
-            seen.push(Seen {
-                fingerprint: *c,
-                seq: owner.as_ref().map(|o| o.0),
-                url: owner.map(|o| o.1),
-            });
-        }
-        Ok(verdict(
-            fp,
-            own_seq,
-            &own_url,
-            url,
-            &seen,
-            self.layout.max_distance(),
-        ))
     }
-
-    /// Short bodies: the first document with the same exact hash is the original.
-    async fn exact_verdict(&self, hash: u64, url: &str) -> Result<Verdict, StageError> {
-        let key = self.keys.exact(hash);
-        let replies = self
-            .store
-            .exec(&[
-                Op::SetNx {
-                    key: key.clone(),
-                    value: url.as_bytes().to_vec(),
-                },
-                Op::Get { key },
-            ])
-            .await?;
-        match replies.get(1).map(Reply::string).transpose()?.flatten() {
-            Some(owner) if owner != url => Ok(Verdict::Duplicate {
-                of: owner,
-                distance: 0,
-            }),
-            _ => Ok(Verdict::Original),
-        }
-    }
-}
-
-/// Parses an owner record `"seq url"`.
-fn parse_owner(s: &str) -> Option<(i64, String)> {
-    let (seq, url) = s.split_once(' ')?;
-    Some((seq.parse().ok()?, url.to_string()))
 }
 
 impl Stage for ContentSeenStage {
@@ -161,22 +112,10 @@ impl Stage for ContentSeenStage {
 
     async fn handle(&self, doc: Document) -> Result<Outcome, StageError> {
         let doc_key = self.keys.document(&doc.url);
-        // 1. A redelivery of a document already stored: nothing to do.
-        if self
-            .store
-            .one(Op::Get {
-                key: doc_key.clone(),
-            })
-            .await?
-            .data()?
-            .is_some()
-        {
-            return Ok(Outcome::default());
-        }
         let fp = fingerprint(&doc.text);
-        let verdict = match fp {
-            Fingerprint::Sim(v) => self.near_duplicate_verdict(v, &doc.url).await?,
-            Fingerprint::Exact(h) => self.exact_verdict(h, &doc.url).await?,
+        // None: a redelivery of a document already stored, nothing to do.
+        let Some(verdict) = self.verdict(fp, &doc.url, &doc_key).await? else {
+            return Ok(Outcome::default());
         };
         let (duplicate_of, distance) = match &verdict {
             Verdict::Original => (None, None),
