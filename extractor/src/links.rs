@@ -36,18 +36,24 @@ pub fn resolve(base: &Url, raw: &str) -> Option<Url> {
 /// Every `<a href>` of the page, deduplicated by URL (the first kept).
 pub fn outlinks(page: &Page, base: &Url) -> Vec<Outlink> {
     let mut seen = HashSet::new();
+    // The same href written twice resolves the same: skip the (costly) resolution.
+    let mut seen_raw: HashSet<&str> = HashSet::new();
     let mut out = Vec::new();
     for &(node, url) in &page.links {
         let Some(raw) = page.urls.get(url as usize) else {
             continue;
         };
+        if !seen_raw.insert(raw.trim()) {
+            continue;
+        }
         let Some(u) = resolve(base, raw) else {
             continue;
         };
         let u = String::from(u);
-        if !seen.insert(u.clone()) {
+        if seen.contains(&u) {
             continue;
         }
+        seen.insert(u.clone());
         let (nofollow, anchor) = if node == NONE {
             (false, String::new())
         } else {

@@ -253,10 +253,10 @@ fn patterns() -> &'static Patterns {
             ymd: build(format!(r"((?:19|20)\d{{2}})\s*[-/.年]\s*(\d{{1,2}})\s*[-/.月]\s*(\d{{1,2}})(?:\s*日)?{TIME}")),
             dmy: build(format!(r"(\d{{1,2}})/(\d{{1,2}})/((?:19|20)\d{{2}}){TIME}")),
             mdy_words: build(format!(
-                r"(?i)\b({MONTHS})[a-z]*\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+((?:19|20)\d{{2}}){TIME}"
+                r"(?i)(?-u:\b)({MONTHS})[a-z]*\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+((?:19|20)\d{{2}}){TIME}"
             )),
             dmy_words: build(format!(
-                r"(?i)\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({MONTHS})[a-z]*\.?,?\s+((?:19|20)\d{{2}}){TIME}"
+                r"(?i)(?-u:\b)(\d{{1,2}})(?:st|nd|rd|th)?\s+({MONTHS})[a-z]*\.?,?\s+((?:19|20)\d{{2}}){TIME}"
             )),
         }
     })

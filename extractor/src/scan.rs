@@ -464,6 +464,8 @@ struct Scan {
     space_before: bool,
     /// Inside `<title>`: its text goes to [`Page::title`].
     in_title: bool,
+    /// The `id` and `class` of the element being read (a buffer kept between elements).
+    id_class: String,
 }
 
 /// Reads `html` in one pass. Never fails: on a parser error the page read so far is returned.
@@ -493,7 +495,7 @@ pub fn scan(html: &str) -> Page {
         .append_element_content_handler(element!("*", move |el: &mut Element| {
             let closes_with = {
                 let mut s = on_element.borrow_mut();
-                s.start_element(el)
+                s.start_element(el, html)
             };
             if let Some(node) = closes_with {
                 let on_end = on_element.clone();
@@ -522,58 +524,75 @@ pub fn scan(html: &str) -> Page {
 
 impl Scan {
     /// Records an element start; returns the node to close on its end tag, if it has one.
-    fn start_element(&mut self, el: &Element) -> Option<u32> {
+    ///
+    /// Names and values are read as slices of `html` (by their source locations), so an
+    /// element costs no allocation unless a value is kept.
+    fn start_element(&mut self, el: &Element, html: &str) -> Option<u32> {
         self.flush_text();
-        let name = el.tag_name();
-        let tag = Tag::from_name(&name);
+        let tag = tag_at(html, el.source_location().bytes().start);
         self.close_implied(tag);
 
-        let mut id_class = String::new();
+        let mut id_class = std::mem::take(&mut self.id_class);
+        id_class.clear();
         let mut flags = 0u16;
-        let mut url = None;
-        let mut meta_key = None;
-        let mut meta_content = None;
+        let mut url: Option<&str> = None;
+        let mut meta_key: Option<String> = None;
+        let mut meta_content: Option<&str> = None;
         let mut hidden = false;
         for attr in el.attributes() {
-            let an = attr.name();
-            match an.as_str() {
-                "id" | "class" => {
-                    id_class.push_str(&attr.value().to_ascii_lowercase());
-                    id_class.push(' ');
+            let Some(an) = attr.name_source_location().and_then(|l| html.get(l.bytes())) else {
+                continue;
+            };
+            let value = attr
+                .value_source_location()
+                .and_then(|l| html.get(l.bytes()))
+                .unwrap_or("");
+            if an.len() > 16 {
+                continue;
+            }
+            let mut lower = [0u8; 16];
+            lower[..an.len()].copy_from_slice(an.as_bytes());
+            lower[..an.len()].make_ascii_lowercase();
+            match &lower[..an.len()] {
+                b"id" | b"class" => {
+                    if id_class.len() < MAX_SHORT_BYTES {
+                        id_class.push_str(value);
+                        id_class.push(' ');
+                    }
                 }
-                "style" => {
-                    let v = attr.value().to_ascii_lowercase();
-                    let v: String = v.chars().filter(|c| !c.is_whitespace()).collect();
-                    if v.contains("display:none") || v.contains("visibility:hidden") {
+                b"style" => {
+                    if has_hiding_style(value) {
                         hidden = true;
                     }
                 }
-                "hidden" => hidden = true,
+                b"hidden" => hidden = true,
                 // Icons (img, span) are hidden decoratively; a hidden block is usually a menu.
-                "aria-hidden"
+                b"aria-hidden"
                     if !matches!(tag, Tag::Img | Tag::Span)
-                        && attr.value().eq_ignore_ascii_case("true") =>
+                        && value.eq_ignore_ascii_case("true") =>
                 {
                     hidden = true;
                 }
-                "role" => {
-                    let v = attr.value().to_ascii_lowercase();
-                    if matches!(
-                        v.as_str(),
-                        "navigation"
-                            | "menu"
-                            | "menubar"
-                            | "banner"
-                            | "contentinfo"
-                            | "complementary"
-                            | "dialog"
-                            | "alert"
-                    ) {
+                b"role" => {
+                    let v = value.trim();
+                    if [
+                        "navigation",
+                        "menu",
+                        "menubar",
+                        "banner",
+                        "contentinfo",
+                        "complementary",
+                        "dialog",
+                        "alert",
+                    ]
+                    .iter()
+                    .any(|r| v.eq_ignore_ascii_case(r))
+                    {
                         flags |= flag::CHROME;
                     }
                 }
-                "itemprop" => {
-                    let v = attr.value().to_ascii_lowercase();
+                b"itemprop" => {
+                    let v = value.to_ascii_lowercase();
                     if v.contains("articlebody") || v == "text" {
                         flags |= flag::ARTICLE_BODY;
                     }
@@ -587,51 +606,50 @@ impl Scan {
                         meta_key.get_or_insert(v);
                     }
                 }
-                "rel" => {
-                    let v = attr.value().to_ascii_lowercase();
-                    if v.split_ascii_whitespace()
-                        .any(|r| r == "nofollow" || r == "ugc" || r == "sponsored")
-                    {
-                        flags |= flag::NOFOLLOW;
-                    }
-                    if v.split_ascii_whitespace().any(|r| r == "author") {
-                        flags |= flag::AUTHOR;
+                b"rel" => {
+                    for r in value.split_ascii_whitespace() {
+                        if ["nofollow", "ugc", "sponsored"]
+                            .iter()
+                            .any(|x| r.eq_ignore_ascii_case(x))
+                        {
+                            flags |= flag::NOFOLLOW;
+                        }
+                        if r.eq_ignore_ascii_case("author") {
+                            flags |= flag::AUTHOR;
+                        }
                     }
                 }
-                "href" if matches!(tag, Tag::A | Tag::Base) => url = Some(attr.value()),
-                "src" | "data-src" | "data-original" | "data-lazy-src" | "data-url"
+                b"href" if matches!(tag, Tag::A | Tag::Base) => url = Some(value),
+                b"src" | b"data-src" | b"data-original" | b"data-lazy-src" | b"data-url"
                     if tag == Tag::Img =>
                 {
-                    let v = attr.value();
                     // Lazy loaders put a placeholder in `src` and the image in `data-*`.
-                    let placeholder = url
-                        .as_deref()
-                        .is_none_or(|u: &str| u.trim().is_empty() || u.starts_with("data:"));
-                    if placeholder && !v.trim().is_empty() {
-                        url = Some(v);
+                    let placeholder =
+                        url.is_none_or(|u: &str| u.trim().is_empty() || u.starts_with("data:"));
+                    if placeholder && !value.trim().is_empty() {
+                        url = Some(value);
                     }
                 }
-                "name" | "property" if tag == Tag::Meta => {
-                    meta_key = Some(attr.value().to_ascii_lowercase());
+                b"name" | b"property" if tag == Tag::Meta => {
+                    meta_key = Some(value.to_ascii_lowercase());
                 }
-                "content" if tag == Tag::Meta || meta_content.is_none() => {
-                    meta_content = Some(attr.value())
+                b"content" if tag == Tag::Meta || meta_content.is_none() => {
+                    meta_content = Some(value)
                 }
-                "type"
+                b"type"
                     if tag == Tag::Script
-                        && attr.value().to_ascii_lowercase().contains("ld+json") =>
+                        && value.to_ascii_lowercase().contains("ld+json") =>
                 {
                     flags |= flag::JSON_LD;
                 }
-                "lang" if tag == Tag::Html && self.page.lang.is_none() => {
-                    let v = attr.value();
-                    let v = v.trim();
+                b"lang" if tag == Tag::Html && self.page.lang.is_none() => {
+                    let v = value.trim();
                     if !v.is_empty() {
                         self.page.lang = Some(truncate(v, 64).to_string());
                     }
                 }
-                "datetime" if tag == Tag::Time => {
-                    meta_content = Some(attr.value());
+                b"datetime" if tag == Tag::Time => {
+                    meta_content = Some(value);
                 }
                 _ => {}
             }
@@ -654,7 +672,9 @@ impl Scan {
             _ => {}
         }
 
+        id_class.make_ascii_lowercase();
         let hint = hints::classify(&id_class);
+        self.id_class = id_class;
         flags |= hint.flags;
         if tag == Tag::A && url.is_some() {
             flags |= flag::LINK | flag::IN_LINK;
@@ -924,6 +944,37 @@ impl Scan {
             n.punct = n.punct.saturating_add(punct);
         }
     }
+}
+
+/// The kind of the start tag at byte `at` of `html` (`<DIV class=x>` is a `Div`), read from
+/// the source without allocating; names longer than any we know are `Other`.
+fn tag_at(html: &str, at: usize) -> Tag {
+    let bytes = html.as_bytes().get(at + 1..).unwrap_or(&[]);
+    let end = bytes
+        .iter()
+        .position(|b| b.is_ascii_whitespace() || *b == b'/' || *b == b'>')
+        .unwrap_or(bytes.len());
+    let name = &bytes[..end];
+    if name.len() > 12 {
+        return Tag::Other;
+    }
+    let mut lower = [0u8; 12];
+    lower[..name.len()].copy_from_slice(name);
+    lower[..name.len()].make_ascii_lowercase();
+    Tag::from_name(std::str::from_utf8(&lower[..name.len()]).unwrap_or(""))
+}
+
+/// `display:none` or `visibility:hidden` in a `style` value (any case and spacing).
+fn has_hiding_style(style: &str) -> bool {
+    if !style.contains(':') {
+        return false;
+    }
+    let compact: String = style
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    compact.contains("display:none") || compact.contains("visibility:hidden")
 }
 
 /// Sentence punctuation, ASCII and CJK: the "symbols" of text-and-symbol density.

@@ -121,6 +121,13 @@ pub fn strip_site(title: &str, site_name: Option<&str>) -> String {
 
 /// Length (chars) of the longest common substring.
 fn longest_common_substring(a: &str, b: &str) -> usize {
+    // The usual case, a heading repeated in the title, without the quadratic table.
+    if a.len() <= b.len() && b.contains(a) {
+        return a.chars().take(MAX_HEADING_CHARS).count();
+    }
+    if b.len() < a.len() && a.contains(b) {
+        return b.chars().take(MAX_HEADING_CHARS).count();
+    }
     let a: Vec<char> = a.chars().take(MAX_HEADING_CHARS).collect();
     let b: Vec<char> = b.chars().take(MAX_HEADING_CHARS).collect();
     let mut prev = vec![0usize; b.len() + 1];

@@ -1,6 +1,5 @@
 //! Loading the evaluation sets of `shared/bench` (shared by the floor test and the benchmark):
-//! AEB pages decompressed, CWCED pages decoded the way a crawler would (BOM, then a `<meta>`
-//! charset that decodes the bytes cleanly, then `chardetng`).
+//! AEB pages decompressed, CWCED pages decoded by the crawler's own charset vote.
 
 #![allow(dead_code)]
 
@@ -80,39 +79,8 @@ pub fn cwced() -> Option<Vec<CwcedPage>> {
     Some(pages)
 }
 
-/// Decodes page bytes: BOM, else a declared `charset=` that decodes without errors, else
-/// `chardetng`'s guess.
+/// Decodes page bytes the way the crawler does: the fetcher's charset vote
+/// (`fetcher::charset::decide_and_decode`), with no HTTP header (the set has none).
 pub fn decode(bytes: &[u8]) -> String {
-    if let Some((enc, bom)) = encoding_rs::Encoding::for_bom(bytes) {
-        return enc
-            .decode_without_bom_handling(&bytes[bom..])
-            .0
-            .into_owned();
-    }
-    if let Some(enc) = declared_charset(bytes) {
-        if let Some(text) = enc.decode_without_bom_handling_and_without_replacement(bytes) {
-            return text.into_owned();
-        }
-    }
-    let mut detector = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
-    detector.feed(bytes, true);
-    let enc = detector.guess(None, chardetng::Utf8Detection::Allow);
-    enc.decode_without_bom_handling(bytes).0.into_owned()
-}
-
-/// The first `charset=` label in the first 4 KB.
-fn declared_charset(bytes: &[u8]) -> Option<&'static encoding_rs::Encoding> {
-    let head = &bytes[..bytes.len().min(4096)];
-    let lower: Vec<u8> = head.iter().map(u8::to_ascii_lowercase).collect();
-    let pos = lower.windows(8).position(|w| w == b"charset=")? + 8;
-    let rest = &lower[pos..];
-    let rest = rest
-        .strip_prefix(b"\"")
-        .or_else(|| rest.strip_prefix(b"'"))
-        .unwrap_or(rest);
-    let end = rest
-        .iter()
-        .position(|b| !(b.is_ascii_alphanumeric() || *b == b'-' || *b == b'_'))
-        .unwrap_or(rest.len());
-    encoding_rs::Encoding::for_label(&rest[..end])
+    fetcher::charset::decide_and_decode(bytes, &fetcher::charset::Signals::default()).1
 }
