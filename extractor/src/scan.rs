@@ -11,8 +11,8 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use lol_html::html_content::{Element, TextChunk, TextType};
-use lol_html::{doc_text, element, end_tag, HtmlRewriter, Settings};
+use lol_html::html_content::Element;
+use lol_html::{element, end_tag, HtmlRewriter, Settings};
 
 use crate::entities;
 use crate::hints;
@@ -458,15 +458,22 @@ struct Scan {
     page: Page,
     /// Open elements, innermost last.
     stack: Vec<u32>,
-    /// Text of the current text node, until `lol_html` says it ended.
-    pending: String,
+    /// Byte offset in the HTML just past the last tag seen: the text between tags is read
+    /// from the source by offsets, not from `lol_html` text chunks (which it would decode).
+    last_end: usize,
     /// The last byte pushed to `page.text` was whitespace (collapsing across text nodes).
     space_before: bool,
     /// Inside `<title>`: its text goes to [`Page::title`].
     in_title: bool,
     /// The `id` and `class` of the element being read (a buffer kept between elements).
     id_class: String,
+    /// Recent `id class` strings and their hints, by a hash of the string: pages repeat the
+    /// same classes on hundreds of elements.
+    hint_cache: Vec<(String, hints::Hint)>,
 }
+
+/// Slots of [`Scan::hint_cache`].
+const HINT_CACHE_SLOTS: usize = 256;
 
 /// Reads `html` in one pass. Never fails: on a parser error the page read so far is returned.
 pub fn scan(html: &str) -> Page {
@@ -489,7 +496,7 @@ pub fn scan(html: &str) -> Page {
         s.stack.push(0);
     }
     let on_element = state.clone();
-    let on_text = state.clone();
+    let source: Rc<str> = Rc::from(html);
     let settings = Settings::new()
         .with_strict(false)
         .append_element_content_handler(element!("*", move |el: &mut Element| {
@@ -499,15 +506,15 @@ pub fn scan(html: &str) -> Page {
             };
             if let Some(node) = closes_with {
                 let on_end = on_element.clone();
-                let _ = el.on_end_tag(end_tag!(move |_end| {
-                    on_end.borrow_mut().end_element(node);
+                // End-tag handlers must be 'static: they read the text through a shared copy.
+                let src = source.clone();
+                let _ = el.on_end_tag(end_tag!(move |end| {
+                    on_end
+                        .borrow_mut()
+                        .end_element(node, &src, end.source_location().bytes());
                     Ok(())
                 }));
             }
-            Ok(())
-        }))
-        .append_document_content_handler(doc_text!(move |chunk: &mut TextChunk| {
-            on_text.borrow_mut().text_chunk(chunk);
             Ok(())
         }));
     let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
@@ -515,7 +522,7 @@ pub fn scan(html: &str) -> Page {
         let _ = rewriter.end();
     }
     let mut s = state.borrow_mut();
-    s.flush_text();
+    s.text_until(html, html.len());
     while !s.stack.is_empty() {
         s.pop();
     }
@@ -528,8 +535,10 @@ impl Scan {
     /// Names and values are read as slices of `html` (by their source locations), so an
     /// element costs no allocation unless a value is kept.
     fn start_element(&mut self, el: &Element, html: &str) -> Option<u32> {
-        self.flush_text();
-        let tag = tag_at(html, el.source_location().bytes().start);
+        let at = el.source_location().bytes();
+        self.text_until(html, at.start);
+        self.last_end = self.last_end.max(at.end);
+        let tag = tag_at(html, at.start);
         self.close_implied(tag);
 
         let mut id_class = std::mem::take(&mut self.id_class);
@@ -673,7 +682,7 @@ impl Scan {
         }
 
         id_class.make_ascii_lowercase();
-        let hint = hints::classify(&id_class);
+        let hint = self.classify_cached(&id_class);
         self.id_class = id_class;
         flags |= hint.flags;
         if tag == Tag::A && url.is_some() {
@@ -755,9 +764,34 @@ impl Scan {
         }
     }
 
-    /// An end tag `lol_html` saw: closes the node and any left open inside it.
-    fn end_element(&mut self, node: u32) {
-        self.flush_text();
+    /// [`hints::classify`], remembered for repeated strings.
+    fn classify_cached(&mut self, id_class: &str) -> hints::Hint {
+        if id_class.is_empty() {
+            return hints::Hint::default();
+        }
+        if self.hint_cache.is_empty() {
+            self.hint_cache = vec![(String::new(), hints::Hint::default()); HINT_CACHE_SLOTS];
+        }
+        let slot = id_class
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+            }) as usize
+            % HINT_CACHE_SLOTS;
+        let entry = &mut self.hint_cache[slot];
+        if entry.0 != id_class {
+            entry.0.clear();
+            entry.0.push_str(id_class);
+            entry.1 = hints::classify(id_class);
+        }
+        entry.1
+    }
+
+    /// An end tag `lol_html` saw (at `at` in `html`): closes the node and any left open
+    /// inside it.
+    fn end_element(&mut self, node: u32, html: &str, at: std::ops::Range<usize>) {
+        self.text_until(html, at.start);
+        self.last_end = self.last_end.max(at.end);
         if let Some(pos) = self.stack.iter().rposition(|&n| n == node) {
             if pos == 0 {
                 return; // never the root
@@ -866,48 +900,37 @@ impl Scan {
         }
     }
 
-    fn text_chunk(&mut self, chunk: &TextChunk) {
-        let s = chunk.as_str();
-        if !s.is_empty() && self.pending.len() < MAX_TEXT_NODE_BYTES {
-            let room = MAX_TEXT_NODE_BYTES - self.pending.len();
-            self.pending.push_str(truncate(s, room));
-        }
-        if chunk.last_in_text_node() {
-            let raw = matches!(
-                chunk.text_type(),
-                TextType::ScriptData | TextType::RawText | TextType::PlainText
-            );
-            self.flush_text_as(raw);
-        }
-    }
-
-    fn flush_text(&mut self) {
-        self.flush_text_as(false);
-    }
-
-    /// Hands the finished text node to its element: kept as visible text, as the title, as
-    /// JSON-LD, or dropped.
-    fn flush_text_as(&mut self, raw: bool) {
-        if self.pending.is_empty() {
+    /// Reads the text between the last tag seen and byte `end` of `html`, and hands it to
+    /// the innermost open element: kept as visible text, as the title, as JSON-LD, or dropped.
+    /// Markup `lol_html` reported to no handler (comments, doctypes, stray end tags) is cut
+    /// out of it.
+    fn text_until(&mut self, html: &str, end: usize) {
+        let start = self.last_end;
+        if end <= start {
             return;
         }
-        let pending = std::mem::take(&mut self.pending);
+        self.last_end = end;
+        let Some(text) = html.get(start..end) else {
+            return;
+        };
+        let text = truncate(text, MAX_TEXT_NODE_BYTES);
         let top = *self.stack.last().unwrap_or(&0);
         let flags = self.page.nodes[top as usize].flags;
         if flags & flag::JSON_LD != 0 {
             let total: usize = self.page.json_ld.iter().map(String::len).sum();
-            if total + pending.len() <= MAX_JSON_LD_BYTES {
-                self.page.json_ld.push(pending.clone());
+            if total + text.len() <= MAX_JSON_LD_BYTES {
+                self.page.json_ld.push(text.to_string());
             }
         } else if self.in_title && self.page.nodes[top as usize].tag == Tag::Title {
             if self.page.title.len() < MAX_SHORT_BYTES {
-                self.page.title.push_str(&entities::decode(&pending));
+                self.page.title.push_str(&entities::decode(text));
             }
-        } else if flags & flag::SKIPPED == 0 && !raw {
-            self.push_visible(&pending, top, flags & flag::PRE != 0);
+        } else if flags & flag::SKIPPED == 0 {
+            let pre = flags & flag::PRE != 0;
+            for piece in TextPieces(text) {
+                self.push_visible(piece, top, pre);
+            }
         }
-        self.pending = pending;
-        self.pending.clear();
     }
 
     fn push_visible(&mut self, raw: &str, node: u32, pre: bool) {
@@ -918,8 +941,15 @@ impl Scan {
         let start = self.page.text.len();
         let mut chars = 0u32;
         let mut punct = 0u32;
-        for c in decoded.chars() {
+        // Runs of non-space characters are copied whole; whitespace collapses to one space.
+        let mut run = 0;
+        for (i, c) in decoded.char_indices() {
             if c.is_whitespace() {
+                if run < i {
+                    self.page.text.push_str(&decoded[run..i]);
+                    self.space_before = false;
+                }
+                run = i + c.len_utf8();
                 if pre && c == '\n' {
                     self.page.text.push('\n');
                     self.space_before = true;
@@ -928,13 +958,15 @@ impl Scan {
                     self.space_before = true;
                 }
             } else {
-                self.page.text.push(c);
-                self.space_before = false;
                 chars += 1;
                 if is_punct(c) {
                     punct += 1;
                 }
             }
+        }
+        if run < decoded.len() {
+            self.page.text.push_str(&decoded[run..]);
+            self.space_before = false;
         }
         let end = self.page.text.len();
         if end > start {
@@ -944,6 +976,57 @@ impl Scan {
             n.punct = n.punct.saturating_add(punct);
         }
     }
+}
+
+/// The text pieces of a stretch of source between two reported tags: everything but markup
+/// (`<!-- comments -->`, `<!doctype>`, `<?pi?>`, `</stray-end-tags>`, `<unreported tags>`).
+/// A `<` that starts no markup (`a < b`) is text.
+struct TextPieces<'a>(&'a str);
+
+impl<'a> Iterator for TextPieces<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        loop {
+            let s = self.0;
+            if s.is_empty() {
+                return None;
+            }
+            let bytes = s.as_bytes();
+            let mut from = 0;
+            let markup = loop {
+                match memchr_lt(&bytes[from..]) {
+                    None => break None,
+                    Some(i) => {
+                        let at = from + i;
+                        let next = bytes.get(at + 1).copied().unwrap_or(b' ');
+                        if next.is_ascii_alphabetic() || matches!(next, b'/' | b'!' | b'?') {
+                            break Some(at);
+                        }
+                        from = at + 1;
+                    }
+                }
+            };
+            let Some(at) = markup else {
+                self.0 = "";
+                return Some(s);
+            };
+            let rest = &s[at..];
+            let skip = if rest.starts_with("<!--") {
+                rest[4..].find("-->").map_or(rest.len(), |e| e + 7)
+            } else {
+                rest.find('>').map_or(rest.len(), |e| e + 1)
+            };
+            self.0 = &rest[skip..];
+            if at > 0 {
+                return Some(&s[..at]);
+            }
+        }
+    }
+}
+
+fn memchr_lt(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == b'<')
 }
 
 /// The kind of the start tag at byte `at` of `html` (`<DIV class=x>` is a `Div`), read from
@@ -1057,6 +1140,14 @@ mod tests {
         assert_eq!(p.metas, [("og:title".to_string(), "OG".to_string())]);
         assert_eq!(p.json_ld, ["{\"a\":1}"]);
         assert_eq!(p.text.trim(), "hello world");
+    }
+
+    #[test]
+    fn text_between_tags_skips_comments_and_stray_end_tags() {
+        let p = scan("<!doctype html><body><p>a &amp; b<!-- <p>hidden</p> --> c</span> 1 < 2</p>");
+        assert_eq!(texts(&p, Tag::P), ["a & b c 1 < 2"]);
+        let pieces: Vec<&str> = TextPieces("x<!--y-->z</q>w<?pi?>v").collect();
+        assert_eq!(pieces, ["x", "z", "w", "v"]);
     }
 
     #[test]

@@ -42,12 +42,21 @@ pub fn title(page: &Page, site_name: Option<&str>) -> Option<String> {
         .collect();
 
     // The heading that shares most with the titles, when it shares most of itself.
+    let bigrams: Vec<Bigrams> = references.iter().map(|r| Bigrams::of(r)).collect();
     let mut best: Option<(usize, String)> = None;
     for h in headings(page) {
         let hl = h.chars().count();
+        let chars: Vec<char> = h.chars().take(MAX_HEADING_CHARS).collect();
+        let at_least = best.as_ref().map_or(0, |(c, _)| *c);
         let common = references
             .iter()
-            .map(|r| longest_common_substring(&h, r))
+            .zip(&bigrams)
+            .filter(|(_, b)| {
+                // Skip the quadratic comparison when even the bound cannot win.
+                let bound = b.common_run_bound(&chars);
+                bound * 10 >= hl * 6 && bound >= 4 && bound > at_least
+            })
+            .map(|(r, _)| longest_common_substring(&h, r))
             .max()
             .unwrap_or(0);
         if common * 10 >= hl * 6 && common >= 4 && best.as_ref().is_none_or(|(c, _)| common > *c) {
@@ -117,6 +126,46 @@ pub fn strip_site(title: &str, site_name: Option<&str>) -> String {
         .max_by_key(|p| p.chars().count())
         .map(|p| p.to_string())
         .unwrap_or_else(|| title.trim().to_string())
+}
+
+/// The character bigrams of a text, hashed into a bit set: a cheap upper bound on the common
+/// substrings another text can have with it.
+struct Bigrams([u64; 64]);
+
+impl Bigrams {
+    fn of(s: &str) -> Bigrams {
+        let mut set = Bigrams([0; 64]);
+        let mut prev = None;
+        for c in s.chars().take(4 * MAX_HEADING_CHARS) {
+            if let Some(p) = prev {
+                let h = Self::hash(p, c);
+                set.0[h / 64] |= 1 << (h % 64);
+            }
+            prev = Some(c);
+        }
+        set
+    }
+
+    fn hash(a: char, b: char) -> usize {
+        let x = (a as u32).wrapping_mul(0x9E37_79B1) ^ (b as u32).wrapping_mul(0x85EB_CA77);
+        (x.rotate_left(13).wrapping_mul(0xC2B2_AE3D) >> 20) as usize % 4096
+    }
+
+    /// At least the length of the longest common substring of `chars` and the set's text:
+    /// one more than the longest run of `chars`' bigrams all found in the set.
+    fn common_run_bound(&self, chars: &[char]) -> usize {
+        let (mut run, mut best) = (0, 0);
+        for w in chars.windows(2) {
+            let h = Self::hash(w[0], w[1]);
+            if self.0[h / 64] & (1 << (h % 64)) != 0 {
+                run += 1;
+                best = best.max(run);
+            } else {
+                run = 0;
+            }
+        }
+        best + usize::from(!chars.is_empty())
+    }
 }
 
 /// Length (chars) of the longest common substring.
