@@ -82,7 +82,7 @@ impl Stage for FrontierStage {
         if batch.attempt > 0 {
             let urls: Vec<String> = candidates.into_iter().map(|(_, s)| s).collect();
             tally.retried = urls.len() as i64;
-            self.enqueue(&batch, urls).await?;
+            self.enqueue(&batch, urls, Vec::new()).await?;
             outcome.after_ack = self.counters(&tally);
             return Ok(outcome);
         }
@@ -121,13 +121,18 @@ impl Stage for FrontierStage {
         }
 
         tally.released = released.len() as i64;
-        self.enqueue(&batch, released).await?;
-        outcome.after_ack = self.counters(&tally);
-        outcome
-            .after_ack
-            .extend(shards.into_iter().map(|shard| Op::Del {
+        // The claims are dropped in the same round trip as the enqueue: a
+        // redelivery after that finds the URLs seen and unclaimed, so they
+        // are not queued twice (a crash between the two may still repeat a
+        // few: at-least-once).
+        let drop_claims: Vec<Op> = shards
+            .into_iter()
+            .map(|shard| Op::Del {
                 key: self.keys.claim(shard, &batch.id),
-            }));
+            })
+            .collect();
+        self.enqueue(&batch, released, drop_claims).await?;
+        outcome.after_ack = self.counters(&tally);
         Ok(outcome)
     }
 }
@@ -135,7 +140,12 @@ impl Stage for FrontierStage {
 impl FrontierStage {
     /// Puts fetch tasks in their hosts' queues (one round trip); the
     /// releaser hands them to the fetchers when each host is due.
-    async fn enqueue(&self, batch: &UrlBatch, urls: Vec<String>) -> Result<(), StageError> {
+    async fn enqueue(
+        &self,
+        batch: &UrlBatch,
+        urls: Vec<String>,
+        then: Vec<Op>,
+    ) -> Result<(), StageError> {
         let mut by_origin: BTreeMap<String, Vec<Vec<u8>>> = BTreeMap::new();
         for url in urls {
             let origin = match Url::parse(&url) {
@@ -152,7 +162,7 @@ impl FrontierStage {
             };
             by_origin.entry(origin).or_default().push(encode(&task)?);
         }
-        let ops: Vec<Op> = by_origin
+        let mut ops: Vec<Op> = by_origin
             .into_iter()
             .map(|(origin, tasks)| Op::HostEnqueue {
                 schedule: self.keys.schedule(host_shard(&origin)),
@@ -163,6 +173,7 @@ impl FrontierStage {
                 tasks,
             })
             .collect();
+        ops.extend(then);
         self.store.exec(&ops).await?;
         Ok(())
     }
@@ -273,16 +284,24 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_redelivered_batch_releases_its_urls_again() {
+    async fn a_redelivered_batch_loses_nothing_and_repeats_nothing() {
         let stage = FrontierStage::new(Store::memory(), "t");
         let b = batch("same-id", 1, &["/a", "/b"]);
+        // A first delivery claimed the URLs and died before queueing them.
+        let hashes: Vec<i64> = ["http://example.com/a", "http://example.com/b"]
+            .iter()
+            .map(|u| url_hash(u))
+            .collect();
+        let (_, ops) = claim_ops(&stage.keys, &b.id, &hashes);
+        stage.store.exec(&ops).await.unwrap();
+        // The redelivery queues them instead of dropping them as seen.
         stage.handle(b.clone()).await.unwrap();
-        let first = fetched(&stage).await;
-        assert_eq!(first.len(), 2);
-        // The worker died before acking: the broker redelivers the batch,
-        // and its URLs are scheduled again instead of dropped as seen.
+        let mut got = fetched(&stage).await;
+        got.sort();
+        assert_eq!(got, ["http://example.com/a", "http://example.com/b"]);
+        // A redelivery after they were queued (died before the ack) adds nothing.
         stage.handle(b).await.unwrap();
-        assert_eq!(fetched(&stage).await, first);
+        assert!(fetched(&stage).await.is_empty());
     }
 
     #[tokio::test]

@@ -268,8 +268,7 @@ for _, h in ipairs(hosts) do
   for _ = 1, n do
     local task = redis.call('LPOP', q)
     if not task then break end
-    local m = h .. '
-' .. task
+    local m = h .. '\n' .. task
     redis.call('ZADD', KEYS[2], now, m)
     out[#out + 1] = m
     taken = taken + 1
@@ -297,8 +296,7 @@ return out
 const HOST_SWEEP_LUA: &str = r#"
 local stale = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[2]), 'LIMIT', 0, 1000)
 for _, m in ipairs(stale) do
-  local i = string.find(m, '
-', 1, true)
+  local i = string.find(m, '\n', 1, true)
   if i then
     local h = string.sub(m, 1, i - 1)
     redis.call('LPUSH', ARGV[1] .. h, string.sub(m, i + 1))

@@ -1,0 +1,148 @@
+//! The politeness operations behave the same on the real Redis (Lua
+//! scripts) and on the memory store of `crawler run`.
+
+use std::time::Duration;
+
+use frontier::release::{confirm, sweep, take_due, waiting, ReleaseSettings, Taken};
+use pipeline::keys::{host_shard, Keys};
+use pipeline::messages::{decode, encode, FetchTask, VERSION};
+use pipeline::store::Op;
+use pipeline::{CrawlSpec, Store};
+
+fn task(url: &str) -> Vec<u8> {
+    encode(&FetchTask {
+        v: VERSION,
+        crawl: CrawlSpec::default(),
+        url: url.into(),
+        depth: 0,
+        redirects: 0,
+        attempt: 0,
+    })
+    .unwrap()
+}
+
+async fn enqueue(store: &Store, keys: &Keys, origin: &str, delay: u64, urls: &[&str]) {
+    store
+        .one(Op::HostEnqueue {
+            schedule: keys.schedule(host_shard(origin)),
+            queue: keys.host_queue(origin),
+            record: keys.host(origin),
+            origin: origin.into(),
+            crawl_delay_ms: delay,
+            tasks: urls.iter().map(|u| task(u)).collect(),
+        })
+        .await
+        .unwrap();
+}
+
+fn urls(t: &Taken) -> Vec<String> {
+    let mut v: Vec<String> = t
+        .tasks()
+        .iter()
+        .map(|b| decode::<FetchTask>(b).unwrap().url)
+        .collect();
+    v.sort();
+    v
+}
+
+async fn scenario(store: Store, ns: &str) {
+    let keys = Keys::new(ns);
+    let s = ReleaseSettings::default();
+    enqueue(
+        &store,
+        &keys,
+        "http://slow",
+        300,
+        &["http://slow/1", "http://slow/2"],
+    )
+    .await;
+    enqueue(
+        &store,
+        &keys,
+        "http://fast",
+        0,
+        &["http://fast/1", "http://fast/2"],
+    )
+    .await;
+
+    // The fast host bursts, the slow host gives one task per turn.
+    let t = take_due(&store, &keys, &s).await.unwrap();
+    assert_eq!(
+        urls(&t),
+        ["http://fast/1", "http://fast/2", "http://slow/1"]
+    );
+    assert_eq!(waiting(&store, &keys).await.unwrap(), 4);
+    confirm(&store, &keys, t).await.unwrap();
+    assert_eq!(waiting(&store, &keys).await.unwrap(), 1);
+    assert!(take_due(&store, &keys, &s).await.unwrap().is_empty());
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    let t = take_due(&store, &keys, &s).await.unwrap();
+    assert_eq!(urls(&t), ["http://slow/2"]);
+
+    // Not confirmed (the releaser died): swept back after the stale time.
+    let quick = ReleaseSettings {
+        stale_after: Duration::from_millis(100),
+        ..ReleaseSettings::default()
+    };
+    assert_eq!(sweep(&store, &keys, &quick).await.unwrap(), 0);
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert_eq!(sweep(&store, &keys, &quick).await.unwrap(), 1);
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    let t = take_due(&store, &keys, &s).await.unwrap();
+    assert_eq!(urls(&t), ["http://slow/2"]);
+    confirm(&store, &keys, t).await.unwrap();
+    assert_eq!(waiting(&store, &keys).await.unwrap(), 0);
+
+    // The gate: one slot per delay, on one clock.
+    let gate = |delay_ms| Op::HostGate {
+        record: keys.host("http://g"),
+        delay_ms,
+    };
+    assert_eq!(store.one(gate(200)).await.unwrap().int().unwrap(), 0);
+    let wait = store.one(gate(200)).await.unwrap().int().unwrap();
+    assert!(wait > 100 && wait <= 200, "wait {wait}");
+
+    // A host failing again and again is parked.
+    store
+        .one(Op::HSet {
+            key: keys.host("http://bad"),
+            field: "fail_streak".into(),
+            value: b"9".to_vec(),
+        })
+        .await
+        .unwrap();
+    enqueue(
+        &store,
+        &keys,
+        "http://bad",
+        0,
+        &["http://bad/1", "http://bad/2"],
+    )
+    .await;
+    let t = take_due(&store, &keys, &s).await.unwrap();
+    assert_eq!(urls(&t), ["http://bad/1"]);
+    let parked = store
+        .one(Op::HGet {
+            key: keys.host("http://bad"),
+            field: "parked_until_ms".into(),
+        })
+        .await
+        .unwrap()
+        .string()
+        .unwrap();
+    assert!(parked.is_some(), "the failing host is parked");
+    confirm(&store, &keys, t).await.unwrap();
+}
+
+#[tokio::test]
+async fn memory_store() {
+    scenario(Store::memory(), "mem").await;
+}
+
+#[tokio::test]
+async fn redis_store() {
+    let env = crawler_tests::TestEnv::new("ops");
+    let store = Store::redis(crawler_tests::REDIS_URL).await.unwrap();
+    scenario(store, &env.namespace).await;
+    env.cleanup().await;
+}
