@@ -83,6 +83,13 @@ fn main() {
         let url = Url::parse(&format!("http://cwced.example/{}.html", p.id)).expect("static url");
         let a = extractor::extract(&p.html, &url);
         counts.push(eval::compare(&p.body, &a.text, Tokenizer::Cjk));
+        if let Some(dir) = std::env::var_os("EXTRACTOR_BENCH_DUMP") {
+            // Our body text per page, to compare with `cleaned/` by eye.
+            let _ = std::fs::write(
+                std::path::Path::new(&dir).join(format!("{}.txt", p.id)),
+                &a.text,
+            );
+        }
         let ds = dom_smoothie::Readability::new(p.html.as_str(), Some(url.as_str()), None)
             .ok()
             .and_then(|mut r| r.parse().ok())

@@ -29,8 +29,14 @@ pub const MAX_AUTHOR_CHARS: usize = 80;
 /// Text searched around the body for a Chinese byline (bytes).
 pub const SEARCH_AROUND: u32 = 3072;
 
-/// The author of `page`. `span` is the body's text range, `date_pos` where the date was read.
-pub fn author(page: &Page, span: Option<(u32, u32)>, date_pos: Option<u32>) -> Option<String> {
+/// The author of `page`. `span` is the body's text range, `body` its text as extracted,
+/// `date_pos` where the date was read.
+pub fn author(
+    page: &Page,
+    span: Option<(u32, u32)>,
+    body: &str,
+    date_pos: Option<u32>,
+) -> Option<String> {
     if let Some(a) = crate::meta(page, META_KEYS).and_then(clean) {
         return Some(a);
     }
@@ -42,7 +48,60 @@ pub fn author(page: &Page, span: Option<(u32, u32)>, date_pos: Option<u32>) -> O
     if let Some(a) = chinese_byline(page, span, date_pos) {
         return Some(a);
     }
-    marked_byline(page)
+    marked_byline(page).or_else(|| bare_name_line(body))
+}
+
+/// Lines of the body's opening looked at for a bare name.
+pub const OPENING_LINES: usize = 4;
+/// Longest line (chars) that may come before a bare name: the headline and a subtitle.
+pub const HEADLINE_CHARS: usize = 40;
+
+/// Words that stand alone on a line at the top of an article and are no name.
+const NOT_BARE_NAMES: &[&str] = &[
+    "正文",
+    "摘要",
+    "导读",
+    "全文",
+    "简介",
+    "前言",
+    "引言",
+    "序言",
+    "目录",
+    "按语",
+    "编者按",
+    "打印",
+    "关闭",
+    "返回",
+    "评论",
+    "分享",
+    "推荐",
+    "图片",
+    "视频",
+    "专题",
+    "新闻",
+    "首页",
+];
+
+/// A Chinese article without a label often puts its author alone on the line under the
+/// headline ("犬儒病(上)" / "胡平" / the text). A name here is a line of 2–4 Han characters
+/// (or a foreign name with `·`) among the first lines of the body, after short lines only.
+fn bare_name_line(body: &str) -> Option<String> {
+    static NAME: OnceLock<Regex> = OnceLock::new();
+    let name_re = NAME.get_or_init(|| Regex::new(r"^[\p{Han}·]{2,4}$").expect("static regex"));
+    let lines = body
+        .split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take(OPENING_LINES);
+    for (i, line) in lines.enumerate() {
+        if i > 0 && name_re.is_match(line) && !NOT_BARE_NAMES.contains(&line) {
+            return Some(line.to_string());
+        }
+        if line.chars().count() > HEADLINE_CHARS {
+            return None;
+        }
+    }
+    None
 }
 
 /// The text of the first short element marked as the author.
@@ -311,11 +370,23 @@ fn floor(s: &str, mut i: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bare_name_under_the_headline() {
+        let html = "<body><div><p>犬儒病(上)</p><p>胡平<br>人心不会熄灭，但它可能蒙上灰烬而不再燃烧。\
+                    灰烬本来是燃烧的产物，但它反过来又抑制了燃烧。拨开灰烬，你会看到重新燃烧的人心。</p>\
+                    <p>当今中国最流行的是什么？是犬儒主义，这是一段很长的正文，用来让正文足够长。</p></div></body>";
+        let url = url::Url::parse("http://example.com/a.html").unwrap();
+        assert_eq!(crate::extract(html, &url).author.as_deref(), Some("胡平"));
+        // A short word under the headline that is a heading, not a name.
+        let html = html.replace("胡平", "摘要");
+        assert_eq!(crate::extract(&html, &url).author, None);
+    }
     use crate::scan::scan;
 
     fn byline(html: &str) -> Option<String> {
         let page = scan(html);
-        author(&page, None, None)
+        author(&page, None, "", None)
     }
 
     #[test]

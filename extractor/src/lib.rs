@@ -39,6 +39,8 @@ pub struct Article {
     /// The headline, without the site name suffix.
     pub title: Option<String>,
     /// RFC 3339; an offset only when the page gives one (else e.g. "2019-02-20T02:26:00").
+    /// When the page gives only a year and month, `YYYY-MM` (RFC 3339 cannot say that, and
+    /// a made-up day would be wrong).
     pub published: Option<String>,
     pub author: Option<String>,
     /// The body text, paragraphs separated by "\n".
@@ -76,7 +78,7 @@ pub fn extract(html: &str, page_url: &Url) -> Article {
     Article {
         title: title::title(&page, site_name.as_deref()),
         published: published.as_ref().map(|p| p.value.clone()),
-        author: author::author(&page, body.span, published.and_then(|p| p.pos)),
+        author: author::author(&page, body.span, &body.text, published.and_then(|p| p.pos)),
         text: body.text,
         body_html: body.html,
         images: body.images,

@@ -87,7 +87,67 @@ pub fn published(page: &Page, span: Option<(u32, u32)>) -> Option<Found> {
             pos: None,
         });
     }
-    in_text(page, span, &page.text_owners())
+    in_text(page, span, &page.text_owners()).or_else(|| year_month_line(page, span))
+}
+
+/// Longest line (chars) that counts as a date line for a year and month alone.
+pub const YEAR_MONTH_LINE_CHARS: usize = 40;
+
+/// When the page gives no day anywhere: a year and month (`1998年3月`, `March 1998`) on a
+/// short line near or at the edges of the body, as an issue line of a magazine reprint
+/// ("——《北京之春》1998年3月号"), nearest the body. The value is `YYYY-MM`: RFC 3339 has no
+/// form without a day, and inventing the 1st would claim a day the page does not give.
+fn year_month_line(page: &Page, span: Option<(u32, u32)>) -> Option<Found> {
+    static YM: OnceLock<Regex> = OnceLock::new();
+    let re = YM.get_or_init(|| {
+        Regex::new(&format!(
+            r"(?i)((?:19|20)\d{{2}})\s*年\s*(\d{{1,2}})\s*月|(?-u:\b)({MONTHS})[a-z]*\.?,?\s+((?:19|20)\d{{2}})(?-u:\b)"
+        ))
+        .expect("static regex")
+    });
+    let text = &page.text;
+    let (start, end) = span.unwrap_or((0, text.len() as u32));
+    let lo = floor(text, start.saturating_sub(SEARCH_BEFORE) as usize);
+    let hi = floor(text, (end as usize + SEARCH_AFTER as usize).min(text.len()));
+    let mut best: Option<(u32, Found)> = None;
+    for c in re.captures_iter(&text[lo..hi]) {
+        let Some(m) = c.get(0) else { continue };
+        let (at, after) = (lo + m.start(), lo + m.end());
+        // A day written after the month (`1998年3月5日`) is a full date the patterns above
+        // refused (e.g. in prose); it is no year-month line.
+        if text[after..].starts_with(|ch: char| ch.is_ascii_digit()) {
+            continue;
+        }
+        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = text[after..].find('\n').map_or(text.len(), |i| after + i);
+        if text[line_start..line_end].trim().chars().count() > YEAR_MONTH_LINE_CHARS {
+            continue;
+        }
+        let (y, mo) = match (c.get(1), c.get(2), c.get(3), c.get(4)) {
+            (Some(y), Some(mo), _, _) => (y.as_str(), mo.as_str().parse().unwrap_or(0)),
+            (_, _, Some(name), Some(y)) => (y.as_str(), month(name.as_str())),
+            _ => continue,
+        };
+        if !(1..=12).contains(&mo) {
+            continue;
+        }
+        let pos = at as u32;
+        let dist = if pos < start {
+            start - pos
+        } else {
+            pos.saturating_sub(end)
+        };
+        if best.as_ref().is_none_or(|(d, _)| dist < *d) {
+            best = Some((
+                dist,
+                Found {
+                    value: format!("{y}-{mo:02}"),
+                    pos: Some(pos),
+                },
+            ));
+        }
+    }
+    best.map(|(_, f)| f)
 }
 
 /// The value of the first `"key": "value"` in a JSON text (no full parse: pages put
@@ -403,6 +463,21 @@ mod tests {
         );
         assert_eq!(parse("12019-02-30"), None);
         assert_eq!(parse("2019-13-01"), None);
+    }
+
+    #[test]
+    fn year_and_month_alone_on_an_issue_line() {
+        let page = crate::scan::scan(
+            "<body><p>犬儒病</p><p>正文很长的一段话，写了很多内容，讲到了一九九八年三月的事情。<br>\
+             ——《北京之春》1998年3月号</p></body>",
+        );
+        let found = published(&page, None).map(|f| f.value);
+        assert_eq!(found.as_deref(), Some("1998-03"));
+        // In prose, or with a day, it is not taken as a year-month line.
+        let page = crate::scan::scan(
+            "<body><p>In March 2019 the council met again and talked for many hours about it.</p></body>",
+        );
+        assert_eq!(published(&page, None), None);
     }
 
     #[test]

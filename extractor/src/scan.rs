@@ -549,7 +549,10 @@ impl Scan {
         let mut meta_content: Option<&str> = None;
         let mut hidden = false;
         for attr in el.attributes() {
-            let Some(an) = attr.name_source_location().and_then(|l| html.get(l.bytes())) else {
+            let Some(an) = attr
+                .name_source_location()
+                .and_then(|l| html.get(l.bytes()))
+            else {
                 continue;
             };
             let value = attr
@@ -563,17 +566,11 @@ impl Scan {
             lower[..an.len()].copy_from_slice(an.as_bytes());
             lower[..an.len()].make_ascii_lowercase();
             match &lower[..an.len()] {
-                b"id" | b"class" => {
-                    if id_class.len() < MAX_SHORT_BYTES {
-                        id_class.push_str(value);
-                        id_class.push(' ');
-                    }
+                b"id" | b"class" if id_class.len() < MAX_SHORT_BYTES => {
+                    id_class.push_str(value);
+                    id_class.push(' ');
                 }
-                b"style" => {
-                    if has_hiding_style(value) {
-                        hidden = true;
-                    }
-                }
+                b"style" if has_hiding_style(value) => hidden = true,
                 b"hidden" => hidden = true,
                 // Icons (img, span) are hidden decoratively; a hidden block is usually a menu.
                 b"aria-hidden"
@@ -645,10 +642,7 @@ impl Scan {
                 b"content" if tag == Tag::Meta || meta_content.is_none() => {
                     meta_content = Some(value)
                 }
-                b"type"
-                    if tag == Tag::Script
-                        && value.to_ascii_lowercase().contains("ld+json") =>
-                {
+                b"type" if tag == Tag::Script && value.to_ascii_lowercase().contains("ld+json") => {
                     flags |= flag::JSON_LD;
                 }
                 b"lang" if tag == Tag::Html && self.page.lang.is_none() => {
@@ -772,11 +766,9 @@ impl Scan {
         if self.hint_cache.is_empty() {
             self.hint_cache = vec![(String::new(), hints::Hint::default()); HINT_CACHE_SLOTS];
         }
-        let slot = id_class
-            .bytes()
-            .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-                (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-            }) as usize
+        let slot = id_class.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        }) as usize
             % HINT_CACHE_SLOTS;
         let entry = &mut self.hint_cache[slot];
         if entry.0 != id_class {
@@ -1012,8 +1004,8 @@ impl<'a> Iterator for TextPieces<'a> {
                 return Some(s);
             };
             let rest = &s[at..];
-            let skip = if rest.starts_with("<!--") {
-                rest[4..].find("-->").map_or(rest.len(), |e| e + 7)
+            let skip = if let Some(comment) = rest.strip_prefix("<!--") {
+                comment.find("-->").map_or(rest.len(), |e| e + 7)
             } else {
                 rest.find('>').map_or(rest.len(), |e| e + 1)
             };
