@@ -58,6 +58,17 @@ pub fn backoff_after(attempt: u32) -> Duration {
         .min(MAX_HOST_BACKOFF)
 }
 
+/// A robots.txt Crawl-delay (seconds, as parsed) as obeyed: at most
+/// [`MAX_CRAWL_DELAY`], and 0 for nonsense (negative, NaN).
+pub fn crawl_delay(seconds: f32) -> Duration {
+    if seconds.is_nan() || seconds <= 0.0 {
+        return Duration::ZERO;
+    }
+    Duration::try_from_secs_f32(seconds)
+        .unwrap_or(MAX_CRAWL_DELAY)
+        .min(MAX_CRAWL_DELAY)
+}
+
 /// Builds the host-record operations for one origin.
 pub struct HostFeedback<'a> {
     keys: &'a Keys,
@@ -79,10 +90,7 @@ impl<'a> HostFeedback<'a> {
 
     /// The robots.txt Crawl-delay (seconds, as parsed), capped.
     pub fn crawl_delay(&self, seconds: f32) -> Op {
-        let delay = Duration::try_from_secs_f32(seconds.max(0.0))
-            .unwrap_or(MAX_CRAWL_DELAY)
-            .min(MAX_CRAWL_DELAY);
-        self.set(FIELD_DELAY_MS, delay.as_millis() as u64)
+        self.set(FIELD_DELAY_MS, crawl_delay(seconds).as_millis() as u64)
     }
 
     /// The host answered normally: its failure streak is over.
@@ -117,10 +125,7 @@ mod tests {
             parse_retry_after("120", now),
             Some(Duration::from_secs(120))
         );
-        assert_eq!(
-            parse_retry_after(" 0 ", now),
-            Some(Duration::from_secs(0))
-        );
+        assert_eq!(parse_retry_after(" 0 ", now), Some(Duration::from_secs(0)));
         assert_eq!(
             parse_retry_after("Wed, 21 Oct 2015 07:29:30 GMT", now),
             Some(Duration::from_secs(90))
@@ -150,10 +155,14 @@ mod tests {
             Op::HSet { field, value, .. } => (field, String::from_utf8(value).unwrap()),
             other => panic!("{other:?}"),
         };
-        assert_eq!(value(fb.crawl_delay(2.5)), ("delay_ms".into(), "2500".into()));
+        assert_eq!(
+            value(fb.crawl_delay(2.5)),
+            ("delay_ms".into(), "2500".into())
+        );
         assert_eq!(value(fb.crawl_delay(86_400.0)).1, "60000");
         assert_eq!(value(fb.crawl_delay(f32::INFINITY)).1, "60000");
         assert_eq!(value(fb.crawl_delay(-1.0)).1, "0");
+        assert_eq!(value(fb.crawl_delay(f32::NAN)).1, "0");
         assert_eq!(
             value(fb.back_off(1_000, Duration::from_secs(2))),
             ("backoff_until_ms".into(), "3000".into())

@@ -3,8 +3,10 @@
 //!
 //! Following Google's documented rules: a 2xx body is obeyed; a 4xx means
 //! there are no rules (allow all); a 5xx, a timeout or a connection failure
-//! means "disallow all for a while" ([`UNREACHABLE_TTL`]); a 429 counts as a
-//! 5xx, too many redirects as a 4xx. An origin whose address the SSRF guard
+//! means "disallow all for a while" ([`UNREACHABLE_TTL`]; the host record's
+//! `backoff_until_ms` tells the frontier, and pages meet it as a transient
+//! failure, retried later); a 429 counts as a 5xx, too many redirects as a
+//! 4xx. An origin whose address the SSRF guard
 //! refuses gets no rules at all: its URLs end `refused`.
 //!
 //! A `Crawl-delay` for our agent is written to the host record
@@ -22,7 +24,7 @@ use texting_robots::Robot;
 use url::Url;
 
 use crate::http::{Client, FetchStatus, AGENT_NAME};
-use crate::politeness::HostFeedback;
+use crate::politeness::{now_unix_ms, HostFeedback};
 
 /// How long fetched rules are trusted.
 pub const RULES_TTL: Duration = Duration::from_secs(3600);
@@ -34,12 +36,21 @@ pub const MAX_ROBOTS_BYTES: usize = 500 * 1024;
 /// The rules of one origin.
 pub enum Rules {
     AllowAll,
-    DisallowAll,
+    /// robots.txt could not be read (5xx, 429, timeout, connection error):
+    /// nothing may be fetched from the origin for a while
+    /// ([`UNREACHABLE_TTL`]). Pages meet it as a transient failure, with
+    /// `status` (`robots_disallowed` for an answer, `timeout` or
+    /// `connection_error` when the host could not be reached at all).
+    Unreachable {
+        status: FetchStatus,
+        reason: String,
+    },
     Parsed(Box<Robot>),
 }
 
 impl Rules {
-    /// Parses a cached record: `A`, `D`, or `R` followed by the robots.txt body.
+    /// Parses a cached record: `A`; `R` followed by the robots.txt body; `D`
+    /// followed by the outcome name, a tab and the reason.
     fn from_record(record: &[u8]) -> Rules {
         match record.split_first() {
             Some((b'A', _)) => Rules::AllowAll,
@@ -48,14 +59,36 @@ impl Rules {
                 // Unparseable rules: no rules.
                 Err(_) => Rules::AllowAll,
             },
-            _ => Rules::DisallowAll,
+            other => {
+                let text = other
+                    .map(|(_, rest)| String::from_utf8_lossy(rest).into_owned())
+                    .unwrap_or_default();
+                let (name, reason) = text.split_once('\t').unwrap_or(("", &text));
+                let status = FetchStatus::ALL
+                    .into_iter()
+                    .find(|s| s.as_str() == name)
+                    .unwrap_or(FetchStatus::RobotsDisallowed);
+                Rules::Unreachable {
+                    status,
+                    reason: if reason.is_empty() {
+                        "robots.txt unavailable".into()
+                    } else {
+                        reason.to_string()
+                    },
+                }
+            }
         }
+    }
+
+    /// The record of an unreachable robots.txt.
+    fn unreachable_record(status: FetchStatus, reason: &str) -> Vec<u8> {
+        format!("D{}\t{reason}", status.as_str()).into_bytes()
     }
 
     pub fn allowed(&self, url: &Url) -> bool {
         match self {
             Rules::AllowAll => true,
-            Rules::DisallowAll => false,
+            Rules::Unreachable { .. } => false,
             Rules::Parsed(r) => r.allowed(url.as_str()),
         }
     }
@@ -152,9 +185,23 @@ impl Robots {
                     value: record,
                     expire_ms: Some(ttl.as_millis() as u64),
                 }];
-                // The frontier spaces this host's tasks by its Crawl-delay.
-                if let Some(delay) = rules.crawl_delay() {
-                    ops.push(HostFeedback::new(&self.keys, &origin).crawl_delay(delay));
+                let host = HostFeedback::new(&self.keys, &origin);
+                match &rules {
+                    // The frontier spaces this host's tasks by its Crawl-delay.
+                    Rules::Parsed(_) => {
+                        if let Some(delay) = rules.crawl_delay() {
+                            ops.push(host.crawl_delay(delay));
+                        }
+                    }
+                    // The host is off limits until robots.txt may be asked
+                    // again: the frontier holds its tasks back until then.
+                    Rules::Unreachable { status, .. } => {
+                        if *status != FetchStatus::RobotsDisallowed {
+                            ops.push(host.failed());
+                        }
+                        ops.push(host.back_off(now_unix_ms(), ttl));
+                    }
+                    Rules::AllowAll => {}
                 }
                 self.store.exec(&ops).await?;
                 rules
@@ -191,7 +238,11 @@ impl Robots {
             }
             Ok(resp) => {
                 tracing::info!(%origin, status = resp.status, "robots.txt unavailable: host blocked for a while");
-                (b"D".to_vec(), UNREACHABLE_TTL)
+                let reason = format!("robots.txt answered HTTP {}", resp.status);
+                (
+                    Rules::unreachable_record(FetchStatus::RobotsDisallowed, &reason),
+                    UNREACHABLE_TTL,
+                )
             }
             Err(e) if e.status == FetchStatus::Refused => {
                 return Err(RobotsError::Refused(e.reason));
@@ -200,7 +251,12 @@ impl Robots {
             Err(e) if e.status == FetchStatus::TooManyRedirects => (b"A".to_vec(), RULES_TTL),
             Err(e) => {
                 tracing::info!(%origin, error = %e, "robots.txt unreachable: host blocked for a while");
-                (b"D".to_vec(), UNREACHABLE_TTL)
+                let status = match e.status {
+                    FetchStatus::Timeout | FetchStatus::ConnectionError => e.status,
+                    _ => FetchStatus::RobotsDisallowed,
+                };
+                let reason = format!("robots.txt unreachable: {}", e.reason);
+                (Rules::unreachable_record(status, &reason), UNREACHABLE_TTL)
             }
         })
     }
@@ -216,6 +272,14 @@ mod tests {
         let ok = Url::parse("http://h/public").unwrap();
         assert!(Rules::from_record(b"A").allowed(&u));
         assert!(!Rules::from_record(b"D").allowed(&ok));
+        let down = Rules::unreachable_record(FetchStatus::Timeout, "robots.txt: timed out");
+        match Rules::from_record(&down) {
+            Rules::Unreachable { status, reason } => {
+                assert_eq!(status, FetchStatus::Timeout);
+                assert_eq!(reason, "robots.txt: timed out");
+            }
+            _ => panic!("not unreachable"),
+        }
         let r = Rules::from_record(b"RUser-agent: *\nDisallow: /private/\nCrawl-delay: 2\n");
         assert!(!r.allowed(&u));
         assert!(r.allowed(&ok));

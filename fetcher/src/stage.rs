@@ -12,8 +12,14 @@
 //! after a backoff, skipping its seen check) until
 //! [`FetchSettings::max_retries`](crate::http::FetchSettings::max_retries);
 //! then the failure is final. Permanent ones (other 4xx, too large, not
-//! HTML, robots, refused, invalid URL) are final at once. What the fetch
-//! taught about the host goes to its politeness record ([`crate::politeness`]).
+//! HTML, robots, refused, invalid URL) are final at once; a robots.txt that
+//! cannot be read is transient. What the fetch taught about the
+//! host goes to its politeness record ([`crate::politeness`]).
+//!
+//! Before the request, the politeness gate ([`crate::gate`]) books the
+//! host's turn (the crawl's delay or the Crawl-delay, whichever is longer);
+//! a host whose turn is far off sends the task back to the frontier
+//! unrecorded.
 
 use std::time::{Duration, SystemTime};
 
@@ -28,8 +34,8 @@ use url::Url;
 use crate::charset::{self, Signals};
 use crate::gate::{wait_turn, Turn};
 use crate::http::{is_html, is_transient_http, Client, FetchFailure, FetchStatus, Overflow};
-use crate::politeness::{backoff_after, now_unix_ms, parse_retry_after, HostFeedback};
-use crate::robots::{origin, Robots, RobotsError};
+use crate::politeness::{backoff_after, crawl_delay, now_unix_ms, parse_retry_after, HostFeedback};
+use crate::robots::{origin, Robots, RobotsError, Rules};
 
 pub struct FetcherStage {
     client: Client,
@@ -113,6 +119,18 @@ impl FetcherStage {
             FetchStatus::HttpError => failure.http_status.is_some_and(is_transient_http),
             _ => false,
         };
+        self.failed_as(task, origin, failure, backoff, transient)
+    }
+
+    /// [`Self::failed`], with the failure's transience decided by the caller.
+    fn failed_as(
+        &self,
+        task: &FetchTask,
+        origin: Option<&str>,
+        failure: FetchFailure,
+        backoff: Option<Duration>,
+        transient: bool,
+    ) -> Result<Outcome, StageError> {
         let will_retry = transient && task.attempt < self.client.settings().max_retries;
         let mut after_ack = Vec::new();
         if let Some(origin) = origin {
@@ -163,8 +181,6 @@ impl FetcherStage {
         Ok(Outcome { publish, after_ack })
     }
 
-    /// A 3xx: record it, and send the target to the frontier at the same
-    /// depth (one more redirect), unless the chain is too long.
     /// The host's turn is far off (a backoff): the task goes back to the
     /// frontier, which schedules it when the host is due.
     fn not_yet(&self, task: &FetchTask, wait: Duration) -> Result<Outcome, StageError> {
@@ -187,6 +203,8 @@ impl FetcherStage {
         })
     }
 
+    /// A 3xx: record it, and send the target to the frontier at the same
+    /// depth (one more redirect), unless the chain is too long.
     fn redirect(
         &self,
         task: &FetchTask,
@@ -269,18 +287,20 @@ impl Stage for FetcherStage {
                 return self.failed(&task, None, failure, None);
             }
         };
+        if let Rules::Unreachable { status, reason } = &*rules {
+            // robots.txt could not be read: not now, maybe later. The robots
+            // module already told the host record when it tried.
+            let failure = FetchFailure::new(*status, reason.clone());
+            return self.failed_as(&task, None, failure, None, true);
+        }
         if !rules.allowed(&url) {
             let failure =
                 FetchFailure::new(FetchStatus::RobotsDisallowed, "disallowed by robots.txt");
             return self.failed(&task, None, failure, None);
         }
         // Politeness: this host's turn, booked for every fetcher of the cluster.
-        let delay = Duration::from_millis(task.crawl.delay_ms).max(
-            rules
-                .crawl_delay()
-                .map(|s| Duration::from_secs_f32(s.clamp(0.0, 3600.0)))
-                .unwrap_or_default(),
-        );
+        let delay = Duration::from_millis(task.crawl.delay_ms)
+            .max(rules.crawl_delay().map(crawl_delay).unwrap_or_default());
         if let Turn::Later(wait) = wait_turn(&self.store, &self.keys, &origin, delay).await? {
             return self.not_yet(&task, wait);
         }

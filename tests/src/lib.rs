@@ -207,3 +207,19 @@ pub fn root_of<'a>(
     }
     cur
 }
+
+impl Worker {
+    /// The worker's process id (to read its memory use in `/proc`).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+/// The peak resident memory of process `pid` (`VmHWM`), in bytes; `None`
+/// where `/proc` does not say.
+pub fn peak_rss_bytes(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}

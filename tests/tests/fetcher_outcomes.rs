@@ -1,0 +1,990 @@
+//! Every outcome of a fetch, through the real fetcher stage
+//! ([`fetcher::FetcherStage::handle`]) against the local test site (and, for
+//! what the test site does not serve, a small server in this file), with a
+//! real Redis store in a namespace of its own: the returned message, the
+//! `fetch:<url>` record, the counters and the host's politeness record.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use crawler_tests::{TestEnv, REDIS_URL};
+use fetcher::http::{Client, FetchSettings, AGENT_NAME, CONTACT_URL};
+use fetcher::FetcherStage;
+use pipeline::keys::Keys;
+use pipeline::messages::{decode, FetchTask, Page, UrlBatch, VERSION};
+use pipeline::store::Op;
+use pipeline::worker::Stage;
+use pipeline::{CrawlSpec, Queue, Store};
+use testsite::{serve, HostileSettings, ServerHandle, Site, SiteConfig};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// Short limits, so that each hostile fetch ends in about a second.
+fn test_settings() -> FetchSettings {
+    FetchSettings {
+        connect_timeout: Duration::from_secs(1),
+        total_timeout: Duration::from_millis(1500),
+        max_body_bytes: 1024 * 1024,
+        max_redirects: 3,
+        max_retries: 2,
+        allow_private: true,
+        ..FetchSettings::default()
+    }
+}
+
+/// A small site; the hostile endpoints keep their full size (1 GiB body,
+/// 1 GiB gzip bomb, one byte per second, headers that never come).
+fn small_site(robots_txt: Option<String>) -> Site {
+    Site::generate(&SiteConfig {
+        articles: 12,
+        zh_articles: 2,
+        mirrors: 1,
+        copies: 1,
+        edits: 1,
+        same_topic_pairs: 1,
+        private_pages: 2,
+        redirects: 2,
+        robots_txt,
+        hostile: HostileSettings::default(),
+        ..SiteConfig::default()
+    })
+}
+
+async fn serve_site(robots_txt: Option<String>) -> ServerHandle {
+    serve(small_site(robots_txt), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap()
+}
+
+/// The stage, its store and namespace.
+struct Fetcher {
+    env: TestEnv,
+    store: Store,
+    keys: Keys,
+    stage: FetcherStage,
+}
+
+/// What one fetch produced, after its store operations ran.
+struct Ran {
+    publish: Vec<(Queue, Vec<u8>)>,
+    /// The `fetch:<url>` record.
+    record: serde_json::Value,
+    took: Duration,
+}
+
+impl Ran {
+    fn outcome(&self) -> &str {
+        self.record["outcome"].as_str().unwrap_or("(none)")
+    }
+
+    fn page(&self) -> Option<Page> {
+        self.publish
+            .iter()
+            .find(|(q, _)| *q == Queue::Extract)
+            .map(|(_, bytes)| decode(bytes).unwrap())
+    }
+
+    fn batches(&self) -> Vec<UrlBatch> {
+        self.publish
+            .iter()
+            .filter(|(q, _)| *q == Queue::Frontier)
+            .map(|(_, bytes)| decode(bytes).unwrap())
+            .collect()
+    }
+}
+
+impl Fetcher {
+    async fn new(name: &str, settings: FetchSettings) -> Fetcher {
+        let env = TestEnv::new(name);
+        let store = Store::redis(REDIS_URL).await.unwrap();
+        let client = Client::new(settings).unwrap();
+        let stage = FetcherStage::new(store.clone(), &env.namespace, client);
+        Fetcher {
+            keys: Keys::new(&env.namespace),
+            env,
+            store,
+            stage,
+        }
+    }
+
+    fn task(url: &str) -> FetchTask {
+        FetchTask {
+            v: VERSION,
+            crawl: CrawlSpec {
+                name: "fetcher-test".into(),
+                delay_ms: 0,
+                ..CrawlSpec::default()
+            },
+            url: url.to_string(),
+            depth: 1,
+            redirects: 0,
+            attempt: 0,
+        }
+    }
+
+    /// Handles `task` as the worker loop would, store operations included.
+    async fn run(&self, task: FetchTask) -> Ran {
+        let url = task.url.clone();
+        let start = Instant::now();
+        let outcome = self.stage.handle(task).await.expect("the stage handles it");
+        let took = start.elapsed();
+        self.store.exec(&outcome.after_ack).await.unwrap();
+        let record = self.record(&url).await.unwrap_or_else(|| {
+            panic!("no fetch record for {url}");
+        });
+        Ran {
+            publish: outcome.publish,
+            record,
+            took,
+        }
+    }
+
+    async fn fetch(&self, url: &str) -> Ran {
+        self.run(Fetcher::task(url)).await
+    }
+
+    async fn record(&self, url: &str) -> Option<serde_json::Value> {
+        let json = self
+            .store
+            .one(Op::Get {
+                key: self.keys.fetch_outcome(url),
+            })
+            .await
+            .unwrap()
+            .string()
+            .unwrap()?;
+        Some(serde_json::from_str(&json).unwrap())
+    }
+
+    async fn hash(&self, key: String) -> HashMap<String, String> {
+        let items = self
+            .store
+            .one(Op::HGetAll { key })
+            .await
+            .unwrap()
+            .strings()
+            .unwrap();
+        items
+            .chunks(2)
+            .map(|kv| (kv[0].clone(), kv[1].clone()))
+            .collect()
+    }
+
+    /// The politeness record of an origin (`http://127.0.0.1:PORT`).
+    async fn host(&self, origin: &str) -> HashMap<String, String> {
+        self.hash(self.keys.host(origin)).await
+    }
+
+    async fn stats(&self) -> HashMap<String, i64> {
+        self.hash(self.keys.stats())
+            .await
+            .into_iter()
+            .map(|(k, v)| (k, v.parse().unwrap()))
+            .collect()
+    }
+}
+
+fn origin_of(url: &str) -> String {
+    url::Url::parse(url).unwrap().origin().ascii_serialization()
+}
+
+fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// Asserts `ran` ended final with `outcome` (no retry, nothing published).
+fn assert_final(ran: &Ran, outcome: &str) {
+    assert_eq!(ran.outcome(), outcome, "record {}", ran.record);
+    assert_eq!(ran.record["will_retry"], false, "record {}", ran.record);
+    assert!(
+        ran.publish.is_empty(),
+        "{outcome}: published {:?}",
+        ran.publish.iter().map(|(q, _)| q).collect::<Vec<_>>()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_redirects_and_errors_end_in_their_outcomes() {
+    let site = serve_site(Some(testsite::DEFAULT_ROBOTS_TXT.into())).await;
+    let f = Fetcher::new("fetch-outcomes", test_settings()).await;
+
+    // ok: an HTML page, published for extraction.
+    let ok = f.fetch(&site.url("/article/0")).await;
+    assert_eq!(ok.outcome(), "ok", "{}", ok.record);
+    let page = ok.page().expect("a page for the extractor");
+    assert_eq!(page.status, 200);
+    assert_eq!(page.url, site.url("/article/0"));
+    assert_eq!(
+        page.html,
+        site.site().response_bytes("/article/0").unwrap(),
+        "a UTF-8 page reaches the extractor byte for byte"
+    );
+    assert_eq!(ok.record["http_status"], 200);
+    assert_eq!(ok.record["encoding"], "UTF-8");
+
+    // redirect: the target goes back to the frontier, one redirect further.
+    let redirect = f.fetch(&site.url("/r/0")).await;
+    assert_eq!(redirect.outcome(), "redirect");
+    let target = site
+        .site()
+        .page("/r/0")
+        .unwrap()
+        .redirect_to
+        .clone()
+        .unwrap();
+    let batches = redirect.batches();
+    assert_eq!(batches.len(), 1);
+    assert_eq!(batches[0].links[0].url, site.url(&target));
+    assert_eq!(batches[0].redirects, 1);
+    assert_eq!(batches[0].attempt, 0);
+    assert_eq!(batches[0].depth, 1, "a redirect target keeps the depth");
+    assert_eq!(redirect.record["final_url"], site.url(&target));
+
+    // too_many_redirects: a chain at its limit ends here.
+    let mut at_limit = Fetcher::task(&site.url("/loop/a"));
+    at_limit.redirects = 3;
+    assert_final(&f.run(at_limit).await, "too_many_redirects");
+
+    // http_error: a 404 is final at once (not retried).
+    let missing = f.fetch(&site.url("/error/404")).await;
+    assert_final(&missing, "http_error");
+    assert_eq!(missing.record["http_status"], 404);
+
+    // not_html: recorded, not decoded, nothing for the extractor.
+    let pdf = f.fetch(&site.url("/file.pdf")).await;
+    assert_final(&pdf, "not_html");
+    assert!(pdf.record["reason"]
+        .as_str()
+        .unwrap()
+        .contains("application/pdf"));
+
+    // robots_disallowed: the page is never requested.
+    let private = f.fetch(&site.url("/private/0")).await;
+    assert_final(&private, "robots_disallowed");
+    assert_eq!(site.request_count("/private/0"), 0);
+
+    // invalid_url: too long, or not http(s); nothing is requested.
+    let long = site.url(&format!("/article/0?{}", "q".repeat(3000)));
+    assert_final(&f.fetch(&long).await, "invalid_url");
+    assert_final(&f.fetch("ftp://127.0.0.1/file").await, "invalid_url");
+    assert_final(&f.fetch("http://[::1/").await, "invalid_url");
+
+    // connection_error on the last attempt: final.
+    let closed = closed_port_url().await;
+    let mut last = Fetcher::task(&closed);
+    last.attempt = 2;
+    assert_final(&f.run(last).await, "connection_error");
+
+    // The site saw our User-Agent: the crawler's name and a contact URL.
+    let ua = site.requests()[0].user_agent.clone().unwrap();
+    assert!(ua.contains(AGENT_NAME) && ua.contains(CONTACT_URL), "{ua}");
+    assert_eq!(
+        site.request_count("/robots.txt"),
+        1,
+        "robots.txt fetched once"
+    );
+
+    // Counted: one per outcome; a redirect is neither fetched nor failed.
+    let stats = f.stats().await;
+    for (counter, n) in [
+        ("fetch_ok", 1),
+        ("fetch_redirect", 1),
+        ("fetch_too_many_redirects", 1),
+        ("fetch_http_error", 1),
+        ("fetch_not_html", 1),
+        ("fetch_robots_disallowed", 1),
+        ("fetch_invalid_url", 3),
+        ("fetch_connection_error", 1),
+        ("fetched", 1),
+        ("failed", 8),
+    ] {
+        assert_eq!(
+            stats.get(counter).copied(),
+            Some(n),
+            "{counter} in {stats:?}"
+        );
+    }
+
+    // What `crawler query` and `crawler stats` show.
+    let shown: serde_json::Value =
+        serde_json::from_str(f.env.crawler_ok(&["query", &site.url("/file.pdf")]).trim()).unwrap();
+    assert_eq!(shown["outcome"], "not_html");
+    let stats: serde_json::Value =
+        serde_json::from_str(f.env.crawler_ok(&["stats", "--json"]).trim()).unwrap();
+    assert_eq!(stats["counters"]["fetch_robots_disallowed"], 1);
+    assert_eq!(stats["counters"]["failed"], 8);
+    f.env.cleanup().await;
+}
+
+/// A URL on a local port where nothing listens.
+async fn closed_port_url() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    format!("http://127.0.0.1:{port}/page")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transient_failures_are_retried_a_bounded_number_of_times() {
+    let site = serve_site(Some(testsite::DEFAULT_ROBOTS_TXT.into())).await;
+    let origin = origin_of(&site.base_url());
+    let f = Fetcher::new("fetch-retry", test_settings()).await;
+
+    // A 500: back to the frontier with attempt + 1, same depth and crawl,
+    // until the last attempt (max_retries = 2), which is final.
+    let url = site.url("/error/500");
+    let mut task = Fetcher::task(&url);
+    for attempt in 0..2 {
+        task.attempt = attempt;
+        let ran = f.run(task.clone()).await;
+        assert_eq!(ran.outcome(), "http_error");
+        assert_eq!(ran.record["will_retry"], true);
+        assert_eq!(ran.record["attempt"], attempt);
+        let batches = ran.batches();
+        assert_eq!(batches.len(), 1, "a retry goes back to the frontier");
+        let retry = &batches[0];
+        assert_eq!(retry.attempt, attempt + 1);
+        assert_eq!(retry.links.len(), 1);
+        assert_eq!(retry.links[0].url, url);
+        assert_eq!(retry.depth, task.depth);
+        assert_eq!(retry.crawl, task.crawl);
+        assert!(!retry.seeds);
+    }
+    task.attempt = 2;
+    let last = f.run(task).await;
+    assert_final(&last, "http_error");
+    assert_eq!(last.record["attempt"], 2);
+    assert_eq!(site.request_count("/error/500"), 3);
+    assert_eq!(f.host(&origin).await["fail_streak"], "3");
+
+    // A success ends the streak.
+    assert_eq!(f.fetch(&site.url("/article/1")).await.outcome(), "ok");
+    assert_eq!(f.host(&origin).await["fail_streak"], "0");
+
+    // 503 with Retry-After: 2 pauses the host about 2 s from now; 429 with
+    // Retry-After: 1 about 1 s. Both are retried.
+    for (path, secs) in [("/error/503", 2), ("/error/429", 1)] {
+        let before = unix_ms();
+        let ran = f.fetch(&site.url(path)).await;
+        assert_eq!(ran.outcome(), "http_error");
+        assert_eq!(ran.record["will_retry"], true);
+        assert_eq!(ran.batches()[0].attempt, 1);
+        let until: u64 = f.host(&origin).await["backoff_until_ms"].parse().unwrap();
+        let expected = before + secs * 1000;
+        assert!(
+            until >= expected && until <= unix_ms() + secs * 1000,
+            "{path}: backoff until {until}, expected about {expected}"
+        );
+    }
+
+    // A timeout and a connection error are transient too.
+    let drip = f.fetch(&site.url("/hostile/drip")).await;
+    assert_eq!(drip.outcome(), "timeout");
+    assert_eq!(drip.batches()[0].attempt, 1);
+    let closed = f.fetch(&closed_port_url().await).await;
+    assert_eq!(closed.outcome(), "connection_error");
+    assert_eq!(closed.batches()[0].attempt, 1);
+    let closed_origin = origin_of(closed.record["url"].as_str().unwrap());
+    assert_eq!(f.host(&closed_origin).await["fail_streak"], "1");
+
+    // Retries are counted apart: not (yet) failed.
+    let stats = f.stats().await;
+    assert_eq!(stats.get("fetch_retried").copied(), Some(6), "{stats:?}");
+    assert_eq!(stats.get("failed").copied(), Some(1), "{stats:?}");
+    assert_eq!(stats.get("fetch_http_error").copied(), Some(1), "{stats:?}");
+    f.env.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_servers_end_in_bounded_time_and_memory() {
+    let site = serve_site(Some(testsite::DEFAULT_ROBOTS_TXT.into())).await;
+    let settings = test_settings();
+    let limit = settings.total_timeout + Duration::from_millis(700);
+    let f = Fetcher::new("fetch-hostile", settings).await;
+    assert_eq!(f.fetch(&site.url("/about")).await.outcome(), "ok");
+    let rss_before = crawler_tests::peak_rss_bytes(std::process::id()).unwrap_or(0);
+
+    for (path, outcome) in [
+        // One byte per second: the total timeout ends it.
+        ("/hostile/drip", "timeout"),
+        // No headers for an hour.
+        ("/hostile/slow-headers", "timeout"),
+        // 1 GiB of zeros in about 1 MB of gzip: stops at the cap.
+        ("/hostile/bomb", "too_large"),
+        // A 1 GiB body.
+        ("/hostile/huge", "too_large"),
+        // A chunked body that never ends.
+        ("/hostile/endless", "too_large"),
+    ] {
+        let mut task = Fetcher::task(&site.url(path));
+        task.attempt = 2; // the last attempt: the outcome is final
+        let ran = f.run(task).await;
+        assert_final(&ran, outcome);
+        assert!(ran.took < limit, "{path} took {:?}", ran.took);
+        eprintln!("{path}: {outcome} in {:?}", ran.took);
+        // The fetcher keeps working.
+        let after = f.fetch(&site.url("/article/3")).await;
+        assert_eq!(after.outcome(), "ok", "after {path}: {}", after.record);
+        assert!(after.page().is_some());
+    }
+    let rss_after = crawler_tests::peak_rss_bytes(std::process::id()).unwrap_or(0);
+    let grown = rss_after.saturating_sub(rss_before);
+    eprintln!(
+        "peak RSS grew by {} KiB over the hostile fetches",
+        grown / 1024
+    );
+    assert!(
+        grown < 64 * 1024 * 1024,
+        "peak memory grew by {grown} bytes for a 1 MiB cap"
+    );
+    f.env.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn robots_txt_disallow_and_crawl_delay_are_obeyed() {
+    let site = serve_site(Some(testsite::robots_txt_with_crawl_delay(0.2))).await;
+    let origin = origin_of(&site.base_url());
+    let f = Fetcher::new("fetch-robots", test_settings()).await;
+
+    // Many tasks for a new host at once: robots.txt is fetched once.
+    let urls: Vec<String> = (0..8).map(|n| site.url(&format!("/article/{n}"))).collect();
+    let runs = futures_util::future::join_all(urls.iter().map(|u| f.fetch(u))).await;
+    for ran in &runs {
+        assert_eq!(ran.outcome(), "ok", "{}", ran.record);
+    }
+    assert_eq!(site.request_count("/robots.txt"), 1);
+    assert_final(&f.fetch(&site.url("/private/1")).await, "robots_disallowed");
+    assert_eq!(site.request_count("/private/1"), 0);
+    // The Crawl-delay lands in the host record, for the frontier.
+    assert_eq!(f.host(&origin).await["delay_ms"], "200");
+    // The rules are cached in Redis for every fetcher.
+    let cached = f
+        .store
+        .one(Op::Get {
+            key: f.keys.robots(&origin),
+        })
+        .await
+        .unwrap()
+        .string()
+        .unwrap()
+        .unwrap();
+    assert!(cached.contains("Crawl-delay: 0.2"), "{cached}");
+
+    // A site without robots.txt (404): everything allowed.
+    let open = serve_site(None).await;
+    assert_eq!(f.fetch(&open.url("/private/0")).await.outcome(), "ok");
+    assert!(f
+        .host(&origin_of(&open.base_url()))
+        .await
+        .get("delay_ms")
+        .is_none());
+
+    // Rules for our agent win over the `*` group.
+    let ours = local_server(HashMap::from([
+        (
+            "/robots.txt".to_string(),
+            Canned::text(
+                200,
+                "text/plain",
+                &format!("User-agent: *\nAllow: /\n\nUser-agent: {AGENT_NAME}\nDisallow: /news/\nCrawl-delay: 1\n"),
+            ),
+        ),
+        ("/news/1".to_string(), Canned::html("<p>news</p>")),
+        ("/other".to_string(), Canned::html("<p>other</p>")),
+    ]))
+    .await;
+    assert_final(&f.fetch(&ours.url("/news/1")).await, "robots_disallowed");
+    assert_eq!(f.fetch(&ours.url("/other")).await.outcome(), "ok");
+    assert_eq!(f.host(&ours.origin()).await["delay_ms"], "1000");
+
+    // robots.txt answering 5xx, or not at all: the host is off limits for a while.
+    let broken = local_server(HashMap::from([
+        (
+            "/robots.txt".to_string(),
+            Canned::text(500, "text/plain", "oops"),
+        ),
+        ("/page".to_string(), Canned::html("<p>page</p>")),
+    ]))
+    .await;
+    // Not now, maybe later: a transient failure, retried.
+    let ran = f.fetch(&broken.url("/page")).await;
+    assert_eq!(ran.outcome(), "robots_disallowed", "{}", ran.record);
+    assert_eq!(ran.record["will_retry"], true);
+    assert_eq!(ran.batches()[0].attempt, 1);
+    let hung = local_server(HashMap::from([
+        ("/robots.txt".to_string(), Canned::hang()),
+        ("/page".to_string(), Canned::html("<p>page</p>")),
+    ]))
+    .await;
+    let mut last = Fetcher::task(&hung.url("/page"));
+    last.attempt = 2;
+    let ran = f.run(last).await;
+    assert_final(&ran, "timeout");
+    assert!(
+        ran.record["reason"]
+            .as_str()
+            .unwrap()
+            .contains("robots.txt"),
+        "{}",
+        ran.record
+    );
+    assert!(ran.took < Duration::from_secs(3), "{:?}", ran.took);
+    for (server, outcome) in [(&broken, "robots_disallowed"), (&hung, "timeout")] {
+        assert_eq!(
+            server.count("/page"),
+            0,
+            "a page fetched despite robots.txt"
+        );
+        assert_eq!(server.count("/robots.txt"), 1);
+        let record = f
+            .store
+            .one(Op::Get {
+                key: f.keys.robots(&server.origin()),
+            })
+            .await
+            .unwrap()
+            .string()
+            .unwrap()
+            .unwrap_or_default();
+        assert!(
+            record.starts_with(&format!("D{outcome}\t")),
+            "cached as unreachable: {record:?}"
+        );
+        // The frontier holds the host back until robots.txt may be asked again.
+        let until: u64 = f.host(&server.origin()).await["backoff_until_ms"]
+            .parse()
+            .unwrap();
+        assert!(until > unix_ms() + 60_000, "backoff until {until}");
+    }
+    // Asked again while the host is blocked: nothing is requested.
+    let again = f.fetch(&broken.url("/page")).await;
+    assert_eq!(again.outcome(), "robots_disallowed");
+    assert_eq!(broken.count("/robots.txt"), 1);
+    assert_eq!(broken.count("/page"), 0);
+    f.env.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn private_addresses_are_refused() {
+    let site = serve_site(Some(testsite::DEFAULT_ROBOTS_TXT.into())).await;
+    let f = Fetcher::new(
+        "fetch-ssrf",
+        FetchSettings {
+            allow_private: false,
+            ..test_settings()
+        },
+    )
+    .await;
+    let port = site.port();
+    for url in [
+        // IP literals.
+        site.url("/article/0"),
+        format!("http://[::1]:{port}/article/0"),
+        format!("http://2130706433:{port}/article/0"),
+        "http://169.254.169.254/latest/meta-data/".to_string(),
+        // Names: localhost, and names the resolver turns into 127.0.0.1.
+        format!("http://localhost:{port}/article/0"),
+        format!("http://localhost.:{port}/article/0"),
+    ] {
+        let ran = f.fetch(&url).await;
+        assert_final(&ran, "refused");
+        assert!(ran.took < Duration::from_secs(2), "{url}: {:?}", ran.took);
+    }
+    // Nothing reached the server, not even a robots.txt request.
+    assert!(site.requests().is_empty(), "{:?}", site.requests());
+    let stats = f.stats().await;
+    assert_eq!(stats.get("fetch_refused").copied(), Some(6), "{stats:?}");
+    f.env.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_loop_ends_within_max_redirects() {
+    let site = serve_site(Some(testsite::DEFAULT_ROBOTS_TXT.into())).await;
+    let f = Fetcher::new("fetch-loop", test_settings()).await;
+    // Play the frontier without its seen-set: follow every redirect batch.
+    // (The real frontier drops the repeat of /loop/a even sooner.)
+    let mut task = Fetcher::task(&site.url("/loop/a"));
+    let mut hops = 0;
+    let last = loop {
+        let ran = f.run(task.clone()).await;
+        let Some(batch) = ran.batches().pop() else {
+            break ran;
+        };
+        assert_eq!(ran.outcome(), "redirect");
+        hops += 1;
+        task.url = batch.links[0].url.clone();
+        task.redirects = batch.redirects;
+        assert!(hops <= 3, "more hops than max_redirects");
+    };
+    assert_eq!(hops, 3);
+    assert_final(&last, "too_many_redirects");
+    f.env.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn content_encodings_are_decoded_and_bombs_stop_at_the_cap() {
+    let html = format!(
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Encoded</title></head><body><p>{}</p></body></html>",
+        "Compressed text, decoded by the fetcher. ".repeat(200)
+    );
+    let original = html.as_bytes();
+    // Bombs: 128 MiB of zeros in each encoding; the cap is 1 MiB.
+    let zeros = 128 * 1024 * 1024;
+    let mut routes = HashMap::new();
+    for (encoding, compress) in ENCODERS {
+        routes.insert(
+            format!("/{encoding}"),
+            Canned::encoded(encoding, compress(original)),
+        );
+        routes.insert(
+            format!("/bomb/{encoding}"),
+            Canned::encoded(encoding, compress_zeros(encoding, zeros)),
+        );
+    }
+    let server = local_server(routes).await;
+    let f = Fetcher::new("fetch-encodings", test_settings()).await;
+    for (encoding, _) in ENCODERS {
+        let ran = f.fetch(&server.url(&format!("/{encoding}"))).await;
+        assert_eq!(ran.outcome(), "ok", "{encoding}: {}", ran.record);
+        assert_eq!(
+            ran.page().unwrap().html,
+            original,
+            "{encoding} decoded to the original"
+        );
+        let asked = server.headers(&format!("/{encoding}"));
+        assert!(
+            asked.contains("accept-encoding") && asked.contains(encoding),
+            "{encoding} not offered: {asked}"
+        );
+    }
+    let rss_before = crawler_tests::peak_rss_bytes(std::process::id()).unwrap_or(0);
+    for (encoding, _) in ENCODERS {
+        let ran = f.fetch(&server.url(&format!("/bomb/{encoding}"))).await;
+        assert_final(&ran, "too_large");
+        eprintln!("{encoding} bomb: too_large in {:?}", ran.took);
+    }
+    let grown = crawler_tests::peak_rss_bytes(std::process::id())
+        .unwrap_or(0)
+        .saturating_sub(rss_before);
+    assert!(
+        grown < 64 * 1024 * 1024,
+        "peak memory grew by {grown} bytes"
+    );
+    f.env.cleanup().await;
+}
+
+type Encoder = fn(&[u8]) -> Vec<u8>;
+
+/// The content encodings a crawler meets, each with a compressor.
+const ENCODERS: [(&str, Encoder); 4] = [
+    ("gzip", |b| {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(b).unwrap();
+        e.finish().unwrap()
+    }),
+    ("deflate", |b| {
+        // HTTP's "deflate" is the zlib format.
+        let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(b).unwrap();
+        e.finish().unwrap()
+    }),
+    ("br", |b| {
+        let mut out = Vec::new();
+        {
+            let mut w = brotli::CompressorWriter::new(&mut out, 4096, 5, 22);
+            w.write_all(b).unwrap();
+        }
+        out
+    }),
+    ("zstd", |b| zstd::bulk::compress(b, 3).unwrap()),
+];
+
+/// `n` zeros compressed in `encoding`, streamed (never `n` bytes in memory).
+fn compress_zeros(encoding: &str, n: usize) -> Vec<u8> {
+    let block = vec![0u8; 1 << 20];
+    let feed = |w: &mut dyn Write| {
+        for _ in 0..n / block.len() {
+            w.write_all(&block).unwrap();
+        }
+    };
+    match encoding {
+        "gzip" => {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            feed(&mut e);
+            e.finish().unwrap()
+        }
+        "deflate" => {
+            let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+            feed(&mut e);
+            e.finish().unwrap()
+        }
+        "br" => {
+            let mut out = Vec::new();
+            {
+                let mut w = brotli::CompressorWriter::new(&mut out, 1 << 16, 1, 22);
+                feed(&mut w);
+            }
+            out
+        }
+        "zstd" => {
+            let mut e = zstd::stream::write::Encoder::new(Vec::new(), 1).unwrap();
+            feed(&mut e);
+            e.finish().unwrap()
+        }
+        other => panic!("no encoder for {other}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_connection_serves_many_tasks_and_retry_after_dates_are_read() {
+    // (The stage first: building it may wait for the binaries to build.)
+    let f = Fetcher::new("fetch-reuse", test_settings()).await;
+    let in_30s = httpdate_in(Duration::from_secs(30));
+    let server = local_server(HashMap::from([
+        (
+            "/robots.txt".to_string(),
+            Canned::text(200, "text/plain", "User-agent: *\nAllow: /\n"),
+        ),
+        ("/page".to_string(), Canned::html("<p>page</p>")),
+        (
+            "/busy".to_string(),
+            Canned {
+                headers: vec![("Retry-After".into(), in_30s)],
+                ..Canned::text(503, "text/html", "busy")
+            },
+        ),
+    ]))
+    .await;
+    // Another host for the 429: /busy's backoff holds the first one.
+    let other = local_server(HashMap::from([(
+        "/slow-down".to_string(),
+        Canned::text(429, "text/html", "slow down"),
+    )]))
+    .await;
+    for _ in 0..5 {
+        assert_eq!(f.fetch(&server.url("/page")).await.outcome(), "ok");
+    }
+    assert_eq!(server.count("/page"), 5);
+    assert_eq!(
+        server.connections(),
+        1,
+        "robots.txt and five pages over one kept-alive connection"
+    );
+
+    // Retry-After as an HTTP date, 30 s ahead (whole seconds).
+    let before = unix_ms();
+    let busy = f.fetch(&server.url("/busy")).await;
+    assert_eq!(busy.record["will_retry"], true);
+    let until: u64 = f.host(&server.origin()).await["backoff_until_ms"]
+        .parse()
+        .unwrap();
+    assert!(
+        until + 2_000 >= before + 30_000 && until <= unix_ms() + 30_000,
+        "backoff until {until}, now {before}"
+    );
+    // A 429 without Retry-After on the second attempt: the default backoff.
+    let mut task = Fetcher::task(&other.url("/slow-down"));
+    task.attempt = 1;
+    let before = unix_ms();
+    let slow = f.run(task).await;
+    assert_eq!(slow.batches()[0].attempt, 2);
+    let until: u64 = f.host(&other.origin()).await["backoff_until_ms"]
+        .parse()
+        .unwrap();
+    let expected = fetcher::politeness::backoff_after(1).as_millis() as u64;
+    assert!(
+        until >= before + expected && until <= unix_ms() + expected,
+        "backoff until {until}, expected {expected} ms after {before}"
+    );
+    f.env.cleanup().await;
+}
+
+/// An HTTP date `ahead` from now.
+fn httpdate_in(ahead: Duration) -> String {
+    // RFC 7231 IMF-fixdate, computed here to keep the test free of a date crate.
+    let secs = (SystemTime::now() + ahead)
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let rfc3339 = pipeline::messages::rfc3339_from_unix(secs); // YYYY-MM-DDTHH:MM:SSZ
+    let (y, m, d) = (&rfc3339[0..4], &rfc3339[5..7], &rfc3339[8..10]);
+    let months = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let month = months[m.parse::<usize>().unwrap() - 1];
+    let weekday =
+        ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][(secs.div_euclid(86_400) % 7) as usize];
+    format!("{weekday}, {d} {month} {y} {} GMT", &rfc3339[11..19])
+}
+
+// ---------------------------------------------------------------------------
+// A small HTTP/1.1 server with keep-alive, for what the test site does not
+// serve: content encodings, robots.txt that fails, Retry-After dates, and a
+// count of connections.
+
+/// One canned response.
+#[derive(Clone)]
+struct Canned {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+    /// Never answer.
+    hang: bool,
+}
+
+impl Canned {
+    fn text(status: u16, content_type: &str, body: &str) -> Canned {
+        Canned {
+            status,
+            headers: vec![("Content-Type".into(), content_type.into())],
+            body: body.as_bytes().to_vec(),
+            hang: false,
+        }
+    }
+
+    fn html(body: &str) -> Canned {
+        Canned::text(200, "text/html; charset=utf-8", body)
+    }
+
+    fn encoded(encoding: &str, body: Vec<u8>) -> Canned {
+        Canned {
+            status: 200,
+            headers: vec![
+                ("Content-Type".into(), "text/html; charset=utf-8".into()),
+                ("Content-Encoding".into(), encoding.into()),
+            ],
+            body,
+            hang: false,
+        }
+    }
+
+    fn hang() -> Canned {
+        Canned {
+            hang: true,
+            ..Canned::text(200, "text/plain", "")
+        }
+    }
+}
+
+struct LocalServer {
+    addr: SocketAddr,
+    connections: Arc<AtomicUsize>,
+    /// (path, request head in lower case)
+    requests: Arc<Mutex<Vec<(String, String)>>>,
+    accept: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for LocalServer {
+    fn drop(&mut self) {
+        self.accept.abort();
+    }
+}
+
+impl LocalServer {
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    fn origin(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    fn connections(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
+    }
+
+    fn count(&self, path: &str) -> usize {
+        self.requests
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(p, _)| p == path)
+            .count()
+    }
+
+    fn headers(&self, path: &str) -> String {
+        self.requests
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, h)| h.clone())
+            .unwrap_or_default()
+    }
+}
+
+async fn local_server(routes: HashMap<String, Canned>) -> LocalServer {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let connections = Arc::new(AtomicUsize::new(0));
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let routes = Arc::new(routes);
+    let accept = {
+        let connections = connections.clone();
+        let requests = requests.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                connections.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(connection(stream, routes.clone(), requests.clone()));
+            }
+        })
+    };
+    LocalServer {
+        addr,
+        connections,
+        requests,
+        accept,
+    }
+}
+
+/// Serves requests on one connection until the client closes it.
+async fn connection(
+    mut stream: tokio::net::TcpStream,
+    routes: Arc<HashMap<String, Canned>>,
+    requests: Arc<Mutex<Vec<(String, String)>>>,
+) {
+    let mut buf = Vec::new();
+    loop {
+        let end = loop {
+            if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break at + 4;
+            }
+            let mut chunk = [0u8; 4096];
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        };
+        let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+        buf.drain(..end);
+        let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+        requests.lock().unwrap().push((path.clone(), head));
+        let canned = routes
+            .get(&path)
+            .cloned()
+            .unwrap_or_else(|| Canned::text(404, "text/plain", "not found"));
+        if canned.hang {
+            std::future::pending::<()>().await;
+        }
+        let mut response = format!(
+            "HTTP/1.1 {} X\r\nContent-Length: {}\r\n",
+            canned.status,
+            canned.body.len()
+        );
+        for (name, value) in &canned.headers {
+            response.push_str(&format!("{name}: {value}\r\n"));
+        }
+        response.push_str("\r\n");
+        if stream.write_all(response.as_bytes()).await.is_err()
+            || stream.write_all(&canned.body).await.is_err()
+        {
+            return;
+        }
+    }
+}
