@@ -61,6 +61,10 @@ pub struct Features {
 /// The longest shingle a [`Features`] may ask for.
 pub const MAX_SHINGLE: usize = 8;
 
+/// Index mask of the ring of recent tokens (a power of two ≥ MAX_SHINGLE,
+/// so the ring is indexed without a division per token).
+const RING_MASK: usize = MAX_SHINGLE - 1;
+
 /// The features every stored fingerprint uses (see the module doc for why).
 pub const DEFAULT: Features = Features {
     shingle: 3,
@@ -104,36 +108,51 @@ fn is_cjk(c: char) -> bool {
         | 0x20000..=0x2FFFF)
 }
 
+/// Byte classes of the tokenizer's scan: a separator, or the flags a run
+/// collects.
+const SEP: u8 = 0;
+const LOWER: u8 = 1;
+const UPPER: u8 = 2;
+const NON_ASCII: u8 = 4;
+const CLASS: [u8; 256] = {
+    let mut t = [SEP; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = match b as u8 {
+            b'a'..=b'z' | b'0'..=b'9' => LOWER,
+            b'A'..=b'Z' => UPPER,
+            0x80..=0xFF => NON_ASCII,
+            _ => SEP,
+        };
+        b += 1;
+    }
+    t
+};
+
 /// Calls `emit` with the hash of every token of `text`, in order.
 pub fn for_each_token(text: &str, mut emit: impl FnMut(u64)) {
     let bytes = text.as_bytes();
     let mut word: Vec<u8> = Vec::with_capacity(64);
     let mut i = 0;
     while i < bytes.len() {
-        let b = bytes[i];
-        if b < 0x80 && !b.is_ascii_alphanumeric() {
+        if CLASS[bytes[i] as usize] == SEP {
             i += 1;
             continue;
         }
         // A run up to the next ASCII separator.
         let start = i;
-        let mut ascii = true;
-        let mut upper = false;
+        let mut flags = 0;
         while i < bytes.len() {
-            let b = bytes[i];
-            if b < 0x80 {
-                if !b.is_ascii_alphanumeric() {
-                    break;
-                }
-                upper |= b.is_ascii_uppercase();
-            } else {
-                ascii = false;
+            let c = CLASS[bytes[i] as usize];
+            if c == SEP {
+                break;
             }
+            flags |= c;
             i += 1;
         }
         let run = &bytes[start..i];
-        if ascii {
-            if upper {
+        if flags & NON_ASCII == 0 {
+            if flags & UPPER != 0 {
                 word.clear();
                 word.extend(run.iter().map(u8::to_ascii_lowercase));
                 emit(xxh3_64(&word));
@@ -153,23 +172,95 @@ pub fn for_each_token(text: &str, mut emit: impl FnMut(u64)) {
 /// characters one token each, other non-alphanumerics separate words.
 fn non_ascii_tokens(run: &str, word: &mut Vec<u8>, emit: &mut impl FnMut(u64)) {
     word.clear();
+    // Most runs hold only characters whose NFKC form is known without the
+    // tables (accented letters, Cyrillic, Greek, Han, kana, hangul, curly
+    // quotes, full-width ASCII): they skip decomposition and recomposition.
+    if run.chars().all(|c| fast_nfkc(c).is_some()) {
+        chars_to_tokens(run.chars().filter_map(fast_nfkc), word, emit);
+    } else {
+        chars_to_tokens(run.nfkc(), word, emit);
+    }
+}
+
+/// The NFKC form of a character that is one character and does not combine
+/// with its neighbours, for the common scripts; `None` when the tables are
+/// needed.
+#[inline]
+fn fast_nfkc(c: char) -> Option<char> {
+    let u = c as u32;
+    match u {
+        0..=0x7F => Some(c),
+        // Compatibility ligatures and forms among the fast letters.
+        0x132 | 0x133 | 0x13F | 0x140 | 0x149 | 0x17F => None,
+        // No-break and ideographic spaces.
+        0xA0 | 0x3000 => Some(' '),
+        // Full-width ASCII.
+        0xFF01..=0xFF5E => char::from_u32(u - 0xFEE0),
+        0xAB | 0xBB | 0xA9 | 0xAE | 0xB0 | 0xA7 | 0xB6 | 0xB7 | 0xD7 | 0xF7 => Some(c),
+        0x2013 | 0x2014 | 0x2018 | 0x2019 | 0x201C | 0x201D | 0x2022 | 0x3001 | 0x3002 => Some(c),
+        0x300C..=0x300F => Some(c),
+        0x4E00..=0x9FFF | 0x3400..=0x4DBF | 0xAC00..=0xD7A3 | 0x3041..=0x3096 | 0x30A1..=0x30FA => {
+            Some(c)
+        }
+        _ => fast_letter(c).map(|_| c),
+    }
+}
+
+/// Lower case and "is a letter or digit" for the common alphabets without
+/// the general Unicode tables (Latin-1, Latin Extended-A, Greek, Cyrillic);
+/// `None` elsewhere.
+#[inline]
+fn fast_letter(c: char) -> Option<Option<char>> {
+    let u = c as u32;
+    let lower = |d: u32| char::from_u32(u + d);
+    Some(match u {
+        0xC0..=0xDE if u != 0xD7 => lower(0x20),
+        0xDF..=0xFF if u != 0xF7 => Some(c),
+        0xD7 | 0xF7 => None,
+        0x100..=0x12F | 0x132..=0x137 | 0x14A..=0x177 => {
+            Some(if u % 2 == 0 { lower(1)? } else { c })
+        }
+        0x391..=0x3A9 if u != 0x3A2 => lower(0x20),
+        0x3AC..=0x3CE => Some(c),
+        0x400..=0x40F => lower(0x50),
+        0x410..=0x42F => lower(0x20),
+        0x430..=0x45F => Some(c),
+        _ => return None,
+    })
+}
+
+/// Tokens of normalized characters (see [`non_ascii_tokens`]).
+fn chars_to_tokens(
+    chars: impl Iterator<Item = char>,
+    word: &mut Vec<u8>,
+    emit: &mut impl FnMut(u64),
+) {
     let mut buf = [0u8; 4];
-    for c in run.nfkc() {
-        if is_cjk(c) {
+    for c in chars {
+        if c.is_ascii() {
+            if c.is_ascii_alphanumeric() {
+                word.push(c.to_ascii_lowercase() as u8);
+                continue;
+            }
+        } else if let Some(letter) = fast_letter(c) {
+            if let Some(l) = letter {
+                word.extend_from_slice(l.encode_utf8(&mut buf).as_bytes());
+                continue;
+            }
+        } else if is_cjk(c) {
             if !word.is_empty() {
                 emit(xxh3_64(word));
                 word.clear();
             }
             emit(xxh3_64(c.encode_utf8(&mut buf).as_bytes()));
+            continue;
         } else if c.is_alphanumeric() {
-            if c.is_ascii() {
-                word.push(c.to_ascii_lowercase() as u8);
-            } else {
-                for l in c.to_lowercase() {
-                    word.extend_from_slice(l.encode_utf8(&mut buf).as_bytes());
-                }
+            for l in c.to_lowercase() {
+                word.extend_from_slice(l.encode_utf8(&mut buf).as_bytes());
             }
-        } else if !word.is_empty() {
+            continue;
+        }
+        if !word.is_empty() {
             emit(xxh3_64(word));
             word.clear();
         }
@@ -187,25 +278,12 @@ pub fn tokens(text: &str) -> Vec<u64> {
     out
 }
 
-/// `SPREAD[b]` has byte lane l set to bit l of `b`: adding it to a lane
-/// accumulator counts the eight bits of one hash byte at once.
-const SPREAD: [u64; 256] = {
-    let mut t = [0u64; 256];
-    let mut b = 0;
-    while b < 256 {
-        let mut l = 0;
-        while l < 8 {
-            t[b] |= (((b >> l) & 1) as u64) << (8 * l);
-            l += 1;
-        }
-        b += 1;
-    }
-    t
-};
+/// Byte lane l set to 1: `(h >> j) & LANE_ONES` holds bit 8l+j of `h` in lane l.
+const LANE_ONES: u64 = 0x0101_0101_0101_0101;
 
 /// Weighted bit counts of 64-bit feature hashes.
 struct BitCounts {
-    /// `lanes[j]` byte l: weight so far with bit 8j+l set, since the last flush.
+    /// `lanes[j]` byte l: weight so far with bit 8l+j set, since the last flush.
     lanes: [u64; 8],
     /// Weight added to the lanes since the last flush (must stay ≤ 255).
     pending: u32,
@@ -225,7 +303,7 @@ impl BitCounts {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn add(&mut self, h: u64, w: u8) {
         if self.pending + w as u32 > 255 {
             self.flush();
@@ -233,15 +311,16 @@ impl BitCounts {
         self.pending += w as u32;
         self.weight += w as u64;
         let w = w as u64;
+        // Eight shifts and masks, no branch or table: vectorizes.
         for (j, lane) in self.lanes.iter_mut().enumerate() {
-            *lane += SPREAD[((h >> (8 * j)) & 0xff) as usize] * w;
+            *lane += ((h >> j) & LANE_ONES) * w;
         }
     }
 
     fn flush(&mut self) {
         for (j, lane) in self.lanes.iter_mut().enumerate() {
             for l in 0..8 {
-                self.totals[8 * j + l] += ((*lane >> (8 * l)) & 0xff) as u32;
+                self.totals[8 * l + j] += ((*lane >> (8 * l)) & 0xff) as u32;
             }
             *lane = 0;
         }
@@ -263,7 +342,7 @@ impl BitCounts {
 
 /// Hash of a shingle from its token hashes (order-sensitive), cheaper than
 /// hashing their bytes again.
-#[inline]
+#[inline(always)]
 fn shingle_hash(window: impl Iterator<Item = u64>) -> u64 {
     let mut h = 0x9E37_79B9_7F4A_7C15u64;
     for t in window {
@@ -299,11 +378,11 @@ pub fn fingerprint_with(text: &str, features: &Features) -> Fingerprint {
             counts.add(t, features.unigram_weight);
         }
         if n > 0 {
-            ring[count % n] = t;
+            ring[count & RING_MASK] = t;
             if count + 1 >= n {
                 let first = count + 1 - n;
                 counts.add(
-                    shingle_hash((first..=count).map(|i| ring[i % n])),
+                    shingle_hash((first..=count).map(|i| ring[i & RING_MASK])),
                     features.shingle_weight,
                 );
             }
@@ -424,6 +503,39 @@ mod tests {
             "other text distance {}",
             distance(fa, fo)
         );
+    }
+
+    #[test]
+    fn fast_letters_agree_with_unicode() {
+        for u in 0x80..0x500u32 {
+            let Some(c) = char::from_u32(u) else { continue };
+            if let Some(fast) = fast_letter(c) {
+                let slow = c
+                    .is_alphanumeric()
+                    .then(|| c.to_lowercase().next())
+                    .flatten();
+                assert_eq!(fast, slow, "U+{u:04X}");
+            }
+        }
+    }
+
+    #[test]
+    fn fast_nfkc_agrees_with_nfkc() {
+        let ranges = [
+            0x80..0x600u32,
+            0x2000..0x2100,
+            0x3000..0x3100,
+            0x4E00..0x4F00,
+            0xAC00..0xAD00,
+            0xFF00..0xFF70,
+        ];
+        for u in ranges.into_iter().flatten() {
+            let Some(c) = char::from_u32(u) else { continue };
+            if let Some(fast) = fast_nfkc(c) {
+                let slow: String = c.to_string().nfkc().collect();
+                assert_eq!(fast.to_string(), slow, "U+{u:04X}");
+            }
+        }
     }
 
     #[test]

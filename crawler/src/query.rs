@@ -1,8 +1,14 @@
 //! `crawler query`: one URL's stored document (or fetch outcome), or its
-//! near-duplicates.
+//! near-duplicates; or, with `--text` (or `-` as the URL), the stored
+//! documents near any text given on stdin.
+
+use std::io::Read;
 
 use anyhow::Context;
 use clap::Args;
+use contentseen::bands::Layout;
+use contentseen::simhash::{fingerprint, Fingerprint};
+use contentseen::table::Table;
 use pipeline::keys::Keys;
 use pipeline::store::Op;
 use pipeline::Store;
@@ -12,8 +18,17 @@ pub struct QueryArgs {
     /// List the URL's near-duplicates (their stored documents, one JSON line each).
     #[arg(long)]
     pub duplicates: bool,
-    /// The URL (normalized the way the frontier does).
-    pub url: String,
+    /// Read a body text from stdin and list the stored documents within
+    /// Hamming distance k of its SimHash (one JSON line each, nearest
+    /// first, with `query_distance`). Same as giving `-` as the URL.
+    #[arg(long, conflicts_with = "duplicates")]
+    pub text: bool,
+    /// k for `--text`: the distance the contentseen workers use.
+    #[arg(long, env = "CRAWLER_SIMHASH_K", default_value_t = 3)]
+    pub max_distance: u32,
+    /// The URL (normalized the way the frontier does); `-` for `--text`.
+    #[arg(required_unless_present = "text")]
+    pub url: Option<String>,
 }
 
 pub async fn run(service: &pipeline::ServiceConfig, args: QueryArgs) -> anyhow::Result<()> {
@@ -21,9 +36,20 @@ pub async fn run(service: &pipeline::ServiceConfig, args: QueryArgs) -> anyhow::
         .await
         .context("connecting to Redis")?;
     let keys = Keys::new(&service.namespace);
-    let url = frontier::normalize::normalize(&args.url, None)
+    let url = match args.url.as_deref() {
+        Some(u) if u != "-" && !args.text => u.to_string(),
+        _ => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .context("reading the text from stdin")?;
+            let layout = Layout::even(args.max_distance)?;
+            return near_text(&store, &keys, &service.namespace, layout, &text).await;
+        }
+    };
+    let url = frontier::normalize::normalize(&url, None)
         .map(|u| u.to_string())
-        .unwrap_or(args.url.clone());
+        .unwrap_or(url);
     if args.duplicates {
         let dups = store
             .one(Op::LRange {
@@ -68,5 +94,61 @@ pub async fn run(service: &pipeline::ServiceConfig, args: QueryArgs) -> anyhow::
             service.namespace
         );
     }
+    Ok(())
+}
+
+/// The stored documents near `text`: within k of its SimHash through the
+/// banded table, or with its exact hash for a body too short for SimHash.
+async fn near_text(
+    store: &Store,
+    keys: &Keys,
+    namespace: &str,
+    layout: Layout,
+    text: &str,
+) -> anyhow::Result<()> {
+    let fp = fingerprint(text);
+    let matches: Vec<(String, u32)> = match fp {
+        Fingerprint::Sim(v) => Table::new(store.clone(), namespace, layout)
+            .near(v)
+            .await?
+            .into_iter()
+            .filter_map(|n| Some((n.url?, n.distance)))
+            .collect(),
+        Fingerprint::Exact(h) => store
+            .one(Op::Get { key: keys.exact(h) })
+            .await?
+            .string()?
+            .map(|u| (u, 0))
+            .into_iter()
+            .collect(),
+    };
+    let ops: Vec<Op> = matches
+        .iter()
+        .map(|(u, _)| Op::Get {
+            key: keys.document(u),
+        })
+        .collect();
+    let replies = store.exec(&ops).await?;
+    for ((url, d), reply) in matches.iter().zip(replies) {
+        let mut doc = match reply.data()? {
+            Some(json) => serde_json::from_slice::<serde_json::Value>(&json)
+                .with_context(|| format!("stored document of {url}"))?,
+            // Recorded but not stored yet (a worker is on it).
+            None => serde_json::json!({ "url": url }),
+        };
+        if let Some(obj) = doc.as_object_mut() {
+            obj.insert("query_distance".into(), (*d).into());
+        }
+        println!("{doc}");
+    }
+    let kind = match fp {
+        Fingerprint::Sim(_) => "SimHash",
+        Fingerprint::Exact(_) => "exact hash (short text)",
+    };
+    eprintln!(
+        "{} stored document(s) near the text ({kind} {:016x})",
+        matches.len(),
+        fp.value()
+    );
     Ok(())
 }

@@ -1,0 +1,558 @@
+//! `cargo bench -p contentseen --bench contentseen`: the figures of issue 6.
+//!
+//! 1. Quality: precision and recall of "duplicate" (distance ≤ k) on the
+//!    near-duplicate set built from the AEB article bodies, per feature choice.
+//! 2. Fingerprinting speed: MB/s of body text and fingerprints/s, one core.
+//! 3. The race-free protocol through the real Redis: documents/s (insert,
+//!    number, record, look up, resolve), batched, several connections, over
+//!    a table preloaded with 1M fingerprints.
+//! 4. Redis memory per stored fingerprint at 1M and 10M, per key family
+//!    (`MEMORY USAGE` of every key) and as an `INFO memory` delta.
+//!
+//! Uses its own namespaces on the shared Redis and deletes their keys at the
+//! end (SCAN + UNLINK, never FLUSHDB). Set `CONTENTSEEN_BENCH_FPS=1000000`
+//! to stop after 1M, `CONTENTSEEN_BENCH_SKIP_REDIS=1` for 1–2 only,
+//! `CONTENTSEEN_BENCH_SKIP_QUALITY=1` to skip 1.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use contentseen::bands::Layout;
+use contentseen::evaluation::{build, score, EvalSet, Kind};
+use contentseen::simhash::{
+    distance, fingerprint, fingerprint_with, Features, Fingerprint, DEFAULT,
+};
+use contentseen::table::Table;
+use pipeline::Store;
+use redis::aio::MultiplexedConnection;
+
+const REDIS_URL: &str = "redis://127.0.0.1:6379/";
+const K: u32 = 3;
+
+fn aeb_bodies() -> Vec<String> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/bench/aeb/ground-truth.json"
+    );
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let json: serde_json::Value = serde_json::from_str(&text).expect("ground-truth.json");
+    let mut ids: Vec<&String> = json.as_object().expect("object").keys().collect();
+    ids.sort();
+    ids.iter()
+        .filter_map(|id| json[id.as_str()]["articleBody"].as_str())
+        .map(str::to_string)
+        .collect()
+}
+
+fn quality(bodies: &[String]) {
+    let set = build(bodies, 3, 2026);
+    println!(
+        "\n## Quality at k = {K}: {} bodies, {} near-duplicate pairs, {} distinct pairs",
+        set.bases,
+        set.pairs.len(),
+        set.bases * (set.bases - 1) / 2
+    );
+    println!("recall = share of near-duplicate pairs within k; distinct ≤ k = false positives;");
+    println!("precision = found mirrors+edits / (found mirrors+edits + distinct pairs within k)\n");
+    println!(
+        "| features                  | mirrors | light edits | boilerplate | distinct ≤ k | precision |"
+    );
+    println!(
+        "|---------------------------|---------|-------------|-------------|--------------|-----------|"
+    );
+    let f = |shingle, unigram_weight, shingle_weight| Features {
+        shingle,
+        unigram_weight,
+        shingle_weight,
+    };
+    let choices: [(&str, Features); 8] = [
+        ("3-shingles only", f(3, 0, 1)),
+        ("unigrams only", f(0, 1, 0)),
+        ("2-shingles + unigrams x2", f(2, 2, 1)),
+        ("3-shingles + unigrams x1", f(3, 1, 1)),
+        ("3-shingles + unigrams x2 *", DEFAULT),
+        ("3-shingles + unigrams x3", f(3, 3, 1)),
+        ("4-shingles + unigrams x2", f(4, 2, 1)),
+        ("5-shingles + unigrams x2", f(5, 2, 1)),
+    ];
+    let mut default_hist = None;
+    for (name, features) in choices {
+        let fps: Vec<Fingerprint> = set
+            .texts
+            .iter()
+            .map(|t| fingerprint_with(t, &features))
+            .collect();
+        let s = score(&set, &fps, K);
+        if features == DEFAULT {
+            default_hist = Some(histograms(&set, &fps));
+        }
+        println!(
+            "| {name:<25} | {:>7.3} | {:>11.3} | {:>11.3} | {:>5} / {:<5} | {:>9.4} |",
+            s.recall_of(Kind::Mirror).rate(),
+            s.recall_of(Kind::Edit).rate(),
+            s.recall_of(Kind::Boilerplate).rate(),
+            s.distinct.found,
+            s.distinct.total,
+            s.precision(&[Kind::Mirror, Kind::Edit]),
+        );
+    }
+    println!("(* the default; target: precision ≥ 0.99, recall ≥ 0.95 on mirrors and light edits)");
+    if let Some(h) = default_hist {
+        println!("\nDistances with the default features (count at 0, 1, 2, ... 11, then > 11):");
+        for (name, h) in h {
+            println!("{name:<22} {h:?}");
+        }
+    }
+}
+
+/// Distance histograms per kind of pair, and for distinct pairs.
+fn histograms(set: &EvalSet, fps: &[Fingerprint]) -> Vec<(&'static str, [usize; 13])> {
+    let d = |a: usize, b: usize| match (fps[a], fps[b]) {
+        (Fingerprint::Sim(x), Fingerprint::Sim(y)) => distance(x, y).min(12) as usize,
+        _ => 12,
+    };
+    let mut out = Vec::new();
+    for kind in Kind::ALL {
+        let mut h = [0; 13];
+        for &(k, a, b) in &set.pairs {
+            if k == kind {
+                h[d(a, b)] += 1;
+            }
+        }
+        out.push((kind.name(), h));
+    }
+    let mut h = [0; 13];
+    for i in 0..set.bases {
+        for j in i + 1..set.bases {
+            h[d(i, j)] += 1;
+        }
+    }
+    out.push(("distinct pairs", h));
+    out
+}
+
+fn speed(bodies: &[String]) {
+    let bytes: usize = bodies.iter().map(String::len).sum();
+    // Warm up, then run for about two seconds.
+    let mut sink = 0u64;
+    for b in bodies {
+        sink ^= fingerprint(b).value();
+    }
+    let start = Instant::now();
+    let cpu_start = thread_cpu_secs();
+    let mut rounds = 0usize;
+    while start.elapsed() < Duration::from_secs(3) {
+        for b in bodies {
+            sink ^= fingerprint(std::hint::black_box(b)).value();
+        }
+        rounds += 1;
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let cpu = thread_cpu_secs().map(|end| end - cpu_start.unwrap_or(0.0));
+    std::hint::black_box(sink);
+    let non_ascii = bodies.iter().filter(|b| !b.is_ascii()).count();
+    println!("\n## Fingerprinting speed (one core, AEB bodies: {} KB, {non_ascii} of {} with non-ASCII text)", bytes / 1024, bodies.len());
+    // The machine is shared: CPU time is the one-core figure, wall time
+    // includes waiting for the core.
+    if let Some(cpu) = cpu.filter(|c| *c > 0.5) {
+        println!(
+            "{:.0} MB/s of body text per CPU-second of one core, {:.0} fingerprints/s (mean body {} bytes)",
+            (bytes * rounds) as f64 / cpu / 1e6,
+            (bodies.len() * rounds) as f64 / cpu,
+            bytes / bodies.len()
+        );
+    }
+    println!(
+        "{:.0} MB/s of body text by the wall clock (thread on CPU {:.0}% of the time)",
+        (bytes * rounds) as f64 / secs / 1e6,
+        cpu.map_or(100.0, |c| 100.0 * c / secs),
+    );
+}
+
+/// Redis's CPU time (user + system), in seconds.
+async fn redis_cpu_secs(conn: &mut MultiplexedConnection) -> f64 {
+    let info: String = redis::cmd("INFO")
+        .arg("cpu")
+        .query_async(conn)
+        .await
+        .expect("INFO cpu");
+    info.lines()
+        .filter_map(|l| {
+            l.strip_prefix("used_cpu_user:")
+                .or_else(|| l.strip_prefix("used_cpu_sys:"))
+        })
+        .filter_map(|v| v.trim().parse::<f64>().ok())
+        .sum()
+}
+
+/// This process's CPU time (user + system), in seconds.
+fn process_cpu_secs() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let rest = stat.rsplit_once(')').map_or("", |r| r.1);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let tick = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (tick(11) + tick(12)) / 100.0
+}
+
+/// This thread's CPU time (user + system) from /proc, in seconds.
+fn thread_cpu_secs() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    // Fields after the command name's closing parenthesis; utime and stime
+    // are fields 14 and 15 (1-based), in clock ticks of 1/100 s.
+    let rest = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = f.get(11)?.parse().ok()?;
+    let stime: f64 = f.get(12)?.parse().ok()?;
+    Some((utime + stime) / 100.0)
+}
+
+/// A seeded generator of random fingerprints (splitmix64).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// The value `next` returns on its (j+1)-th call from seed `seed`.
+    fn nth(seed: u64, j: u64) -> u64 {
+        let mut r = Rng(seed.wrapping_add(j.wrapping_mul(0x9E37_79B9_7F4A_7C15)));
+        r.next()
+    }
+}
+
+fn bench_url(seq: u64) -> String {
+    format!("https://news.example.com/2026/11/22/story-{seq}.html")
+}
+
+/// Loads fingerprints `from..to` of the seeded stream straight into the
+/// table's keys (the state the protocol leaves: bands, fps, sequrl), with
+/// big multi-member commands.
+async fn bulk_load(conn: &mut MultiplexedConnection, table: &Table, seed: u64, from: u64, to: u64) {
+    const CHUNK: u64 = 1_000_000;
+    let mut rng = Rng(seed);
+    for _ in 0..from {
+        rng.next();
+    }
+    let mut at = from;
+    while at < to {
+        let end = (at + CHUNK).min(to);
+        let mut bands: HashMap<String, Vec<i64>> = HashMap::new();
+        let mut seqs: HashMap<String, Vec<(i64, i64)>> = HashMap::new();
+        let mut urls: HashMap<String, Vec<(i64, String)>> = HashMap::new();
+        for seq in at..end {
+            let fp = rng.next();
+            for key in table.band_keys(fp) {
+                bands.entry(key).or_default().push(fp as i64);
+            }
+            // Sequence numbers start at 1, like INCRBY's.
+            let s = seq as i64 + 1;
+            seqs.entry(table.sequence_key(fp))
+                .or_default()
+                .push((fp as i64, s));
+            urls.entry(table.url_key(s))
+                .or_default()
+                .push((s, bench_url(seq + 1)));
+        }
+        let mut pipe = redis::pipe();
+        let mut n = 0;
+        let flush = |pipe: &mut redis::Pipeline, n: &mut usize, force: bool| {
+            let ready = force || *n >= 2000;
+            if ready && *n > 0 {
+                let p = std::mem::take(pipe);
+                *n = 0;
+                Some(p)
+            } else {
+                None
+            }
+        };
+        for (key, members) in bands {
+            pipe.sadd(key, members).ignore();
+            n += 1;
+            if let Some(p) = flush(&mut pipe, &mut n, false) {
+                let () = p.query_async(conn).await.expect("bulk SADD");
+            }
+        }
+        for (key, fields) in seqs {
+            pipe.hset_multiple(key, &fields).ignore();
+            n += 1;
+            if let Some(p) = flush(&mut pipe, &mut n, false) {
+                let () = p.query_async(conn).await.expect("bulk HSET fps");
+            }
+        }
+        for (key, fields) in urls {
+            pipe.hset_multiple(key, &fields).ignore();
+            n += 1;
+            if let Some(p) = flush(&mut pipe, &mut n, false) {
+                let () = p.query_async(conn).await.expect("bulk HSET sequrl");
+            }
+        }
+        if let Some(p) = flush(&mut pipe, &mut n, true) {
+            let () = p.query_async(conn).await.expect("bulk load");
+        }
+        at = end;
+    }
+    let () = redis::cmd("SET")
+        .arg(format!("{}:fpseq", namespace_of(table)))
+        .arg(to)
+        .query_async(conn)
+        .await
+        .expect("SET fpseq");
+}
+
+fn namespace_of(table: &Table) -> String {
+    // The counter key is `<ns>:fpseq`; the band key `<ns>:band:..` gives the ns.
+    let key = table.band_keys(0).next().unwrap_or_default();
+    key.rsplitn(4, ':').last().unwrap_or_default().to_string()
+}
+
+async fn keys_of(conn: &mut MultiplexedConnection, pattern: &str) -> Vec<String> {
+    let mut cursor: u64 = 0;
+    let mut out = Vec::new();
+    loop {
+        let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(pattern)
+            .arg("COUNT")
+            .arg(10_000)
+            .query_async(conn)
+            .await
+            .expect("SCAN");
+        out.extend(batch);
+        if next == 0 {
+            return out;
+        }
+        cursor = next;
+    }
+}
+
+async fn used_memory(conn: &mut MultiplexedConnection) -> i64 {
+    let info: String = redis::cmd("INFO")
+        .arg("memory")
+        .query_async(conn)
+        .await
+        .expect("INFO");
+    info.lines()
+        .find_map(|l| l.strip_prefix("used_memory:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Total `MEMORY USAGE` and count of the keys matching `pattern`.
+async fn memory_of(conn: &mut MultiplexedConnection, pattern: &str) -> (u64, usize) {
+    let keys = keys_of(conn, pattern).await;
+    let mut total = 0u64;
+    for chunk in keys.chunks(2000) {
+        let mut pipe = redis::pipe();
+        for k in chunk {
+            pipe.cmd("MEMORY").arg("USAGE").arg(k).arg("SAMPLES").arg(0);
+        }
+        let sizes: Vec<Option<u64>> = pipe.query_async(conn).await.expect("MEMORY USAGE");
+        total += sizes.into_iter().flatten().sum::<u64>();
+    }
+    (total, keys.len())
+}
+
+async fn encodings(conn: &mut MultiplexedConnection, keys: &[String]) -> String {
+    let mut count: HashMap<String, usize> = HashMap::new();
+    for chunk in keys.chunks(2000) {
+        let mut pipe = redis::pipe();
+        for k in chunk {
+            pipe.cmd("OBJECT").arg("ENCODING").arg(k);
+        }
+        let encs: Vec<Option<String>> = pipe.query_async(conn).await.expect("OBJECT ENCODING");
+        for e in encs.into_iter().flatten() {
+            *count.entry(e).or_default() += 1;
+        }
+    }
+    let mut v: Vec<_> = count.into_iter().collect();
+    v.sort();
+    v.iter()
+        .map(|(e, n)| format!("{n} {e}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+async fn report_memory(conn: &mut MultiplexedConnection, ns: &str, fps: u64, baseline: i64) {
+    let (band, nb) = memory_of(conn, &format!("{ns}:band:*")).await;
+    let (seq, ns_) = memory_of(conn, &format!("{ns}:fps:*")).await;
+    let (url, nu) = memory_of(conn, &format!("{ns}:sequrl:*")).await;
+    let delta = used_memory(conn).await - baseline;
+    let sample: Vec<String> = keys_of(conn, &format!("{ns}:band:0:1*"))
+        .await
+        .into_iter()
+        .take(500)
+        .collect();
+    let seq_sample: Vec<String> = keys_of(conn, &format!("{ns}:fps:1*"))
+        .await
+        .into_iter()
+        .take(500)
+        .collect();
+    let per = |b: u64| b as f64 / fps as f64;
+    println!("\n## Redis memory at {fps} fingerprints (MEMORY USAGE of every key, bytes per fingerprint)");
+    println!(
+        "band tables (hot: read by every lookup): {:.1} B/fp  ({nb} keys; sample encodings: {})",
+        per(band),
+        encodings(conn, &sample).await
+    );
+    println!(
+        "fps records (fingerprint → number, read for matches within k): {:.1} B/fp  ({ns_} keys; sample: {})",
+        per(seq),
+        encodings(conn, &seq_sample).await
+    );
+    println!(
+        "sequrl records (number → URL of ~{} bytes, read for duplicates only): {:.1} B/fp  ({nu} keys)",
+        bench_url(fps).len(),
+        per(url)
+    );
+    println!(
+        "total {:.1} B/fp; band tables + fps records {:.1} B/fp; INFO used_memory delta {:.1} B/fp",
+        per(band + seq + url),
+        per(band + seq),
+        delta as f64 / fps as f64
+    );
+}
+
+async fn delete_namespace(conn: &mut MultiplexedConnection, ns: &str) -> usize {
+    let keys = keys_of(conn, &format!("{ns}:*")).await;
+    for chunk in keys.chunks(1000) {
+        let () = redis::cmd("UNLINK")
+            .arg(chunk)
+            .query_async(conn)
+            .await
+            .expect("UNLINK");
+    }
+    keys.len()
+}
+
+/// Documents/s through [`Table::decide`] with `conns` connections and
+/// `batch` documents per pipeline, for about `secs` seconds.
+async fn throughput(ns: &str, preloaded: u64, conns: usize, batch: usize, secs: u64) -> (f64, f64) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    let mut tasks = Vec::new();
+    for c in 0..conns {
+        let ns = ns.to_string();
+        tasks.push(tokio::spawn(async move {
+            let store = Store::redis(REDIS_URL).await.expect("redis");
+            let table = Table::new(store, &ns, Layout::default());
+            let mut rng = Rng(0xC0FFEE + c as u64 * 7919 + batch as u64);
+            let (mut docs, mut dups) = (0usize, 0usize);
+            while Instant::now() < deadline {
+                let batch_docs: Vec<(u64, String)> = (0..batch)
+                    .map(|i| {
+                        let r = rng.next();
+                        // One document in five repeats a stored one with 0–3 bits flipped.
+                        let fp = if r % 5 == 0 && preloaded > 0 {
+                            let mut fp = Rng::nth(1, (r >> 8) % preloaded);
+                            for f in 0..(r >> 4) % 4 {
+                                fp ^= 1 << ((r >> (16 + 6 * f)) & 63);
+                            }
+                            fp
+                        } else {
+                            r
+                        };
+                        (fp, format!("https://bench.example/{c}/{docs}/{i}"))
+                    })
+                    .collect();
+                let refs: Vec<(u64, &str)> =
+                    batch_docs.iter().map(|(f, u)| (*f, u.as_str())).collect();
+                let verdicts = table.decide(&refs).await.expect("decide");
+                dups += verdicts
+                    .iter()
+                    .filter(|v| !matches!(v, contentseen::decide::Verdict::Original))
+                    .count();
+                docs += batch;
+            }
+            (docs, dups)
+        }));
+    }
+    let start = Instant::now();
+    let (mut docs, mut dups) = (0, 0);
+    for t in tasks {
+        let (d, u) = t.await.expect("task");
+        docs += d;
+        dups += u;
+    }
+    let secs = start.elapsed().as_secs_f64();
+    (docs as f64 / secs, dups as f64 / docs.max(1) as f64)
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let bodies = aeb_bodies();
+    if std::env::var_os("CONTENTSEEN_BENCH_SKIP_QUALITY").is_none() {
+        quality(&bodies);
+    }
+    speed(&bodies);
+    if std::env::var_os("CONTENTSEEN_BENCH_SKIP_REDIS").is_some() {
+        return;
+    }
+    let max: u64 = std::env::var("CONTENTSEEN_BENCH_FPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000_000);
+    let client = redis::Client::open(REDIS_URL).expect("redis url");
+    let mut conn = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("connect to Redis at 127.0.0.1:6379");
+    let run = std::process::id();
+
+    // 3. Throughput over a table of 1M.
+    let ns_t = format!("bench-cs-{run}-t");
+    let table = Table::new(Store::memory(), &ns_t, Layout::default());
+    let t0 = Instant::now();
+    let preload = 1_000_000.min(max);
+    bulk_load(&mut conn, &table, 1, 0, preload).await;
+    println!(
+        "\n## Protocol through Redis (table preloaded with {preload} fingerprints in {:.1} s)",
+        t0.elapsed().as_secs_f64()
+    );
+    println!("documents/s = documents decided (insert, number, record, look up, resolve) per second, one process");
+    println!("CPU per document: Redis's (INFO cpu) and this process's (/proc), in µs; the 2 cores are shared");
+    for (conns, batch) in [(1, 64), (2, 128), (4, 64), (4, 256), (8, 256)] {
+        let redis0 = redis_cpu_secs(&mut conn).await;
+        let proc0 = process_cpu_secs();
+        let t0 = Instant::now();
+        let (rate, dup) = throughput(&ns_t, preload, conns, batch, 4).await;
+        let docs = rate * t0.elapsed().as_secs_f64();
+        let redis_us = (redis_cpu_secs(&mut conn).await - redis0) / docs * 1e6;
+        let proc_us = (process_cpu_secs() - proc0) / docs * 1e6;
+        println!(
+            "{conns} connection(s) x {batch} documents per pipeline: {rate:.0} documents/s ({:.0}% duplicates); \
+             Redis {redis_us:.1} µs + client {proc_us:.1} µs CPU per document \
+             (Redis alone on one core: {:.0} documents/s)",
+            dup * 100.0,
+            1e6 / redis_us
+        );
+    }
+    let n = delete_namespace(&mut conn, &ns_t).await;
+    println!("(deleted {n} keys of {ns_t})");
+
+    // 4. Memory at 1M and 10M.
+    let ns_m = format!("bench-cs-{run}-m");
+    let table = Table::new(Store::memory(), &ns_m, Layout::default());
+    let baseline = used_memory(&mut conn).await;
+    let mut loaded = 0;
+    for target in [1_000_000u64, 10_000_000] {
+        let target = target.min(max);
+        if target <= loaded {
+            continue;
+        }
+        let t0 = Instant::now();
+        bulk_load(&mut conn, &table, 2, loaded, target).await;
+        println!(
+            "\n(loaded {} fingerprints in {:.1} s)",
+            target - loaded,
+            t0.elapsed().as_secs_f64()
+        );
+        loaded = target;
+        report_memory(&mut conn, &ns_m, loaded, baseline).await;
+    }
+    let n = delete_namespace(&mut conn, &ns_m).await;
+    println!("(deleted {n} keys of {ns_m})");
+}

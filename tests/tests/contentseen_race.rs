@@ -1,0 +1,202 @@
+//! The race: several real `contentseen` worker processes over a burst of
+//! near-duplicates published all at once. Each cluster must get exactly one
+//! original, and every duplicate must point (through `duplicate_of`) at its
+//! own cluster's original.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use contentseen::simhash::{distance, fingerprint, Fingerprint};
+use crawler_tests::{root_of, TestEnv, AMQP_URL, REDIS_URL};
+use pipeline::keys::Keys;
+use pipeline::messages::{encode, Document, VERSION};
+use pipeline::store::Op;
+use pipeline::{Broker, Queue, Store, StoredDocument};
+use testsite::{PageKind, Site, SiteConfig};
+
+const CLUSTERS: usize = 40;
+const WORKERS: usize = 3;
+
+fn doc(url: &str, text: &str) -> Document {
+    Document {
+        v: VERSION,
+        crawl: "race".into(),
+        url: url.into(),
+        final_url: url.into(),
+        status: 200,
+        encoding: "UTF-8".into(),
+        title: None,
+        published: None,
+        author: None,
+        text: text.into(),
+        fetched_at: "2026-01-01T00:00:00Z".into(),
+        depth: 0,
+        lang: None,
+        site_name: None,
+        images: vec![],
+    }
+}
+
+fn sim(text: &str) -> u64 {
+    match fingerprint(text) {
+        Fingerprint::Sim(v) => v,
+        Fingerprint::Exact(_) => panic!("test texts are long enough for SimHash"),
+    }
+}
+
+/// Near-duplicate variants of a text: copies and light edits, each checked
+/// to be within distance 3 of the text.
+fn variants(text: &str) -> Vec<String> {
+    let words: Vec<&str> = text.split(' ').collect();
+    let mid = words.len() / 2;
+    let edit = |f: &dyn Fn(&mut Vec<&str>)| {
+        let mut w = words.clone();
+        f(&mut w);
+        w.join(" ")
+    };
+    let candidates = vec![
+        text.to_string(),
+        text.to_string(),
+        format!("{text}\nShare this story"),
+        edit(&|w| w[mid] = "indeed"),
+        edit(&|w| {
+            w.remove(mid / 2);
+        }),
+        edit(&|w| w.insert(mid, "reportedly")),
+    ];
+    let base = sim(text);
+    candidates
+        .into_iter()
+        .filter(|v| distance(sim(v), base) <= 3)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_workers_elect_one_original_per_cluster() {
+    let env = TestEnv::new("csrace");
+    // Distinct articles of the test site (pairwise far apart).
+    let site = Site::generate(&SiteConfig {
+        articles: CLUSTERS,
+        ..SiteConfig::default()
+    });
+    let bodies: Vec<String> = site
+        .pages_of_kind(PageKind::Article)
+        .filter_map(|p| p.body_text.clone())
+        .take(CLUSTERS)
+        .collect();
+    assert_eq!(bodies.len(), CLUSTERS);
+    for i in 0..bodies.len() {
+        for j in i + 1..bodies.len() {
+            assert!(distance(sim(&bodies[i]), sim(&bodies[j])) > 6);
+        }
+    }
+
+    // Every variant of every cluster, interleaved so that near-duplicates
+    // arrive side by side at different workers.
+    let mut cluster_of: HashMap<String, usize> = HashMap::new();
+    let mut per_cluster: Vec<Vec<(String, String)>> = Vec::new();
+    for (c, body) in bodies.iter().enumerate() {
+        let vs: Vec<(String, String)> = variants(body)
+            .into_iter()
+            .enumerate()
+            .map(|(v, t)| (format!("http://race.test/{c}/{v}"), t))
+            .collect();
+        assert!(vs.len() >= 4, "cluster {c} has {} variants", vs.len());
+        for (u, _) in &vs {
+            cluster_of.insert(u.clone(), c);
+        }
+        per_cluster.push(vs);
+    }
+    let mut payloads = Vec::new();
+    for round in 0.. {
+        let before = payloads.len();
+        for vs in &per_cluster {
+            if let Some((u, t)) = vs.get(round) {
+                payloads.push(encode(&doc(u, t)).expect("encode"));
+            }
+        }
+        if payloads.len() == before {
+            break;
+        }
+    }
+    let total = payloads.len();
+
+    // Start the workers, let them declare their consumers, then publish
+    // the whole burst at once.
+    let _workers: Vec<_> = (0..WORKERS)
+        .map(|_| env.start("contentseen", &[]))
+        .collect();
+    let session = Broker::amqp(AMQP_URL, &env.namespace)
+        .open()
+        .await
+        .expect("broker");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    session
+        .publish(Queue::ContentSeen, &payloads)
+        .await
+        .expect("publish");
+
+    // Wait until every document is stored.
+    let store = Store::redis(REDIS_URL).await.expect("redis");
+    let keys = Keys::new(&env.namespace);
+    let deadline = Instant::now() + Duration::from_secs(50);
+    let docs: HashMap<String, StoredDocument> = loop {
+        let urls: Vec<&String> = cluster_of.keys().collect();
+        let ops: Vec<Op> = urls
+            .iter()
+            .map(|u| Op::Get {
+                key: keys.document(u),
+            })
+            .collect();
+        let replies = store.exec(&ops).await.expect("read documents");
+        let mut docs = HashMap::new();
+        for (u, r) in urls.iter().zip(replies) {
+            if let Some(json) = r.data().expect("document reply") {
+                let d: StoredDocument = serde_json::from_slice(&json).expect("document json");
+                docs.insert(u.to_string(), d);
+            }
+        }
+        if docs.len() == total {
+            break docs;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "only {} of {total} documents stored",
+            docs.len()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+
+    let mut originals: HashMap<usize, Vec<&str>> = HashMap::new();
+    for (url, d) in &docs {
+        let c = cluster_of[url];
+        match &d.duplicate_of {
+            None => originals.entry(c).or_default().push(url),
+            Some(of) => {
+                assert_eq!(
+                    cluster_of.get(of),
+                    Some(&c),
+                    "{url} (cluster {c}) points at {of}, outside its cluster"
+                );
+                assert!(
+                    d.distance.is_some_and(|k| k <= 3),
+                    "{url}: {:?}",
+                    d.distance
+                );
+                assert!(d.text.is_empty(), "{url}: a duplicate's text is stored");
+                let root = root_of(&docs, url);
+                assert!(docs[root].duplicate_of.is_none());
+                assert_eq!(cluster_of[root], c);
+            }
+        }
+    }
+    for c in 0..CLUSTERS {
+        assert_eq!(
+            originals.get(&c).map(Vec::len),
+            Some(1),
+            "cluster {c} originals: {:?}",
+            originals.get(&c)
+        );
+    }
+    env.cleanup().await;
+}

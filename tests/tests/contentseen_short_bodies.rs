@@ -1,0 +1,138 @@
+//! The short-body rule against the real Redis: bodies under
+//! `MIN_TOKENS` tokens are matched by an exact hash of their normalized
+//! tokens only (never by SimHash), and concurrent copies still elect one
+//! original.
+
+use contentseen::bands::Layout;
+use contentseen::simhash::{fingerprint, Fingerprint, MIN_TOKENS};
+use contentseen::ContentSeenStage;
+use crawler_tests::REDIS_URL;
+use pipeline::keys::Keys;
+use pipeline::messages::{Document, VERSION};
+use pipeline::store::Op;
+use pipeline::worker::Stage;
+use pipeline::{Store, StoredDocument};
+
+fn doc(url: &str, text: &str) -> Document {
+    Document {
+        v: VERSION,
+        crawl: "short".into(),
+        url: url.into(),
+        final_url: url.into(),
+        status: 200,
+        encoding: "UTF-8".into(),
+        title: None,
+        published: None,
+        author: None,
+        text: text.into(),
+        fetched_at: "2026-01-01T00:00:00Z".into(),
+        depth: 0,
+        lang: None,
+        site_name: None,
+        images: vec![],
+    }
+}
+
+async fn stored(store: &Store, keys: &Keys, url: &str) -> StoredDocument {
+    let json = store
+        .one(Op::Get {
+            key: keys.document(url),
+        })
+        .await
+        .expect("redis")
+        .data()
+        .expect("reply")
+        .unwrap_or_else(|| panic!("{url} not stored"));
+    serde_json::from_slice(&json).expect("document json")
+}
+
+/// A fresh key namespace on the real Redis (no worker processes, so no
+/// binaries to build), and the deletion of its keys (SCAN, no FLUSHDB).
+fn namespace(name: &str) -> String {
+    format!(
+        "t-{name}-{}",
+        &uuid::Uuid::new_v4().simple().to_string()[..8]
+    )
+}
+
+async fn delete_keys(store: &Store, namespace: &str) {
+    let keys = store
+        .keys_matching(&format!("{namespace}:*"))
+        .await
+        .expect("scan keys");
+    let ops: Vec<Op> = keys.into_iter().map(|key| Op::Del { key }).collect();
+    for chunk in ops.chunks(5000) {
+        store.exec(chunk).await.expect("delete keys");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn short_bodies_match_exactly_and_only_exactly() {
+    let ns = namespace("csshort");
+    let store = Store::redis(REDIS_URL).await.expect("redis");
+    let keys = Keys::new(&ns);
+    let stage = ContentSeenStage::new(store.clone(), &ns, Layout::default());
+
+    let words: Vec<String> = (0..MIN_TOKENS).map(|i| format!("word{i}")).collect();
+    let short = words[..MIN_TOKENS - 1].join(" ");
+    let long = words.join(" ");
+    assert!(matches!(fingerprint(&short), Fingerprint::Exact(_)));
+    assert!(matches!(fingerprint(&long), Fingerprint::Sim(_)));
+
+    for (url, text) in [
+        ("http://s/1", "Page not found"),
+        ("http://s/2", "page, NOT found!"),
+        ("http://s/3", "Page found"),
+        ("http://s/4", short.as_str()),
+        // One token more: a SimHash, never matched against the exact hash.
+        ("http://s/5", long.as_str()),
+        ("http://s/6", &short.to_uppercase()),
+    ] {
+        stage.handle(doc(url, text)).await.expect("handle");
+    }
+    let d = |u: &'static str| {
+        let (store, keys) = (store.clone(), keys.clone());
+        async move { stored(&store, &keys, u).await }
+    };
+    assert_eq!(d("http://s/1").await.duplicate_of, None);
+    let two = d("http://s/2").await;
+    assert_eq!(two.duplicate_of.as_deref(), Some("http://s/1"));
+    assert_eq!(two.distance, Some(0));
+    assert_eq!(two.text, "");
+    assert_eq!(d("http://s/3").await.duplicate_of, None);
+    assert_eq!(d("http://s/4").await.duplicate_of, None);
+    assert_eq!(d("http://s/5").await.duplicate_of, None);
+    assert_eq!(
+        d("http://s/6").await.duplicate_of.as_deref(),
+        Some("http://s/4")
+    );
+
+    // Copies handled at the same moment: one original.
+    let handles: Vec<_> = (0..12)
+        .map(|i| {
+            let stage = ContentSeenStage::new(store.clone(), &ns, Layout::default());
+            tokio::spawn(async move {
+                stage
+                    .handle(doc(
+                        &format!("http://c/{i}"),
+                        "Access denied. Please log in.",
+                    ))
+                    .await
+                    .expect("handle")
+            })
+        })
+        .collect();
+    for h in handles {
+        h.await.expect("task");
+    }
+    let mut originals = 0;
+    for i in 0..12 {
+        let s = stored(&store, &keys, &format!("http://c/{i}")).await;
+        match s.duplicate_of {
+            None => originals += 1,
+            Some(of) => assert!(of.starts_with("http://c/")),
+        }
+    }
+    assert_eq!(originals, 1);
+    delete_keys(&store, &ns).await;
+}
