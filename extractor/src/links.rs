@@ -35,7 +35,7 @@ pub fn resolve(base: &Url, raw: &str) -> Option<Url> {
 
 /// Every `<a href>` of the page, deduplicated by URL (the first kept).
 pub fn outlinks(page: &Page, base: &Url) -> Vec<Outlink> {
-    let mut seen = HashSet::new();
+    let mut seen: HashSet<String> = HashSet::new();
     // The same href written twice resolves the same: skip the (costly) resolution.
     let mut seen_raw: HashSet<&str> = HashSet::new();
     let mut out = Vec::new();
@@ -58,16 +58,47 @@ pub fn outlinks(page: &Page, base: &Url) -> Vec<Outlink> {
             (false, String::new())
         } else {
             let n = &page.nodes[node as usize];
-            let text = page.node_text(node);
-            let anchor: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-            let anchor = anchor.chars().take(MAX_ANCHOR_CHARS).collect();
-            (n.flags & flag::NOFOLLOW != 0, anchor)
+            (n.flags & flag::NOFOLLOW != 0, anchor_text(page, node))
         };
         out.push(Outlink {
             url: u,
             nofollow,
             anchor,
         });
+    }
+    out
+}
+
+/// The link's text, whitespace collapsed, at most [`MAX_ANCHOR_CHARS`] characters.
+fn anchor_text(page: &Page, node: u32) -> String {
+    let mut out = String::new();
+    let n = &page.nodes[node as usize];
+    let (mut chars, mut space, mut prev_end) = (0, false, None);
+    for ev in &page.events[n.open as usize..=n.close as usize] {
+        let crate::scan::Event::Text(a, b) = *ev else {
+            continue;
+        };
+        // Text ranges that do not touch were apart in the page (a block between them).
+        if prev_end.is_some_and(|e| e != a) {
+            space = true;
+        }
+        prev_end = Some(b);
+        for c in page.text[a as usize..b as usize].chars() {
+            if c.is_whitespace() {
+                space = true;
+                continue;
+            }
+            if chars >= MAX_ANCHOR_CHARS {
+                return out;
+            }
+            if space && !out.is_empty() {
+                out.push(' ');
+                chars += 1;
+            }
+            space = false;
+            out.push(c);
+            chars += 1;
+        }
     }
     out
 }
@@ -82,7 +113,7 @@ mod tests {
         let page = scan(
             "<base href='/dir/'><a href='a.html#x'> One\n two </a><a href='a.html'>again</a>\
              <a href='mailto:x@y'>m</a><a href='https://o.org/p' rel='nofollow'>o</a>\
-             <a href='#top'>top</a><a href='javascript:void(0)'>j</a><a>no href</a>",
+             <a href='/b'>b<i>old</i><br>next</a><a href='#top'>top</a><a href='javascript:void(0)'>j</a><a>no href</a>",
         );
         let page_url = Url::parse("http://ex.com/news/1").unwrap();
         let links = outlinks(&page, &base_url(&page, &page_url));
@@ -98,6 +129,11 @@ mod tests {
                     url: "https://o.org/p".into(),
                     nofollow: true,
                     anchor: "o".into()
+                },
+                Outlink {
+                    url: "http://ex.com/b".into(),
+                    nofollow: false,
+                    anchor: "bold next".into()
                 },
             ]
         );
