@@ -1,0 +1,246 @@
+//! The fetcher as it runs: the real `fetcher` binary over the real RabbitMQ
+//! and Redis against hostile servers (bounded time and memory, and it keeps
+//! working), and the four real workers crawling lying-charset pages, a
+//! redirect loop and pages that end in failures, read back through
+//! `crawler export`, `crawler query` and `crawler stats`.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use crawler_tests::{peak_rss_bytes, TestEnv, AMQP_URL, REDIS_URL};
+use pipeline::keys::Keys;
+use pipeline::messages::{encode, FetchTask, VERSION};
+use pipeline::store::Op;
+use pipeline::{Broker, CrawlSpec, Queue, Store};
+use testsite::{serve, PageKind, ServerHandle, Site, SiteConfig};
+
+fn small_site() -> Site {
+    Site::generate(&SiteConfig {
+        articles: 12,
+        zh_articles: 2,
+        mirrors: 1,
+        copies: 1,
+        edits: 1,
+        same_topic_pairs: 1,
+        private_pages: 2,
+        redirects: 2,
+        ..SiteConfig::default()
+    })
+}
+
+async fn serve_site() -> ServerHandle {
+    serve(small_site(), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap()
+}
+
+/// Waits until every URL has a `fetch:<url>` record; returns them.
+async fn wait_for_records(
+    store: &Store,
+    keys: &Keys,
+    urls: &[String],
+    timeout: Duration,
+) -> HashMap<String, serde_json::Value> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let ops: Vec<Op> = urls
+            .iter()
+            .map(|u| Op::Get {
+                key: keys.fetch_outcome(u),
+            })
+            .collect();
+        let replies = store.exec(&ops).await.unwrap();
+        let found: HashMap<String, serde_json::Value> = urls
+            .iter()
+            .zip(replies)
+            .filter_map(|(u, r)| {
+                let json = r.string().unwrap()?;
+                Some((u.clone(), serde_json::from_str(&json).unwrap()))
+            })
+            .collect();
+        if found.len() == urls.len() {
+            return found;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no outcome within {timeout:?} for {:?}",
+            urls.iter()
+                .filter(|u| !found.contains_key(*u))
+                .collect::<Vec<_>>()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn task(url: &str) -> Vec<u8> {
+    encode(&FetchTask {
+        v: VERSION,
+        crawl: CrawlSpec {
+            name: "hostile".into(),
+            delay_ms: 0,
+            ..CrawlSpec::default()
+        },
+        url: url.to_string(),
+        depth: 0,
+        redirects: 0,
+        attempt: 0,
+    })
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fetcher_binary_survives_hostile_servers_in_bounded_time_and_memory() {
+    // Full-size hostile endpoints: a 1 GiB body, a gzip bomb inflating to
+    // 1 GiB, one byte per second, headers that never come, an endless body.
+    let site = serve_site().await;
+    let env = TestEnv::new("fetch-hostile-bin");
+    // The default body cap (10 MiB); a 2 s total timeout; final outcomes.
+    let fetcher = env.start("fetcher", &["--timeout-secs", "2", "--max-retries", "0"]);
+    let store = Store::redis(REDIS_URL).await.unwrap();
+    let keys = Keys::new(&env.namespace);
+    let session = Broker::amqp(AMQP_URL, &env.namespace).open().await.unwrap();
+
+    let expected = [
+        ("/hostile/drip", "timeout"),
+        ("/hostile/slow-headers", "timeout"),
+        ("/hostile/bomb", "too_large"),
+        ("/hostile/huge", "too_large"),
+        ("/hostile/endless", "too_large"),
+    ];
+    let urls: Vec<String> = expected.iter().map(|(p, _)| site.url(p)).collect();
+    let start = Instant::now();
+    session
+        .publish(
+            Queue::Fetch,
+            &urls.iter().map(|u| task(u)).collect::<Vec<_>>(),
+        )
+        .await
+        .unwrap();
+    let records = wait_for_records(&store, &keys, &urls, Duration::from_secs(30)).await;
+    let took = start.elapsed();
+    for ((path, outcome), url) in expected.iter().zip(&urls) {
+        assert_eq!(
+            records[url]["outcome"], *outcome,
+            "{path}: {}",
+            records[url]
+        );
+    }
+    // All at once, each bounded by the 2 s timeout or the cap.
+    assert!(
+        took < Duration::from_secs(10),
+        "hostile fetches took {took:?}"
+    );
+
+    // It keeps working.
+    let after = vec![site.url("/article/1"), site.url("/zh/0")];
+    session
+        .publish(
+            Queue::Fetch,
+            &after.iter().map(|u| task(u)).collect::<Vec<_>>(),
+        )
+        .await
+        .unwrap();
+    let records = wait_for_records(&store, &keys, &after, Duration::from_secs(10)).await;
+    for url in &after {
+        assert_eq!(records[url]["outcome"], "ok", "{}", records[url]);
+    }
+
+    let peak = peak_rss_bytes(fetcher.pid()).expect("VmHWM in /proc");
+    eprintln!(
+        "hostile fetches done in {took:?}; fetcher peak RSS {} MiB",
+        peak / (1024 * 1024)
+    );
+    assert!(
+        peak < 160 * 1024 * 1024,
+        "fetcher peak RSS {peak} bytes against 1 GiB bodies"
+    );
+    drop(fetcher);
+    env.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lying_pages_are_stored_right_and_failures_are_queryable() {
+    let site = serve_site().await;
+    let env = TestEnv::new("fetch-pipeline");
+    let workers = env.start_all();
+
+    let lies: Vec<_> = site.site().pages_of_kind(PageKind::Lie).collect();
+    assert!(lies.len() >= 7, "every kind of lie");
+    let mut seeds: Vec<String> = lies.iter().map(|p| site.url(&p.path)).collect();
+    for path in ["/loop/a", "/error/404", "/file.pdf", "/private/0"] {
+        seeds.push(site.url(path));
+    }
+    let mut args = vec![
+        "seed",
+        "--crawl",
+        "lies",
+        "--max-depth",
+        "0",
+        "--delay-ms",
+        "0",
+    ];
+    args.extend(seeds.iter().map(String::as_str));
+    env.crawler_ok(&args);
+    env.crawler_ok(&["stats", "--wait-idle", "--json", "--timeout-secs", "60"]);
+
+    // Each lying page decoded right: the stored text is the page's text.
+    let docs = env.export();
+    for page in &lies {
+        let url = site.url(&page.path);
+        let doc = docs
+            .iter()
+            .find(|d| d.url == url)
+            .unwrap_or_else(|| panic!("{} not stored", page.path));
+        assert!(
+            doc.duplicate_of.is_none(),
+            "{} stored as a duplicate",
+            page.path
+        );
+        assert_eq!(
+            Some(doc.encoding.as_str()),
+            page.true_encoding.as_deref(),
+            "{}: header {:?}, meta {:?}",
+            page.path,
+            page.header_charset,
+            page.meta_charset
+        );
+        assert_eq!(
+            Some(doc.text.trim()),
+            page.body_text.as_deref(),
+            "text of {}",
+            page.path
+        );
+    }
+    assert_eq!(docs.len(), lies.len(), "only the lying pages are stored");
+
+    // The redirect loop: /loop/a → /loop/b → /loop/a, which the frontier
+    // has seen: each fetched once.
+    assert_eq!(site.request_count("/loop/a"), 1);
+    assert_eq!(site.request_count("/loop/b"), 1);
+    assert_eq!(site.request_count("/private/0"), 0);
+
+    let query = |path: &str| -> serde_json::Value {
+        serde_json::from_str(env.crawler_ok(&["query", &site.url(path)]).trim()).unwrap()
+    };
+    let a = query("/loop/a");
+    assert_eq!(a["outcome"], "redirect");
+    assert_eq!(a["final_url"], site.url("/loop/b"));
+    assert_eq!(query("/loop/b")["outcome"], "redirect");
+    assert_eq!(query("/error/404")["outcome"], "http_error");
+    assert_eq!(query("/error/404")["http_status"], 404);
+    assert_eq!(query("/file.pdf")["outcome"], "not_html");
+    assert_eq!(query("/private/0")["outcome"], "robots_disallowed");
+
+    let stats: serde_json::Value =
+        serde_json::from_str(env.crawler_ok(&["stats", "--json"]).trim()).unwrap();
+    let counter = |k: &str| stats["counters"][k].as_i64().unwrap_or(-1);
+    assert_eq!(counter("fetch_ok"), lies.len() as i64);
+    assert_eq!(counter("fetched"), lies.len() as i64);
+    assert_eq!(counter("fetch_redirect"), 2);
+    assert_eq!(counter("fetch_http_error"), 1);
+    assert_eq!(counter("fetch_not_html"), 1);
+    assert_eq!(counter("fetch_robots_disallowed"), 1);
+    assert_eq!(counter("failed"), 3);
+    drop(workers);
+    env.cleanup().await;
+}
