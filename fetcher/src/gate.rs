@@ -1,7 +1,11 @@
-//! The politeness gate: before a request, a fetcher books its host's next
-//! slot in the store ([`pipeline::store::Op::HostGate`], atomic, on the
-//! store's clock), so any number of fetchers together never start two
-//! requests to one host closer than its delay.
+//! The politeness gate: before a request, a fetcher takes its host's turn in
+//! the store ([`pipeline::store::Op::HostGate`], atomic, on the store's
+//! clock) and holds it until the request has ended ([`release_turn`]); the
+//! next request to the host may start one delay after that. So any number of
+//! fetchers together never send two requests to one host closer than its
+//! delay, as the server sees them, whatever the network's jitter. A turn
+//! whose fetcher died is free again after its lease (the delay plus the
+//! request timeout). Hosts without a delay are not serialized.
 //!
 //! The frontier's releaser already hands out a host's tasks one delay apart;
 //! the gate absorbs the jitter of the fetch queue in between. A host whose
@@ -26,20 +30,26 @@ pub enum Turn {
     Later(Duration),
 }
 
-/// Books the next request to `origin`, `delay` after the previous one,
-/// sleeping for short waits.
+/// Takes the host's turn (for `lease`, or until [`release_turn`]),
+/// sleeping for short waits. With no delay the turn is free at once.
 pub async fn wait_turn(
     store: &Store,
     keys: &Keys,
     origin: &str,
     delay: Duration,
+    lease: Duration,
 ) -> Result<Turn, StoreError> {
     let mut waited = Duration::ZERO;
+    let hold = if delay.is_zero() {
+        Duration::ZERO
+    } else {
+        lease.max(delay)
+    };
     loop {
         let wait = store
             .one(Op::HostGate {
                 record: keys.host(origin),
-                delay_ms: delay.as_millis() as u64,
+                hold_ms: hold.as_millis() as u64,
             })
             .await?
             .int()?;
@@ -55,30 +65,73 @@ pub async fn wait_turn(
     }
 }
 
+/// The store operation that ends a turn: the host's next request may start
+/// `delay` from now.
+pub fn release_turn(keys: &Keys, origin: &str, delay: Duration) -> Op {
+    Op::HostTurnDone {
+        record: keys.host(origin),
+        delay_ms: delay.as_millis() as u64,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn spaces_requests_by_the_delay() {
+    async fn a_turn_lasts_until_released_then_the_delay_runs() {
         let store = Store::memory();
         let keys = Keys::new("t");
         let delay = Duration::from_millis(50);
+        let lease = Duration::from_secs(5);
         let start = std::time::Instant::now();
         for _ in 0..3 {
-            assert_eq!(
-                wait_turn(&store, &keys, "http://h", delay).await.unwrap(),
-                Turn::Go
-            );
+            let turn = wait_turn(&store, &keys, "http://h", delay, lease)
+                .await
+                .unwrap();
+            assert_eq!(turn, Turn::Go);
+            // The request takes 20 ms; the next may start a delay after it.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            store
+                .one(release_turn(&keys, "http://h", delay))
+                .await
+                .unwrap();
         }
-        // Three turns: the second and third each waited a delay.
-        assert!(start.elapsed() >= 2 * delay);
+        assert!(start.elapsed() >= 3 * Duration::from_millis(20) + 2 * delay);
         // Another host is not held up.
         let t = std::time::Instant::now();
-        wait_turn(&store, &keys, "http://other", delay)
+        wait_turn(&store, &keys, "http://other", delay, lease)
             .await
             .unwrap();
         assert!(t.elapsed() < delay);
+        // A turn never released (its fetcher died) is free after the lease.
+        let short = Duration::from_millis(80);
+        wait_turn(&store, &keys, "http://dead", delay, short)
+            .await
+            .unwrap();
+        let t = std::time::Instant::now();
+        wait_turn(&store, &keys, "http://dead", delay, short)
+            .await
+            .unwrap();
+        assert!(t.elapsed() >= Duration::from_millis(60));
+    }
+
+    #[tokio::test]
+    async fn hosts_without_delay_are_not_serialized() {
+        let store = Store::memory();
+        let keys = Keys::new("t");
+        let t = std::time::Instant::now();
+        for _ in 0..5 {
+            let turn = wait_turn(
+                &store,
+                &keys,
+                "http://f",
+                Duration::ZERO,
+                Duration::from_secs(30),
+            );
+            assert_eq!(turn.await.unwrap(), Turn::Go);
+        }
+        assert!(t.elapsed() < Duration::from_millis(50));
     }
 
     #[tokio::test]
@@ -98,7 +151,7 @@ mod tests {
             })
             .await
             .unwrap();
-        let turn = wait_turn(&store, &keys, "http://h", Duration::ZERO)
+        let turn = wait_turn(&store, &keys, "http://h", Duration::ZERO, Duration::ZERO)
             .await
             .unwrap();
         assert!(matches!(turn, Turn::Later(d) if d > MAX_GATE_WAIT));

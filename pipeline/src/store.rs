@@ -104,9 +104,13 @@ pub enum Op {
         older_than_ms: u64,
     },
     /// Politeness, the fetchers' gate: if the host's next request may start
-    /// now, book the slot `delay_ms` ahead and reply Int(0); otherwise reply
-    /// Int(milliseconds to wait). Uses the server's clock.
-    HostGate { record: String, delay_ms: u64 },
+    /// now (and no Retry-After backoff holds), take the turn for `hold_ms`
+    /// and reply Int(0); otherwise reply Int(milliseconds to wait). Uses the
+    /// server's clock.
+    HostGate { record: String, hold_ms: u64 },
+    /// Politeness, the end of a turn: the host's next request may start
+    /// `delay_ms` from now.
+    HostTurnDone { record: String, delay_ms: u64 },
     /// ZREM: reply Int(number removed).
     ZRem { key: String, members: Vec<Vec<u8>> },
     /// ZCARD: reply Int.
@@ -151,6 +155,7 @@ impl Op {
             Op::HostRelease { .. } => "HOST_RELEASE",
             Op::HostSweep { .. } => "HOST_SWEEP",
             Op::HostGate { .. } => "HOST_GATE",
+            Op::HostTurnDone { .. } => "HOST_TURN_DONE",
             Op::ZRem { .. } => "ZREM",
             Op::ZCard { .. } => "ZCARD",
             Op::HSet { .. } => "HSET",
@@ -307,15 +312,23 @@ end
 return #stale
 "#;
 
-/// [`Op::HostGate`]: KEYS = record; ARGV = delay ms.
+/// [`Op::HostGate`]: KEYS = record; ARGV = hold ms.
 const HOST_GATE_LUA: &str = r#"
 local f = redis.call('HMGET', KEYS[1], 'next_fetch_ms', 'backoff_until_ms')
 local nxt = math.max(tonumber(f[1] or '0') or 0, tonumber(f[2] or '0') or 0)
 if now >= nxt then
-  redis.call('HSET', KEYS[1], 'next_fetch_ms', string.format('%.0f', now + tonumber(ARGV[1])))
+  if tonumber(ARGV[1]) > 0 then
+    redis.call('HSET', KEYS[1], 'next_fetch_ms', string.format('%.0f', now + tonumber(ARGV[1])))
+  end
   return 0
 end
 return nxt - now
+"#;
+
+/// [`Op::HostTurnDone`]: KEYS = record; ARGV = delay ms.
+const HOST_TURN_DONE_LUA: &str = r#"
+redis.call('HSET', KEYS[1], 'next_fetch_ms', string.format('%.0f', now + tonumber(ARGV[1])))
+return 0
 "#;
 
 /// The scripts, loaded once per pipeline that uses them.
@@ -325,6 +338,7 @@ struct Scripts {
     release: redis::Script,
     sweep: redis::Script,
     gate: redis::Script,
+    turn_done: redis::Script,
 }
 
 impl Scripts {
@@ -336,6 +350,7 @@ impl Scripts {
             release: timed(HOST_RELEASE_LUA),
             sweep: timed(HOST_SWEEP_LUA),
             gate: timed(HOST_GATE_LUA),
+            turn_done: timed(HOST_TURN_DONE_LUA),
         }
     }
 
@@ -347,6 +362,7 @@ impl Scripts {
             Op::HostRelease { .. } => Some(&self.release),
             Op::HostSweep { .. } => Some(&self.sweep),
             Op::HostGate { .. } => Some(&self.gate),
+            Op::HostTurnDone { .. } => Some(&self.turn_done),
             _ => None,
         }
     }
@@ -565,8 +581,13 @@ impl RedisStore {
                     inv.arg(queue_prefix).arg(*older_than_ms);
                     invocations.push(inv);
                 }
-                Op::HostGate { record, delay_ms } => {
+                Op::HostGate { record, hold_ms } => {
                     let mut inv = self.scripts.gate.prepare_invoke();
+                    inv.key(record).arg(*hold_ms);
+                    invocations.push(inv);
+                }
+                Op::HostTurnDone { record, delay_ms } => {
+                    let mut inv = self.scripts.turn_done.prepare_invoke();
                     inv.key(record).arg(*delay_ms);
                     invocations.push(inv);
                 }
@@ -1050,7 +1071,7 @@ fn apply(map: &mut HashMap<String, Value>, op: &Op) -> Result<Reply, StoreError>
             drop_if_empty(map, releasing);
             Reply::Int(stale.len() as i64)
         }
-        Op::HostGate { record, delay_ms } => {
+        Op::HostGate { record, hold_ms } => {
             let now = now_ms();
             let next = hash_int(map, record, "next_fetch_ms").max(hash_int(
                 map,
@@ -1058,11 +1079,17 @@ fn apply(map: &mut HashMap<String, Value>, op: &Op) -> Result<Reply, StoreError>
                 "backoff_until_ms",
             ));
             if now >= next {
-                hash_set_int(map, record, "next_fetch_ms", now + *delay_ms as i64)?;
+                if *hold_ms > 0 {
+                    hash_set_int(map, record, "next_fetch_ms", now + *hold_ms as i64)?;
+                }
                 Reply::Int(0)
             } else {
                 Reply::Int(next - now)
             }
+        }
+        Op::HostTurnDone { record, delay_ms } => {
+            hash_set_int(map, record, "next_fetch_ms", now_ms() + *delay_ms as i64)?;
+            Reply::Int(0)
         }
         Op::Claim {
             seen,

@@ -223,3 +223,24 @@ pub fn peak_rss_bytes(pid: u32) -> Option<u64> {
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }
+
+/// How many requests a polite, complete crawl of `site` from `/` to
+/// `max_depth` makes per path: once per page, and for transient errors
+/// (429, 5xx) once more per retry.
+pub fn expected_fetches(
+    site: &testsite::Site,
+    max_depth: usize,
+) -> std::collections::HashMap<String, usize> {
+    site.reachable("/", max_depth)
+        .into_keys()
+        .map(|path| {
+            let status = site.page_for_target(&path).map_or(404, |p| p.status);
+            let n = if status == 429 || status >= 500 {
+                1 + fetcher::http::DEFAULT_MAX_RETRIES as usize
+            } else {
+                1
+            };
+            (path, n)
+        })
+        .collect()
+}

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use crawler_tests::{parse_documents, root_of, TestEnv};
+use crawler_tests::{expected_fetches, parse_documents, root_of, TestEnv};
 use pipeline::StoredDocument;
 use testsite::{serve, PageKind, Site, SiteConfig};
 
@@ -116,20 +116,13 @@ async fn services_and_local_mode_crawl_the_site_alike() {
         );
         *counts.entry(r.path.clone()).or_default() += 1;
     }
-    for path in expected.keys() {
-        // Transient errors (429, 5xx) are retried a bounded number of times;
-        // everything else is fetched exactly once.
-        let status = site.page_for_target(path).map_or(404, |p| p.status);
-        let want = if status == 429 || status >= 500 {
-            1 + fetcher::http::DEFAULT_MAX_RETRIES as usize
-        } else {
-            1
-        };
+    // Once per page; transient errors (429, 5xx) once more per retry.
+    for (path, want) in expected_fetches(site, MAX_DEPTH) {
         assert_eq!(
-            counts.get(path).copied().unwrap_or(0),
+            counts.get(&path).copied().unwrap_or(0),
             want,
-            "{path} (HTTP {status}) fetched {:?} times",
-            counts.get(path)
+            "{path} fetched {:?} times",
+            counts.get(&path)
         );
     }
     for (path, n) in &counts {

@@ -93,14 +93,23 @@ async fn scenario(store: Store, ns: &str) {
     confirm(&store, &keys, t).await.unwrap();
     assert_eq!(waiting(&store, &keys).await.unwrap(), 0);
 
-    // The gate: one slot per delay, on one clock.
-    let gate = |delay_ms| Op::HostGate {
+    // The gate: a turn is held until released, then the delay runs.
+    let gate = |hold_ms| Op::HostGate {
         record: keys.host("http://g"),
-        delay_ms,
+        hold_ms,
     };
-    assert_eq!(store.one(gate(200)).await.unwrap().int().unwrap(), 0);
-    let wait = store.one(gate(200)).await.unwrap().int().unwrap();
-    assert!(wait > 100 && wait <= 200, "wait {wait}");
+    assert_eq!(store.one(gate(10_000)).await.unwrap().int().unwrap(), 0);
+    let wait = store.one(gate(10_000)).await.unwrap().int().unwrap();
+    assert!(wait > 9_000, "held: wait {wait}");
+    store
+        .one(Op::HostTurnDone {
+            record: keys.host("http://g"),
+            delay_ms: 200,
+        })
+        .await
+        .unwrap();
+    let wait = store.one(gate(10_000)).await.unwrap().int().unwrap();
+    assert!(wait > 100 && wait <= 200, "after release: wait {wait}");
 
     // A host failing again and again is parked.
     store
