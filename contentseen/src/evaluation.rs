@@ -45,6 +45,8 @@ pub struct EvalSet {
     /// The original bodies first (`0..bases`), then the variants.
     pub texts: Vec<String>,
     pub bases: usize,
+    /// For every text, the body it was made from.
+    pub origin: Vec<usize>,
     /// Near-duplicate pairs: (kind, text index, text index).
     pub pairs: Vec<(Kind, usize, usize)>,
 }
@@ -169,13 +171,15 @@ fn boilerplate_block(bodies: &[String], rng: &mut Rng) -> String {
 pub fn build(bodies: &[String], per_kind: usize, seed: u64) -> EvalSet {
     let mut rng = Rng(seed | 1);
     let mut texts: Vec<String> = bodies.to_vec();
+    let mut origin: Vec<usize> = (0..bodies.len()).collect();
     let mut pairs = Vec::new();
     let n = bodies.len();
-    let push = |texts: &mut Vec<String>, t: String| {
-        texts.push(t);
-        texts.len() - 1
-    };
     for (i, body) in bodies.iter().enumerate() {
+        let mut push = |texts: &mut Vec<String>, t: String| {
+            texts.push(t);
+            origin.push(i);
+            texts.len() - 1
+        };
         for _ in 0..per_kind {
             let (la, lb) = (1 + rng.below(3), 1 + rng.below(3));
             let a = templated(body, &mut rng, la);
@@ -200,6 +204,7 @@ pub fn build(bodies: &[String], per_kind: usize, seed: u64) -> EvalSet {
     EvalSet {
         texts,
         bases: n,
+        origin,
         pairs,
     }
 }
