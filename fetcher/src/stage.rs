@@ -32,7 +32,7 @@ use serde::Serialize;
 use url::Url;
 
 use crate::charset::{self, Signals};
-use crate::gate::{wait_turn, Turn};
+use crate::gate::{release_turn, wait_turn, Turn};
 use crate::http::{is_html, is_transient_http, Client, FetchFailure, FetchStatus, Overflow};
 use crate::politeness::{backoff_after, crawl_delay, now_unix_ms, parse_retry_after, HostFeedback};
 use crate::robots::{origin, Robots, RobotsError, Rules};
@@ -274,6 +274,27 @@ impl Stage for FetcherStage {
     const DEFAULT_CONCURRENCY: usize = 64;
 
     async fn handle(&self, task: FetchTask) -> Result<Outcome, StageError> {
+        let mut turn = None;
+        let result = self.fetch(task, &mut turn).await;
+        // The host's next request may start one delay after this one ended.
+        match (result, turn) {
+            (Ok(mut outcome), Some((origin, delay))) => {
+                outcome.after_ack.push(release_turn(&self.keys, &origin, delay));
+                Ok(outcome)
+            }
+            (result, _) => result,
+        }
+    }
+}
+
+impl FetcherStage {
+    /// The whole fetch of a task; `turn` is set once the host's turn is
+    /// taken (to its origin and delay), so the caller hands it back.
+    async fn fetch(
+        &self,
+        task: FetchTask,
+        turn: &mut Option<(String, Duration)>,
+    ) -> Result<Outcome, StageError> {
         let url = match self.client.check(&task.url) {
             Ok(u) => u,
             Err(f) => return self.failed(&task, None, f, None),
@@ -301,8 +322,12 @@ impl Stage for FetcherStage {
         // Politeness: this host's turn, booked for every fetcher of the cluster.
         let delay = Duration::from_millis(task.crawl.delay_ms)
             .max(rules.crawl_delay().map(crawl_delay).unwrap_or_default());
-        if let Turn::Later(wait) = wait_turn(&self.store, &self.keys, &origin, delay).await? {
+        let lease = delay + self.client.settings().total_timeout;
+        if let Turn::Later(wait) = wait_turn(&self.store, &self.keys, &origin, delay, lease).await? {
             return self.not_yet(&task, wait);
+        }
+        if !delay.is_zero() {
+            *turn = Some((origin.clone(), delay));
         }
         let head = match self.client.send(&url).await {
             Ok(h) => h,
