@@ -224,6 +224,8 @@ const NOT_NAMES: &[&str] = &[
     "相关",
     "个人",
     "作者",
+    "全文",
+    "更多",
 ];
 
 /// Publication words: a "source" ending with one of these is not a person.
@@ -298,7 +300,8 @@ fn chinese_byline(page: &Page, span: Option<(u32, u32)>, date_pos: Option<u32>) 
             .iter()
             .copied()
             .filter(|w| {
-                name_re.is_match(w)
+                !NOT_NAMES.contains(w)
+                    && name_re.is_match(w)
                     && w.chars().count() <= 3
                     && w.chars().next().is_some_and(|c| SURNAMES.contains(c))
             })

@@ -157,55 +157,46 @@ fn line_density_fallback(page: &Page, base: &Url) -> Body {
     let keep =
         |n: u32| page.nodes[n as usize].flags & (flag::SKIPPED | flag::HEAD | flag::CHROME) == 0;
     out.subtree(page, 0, &keep);
-    let body = out.finish();
-    let lines: Vec<&str> = body.text.lines().collect();
-    if lines.len() <= LINE_WINDOW {
-        return body;
-    }
-    let len: Vec<usize> = lines.iter().map(|l| l.chars().count()).collect();
-    let window = |i: usize| {
-        len[i..(i + LINE_WINDOW).min(len.len())]
-            .iter()
-            .sum::<usize>()
-    };
-    let (mut best, mut best_chars) = ((0, lines.len()), 0);
-    let mut i = 0;
-    while i < lines.len() {
-        if window(i) < LINE_REGION_CHARS {
-            i += 1;
-            continue;
+    let mut lines = std::mem::take(&mut out.lines);
+    if lines.len() > LINE_WINDOW {
+        let len: Vec<usize> = lines.iter().map(|l| l.text.chars().count()).collect();
+        let window = |i: usize| {
+            len[i..(i + LINE_WINDOW).min(len.len())]
+                .iter()
+                .sum::<usize>()
+        };
+        let (mut best, mut best_chars) = ((0, lines.len()), 0);
+        let mut i = 0;
+        while i < lines.len() {
+            if window(i) < LINE_REGION_CHARS {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < lines.len() && window(i) >= LINE_REGION_CHARS {
+                i += 1;
+            }
+            let end = (i + LINE_WINDOW - 1).min(lines.len());
+            let chars: usize = len[start..end].iter().sum();
+            if chars > best_chars {
+                (best, best_chars) = ((start, end), chars);
+            }
         }
-        let start = i;
-        while i < lines.len() && window(i) >= LINE_REGION_CHARS {
-            i += 1;
+        if best_chars > 0 {
+            lines.truncate(best.1);
+            lines.drain(..best.0);
+            // The region is text only: its images were counted from the whole page.
+            out.body.images.clear();
+            for l in &mut lines {
+                l.html.clear();
+                escape_into(&mut l.html, &l.text);
+                l.tag = "p";
+            }
+            lines.retain(|l| !l.text.is_empty());
         }
-        let end = (i + LINE_WINDOW - 1).min(lines.len());
-        let chars: usize = len[start..end].iter().sum();
-        if chars > best_chars {
-            (best, best_chars) = ((start, end), chars);
-        }
     }
-    if best_chars == 0 {
-        return body;
-    }
-    let text = lines[best.0..best.1]
-        .iter()
-        .map(|l| l.trim())
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join("\n");
-    let mut html = String::new();
-    for l in text.lines() {
-        html.push_str("<p>");
-        escape_into(&mut html, l);
-        html.push_str("</p>");
-    }
-    Body {
-        text,
-        html,
-        images: Vec::new(),
-        span: body.span,
-    }
+    out.lines = lines;
+    out.finish()
 }
 
 /// Scores paragraphs into their ancestors (Readability, with punctuation as the symbol
@@ -397,13 +388,29 @@ fn keep_inside(page: &Page, st: &[Stats], n: u32, top_chars: u32) -> bool {
     !remove
 }
 
+/// One line of the body as rendered, before the line filters.
+struct Line {
+    text: String,
+    /// Its HTML, without the enclosing block tag.
+    html: String,
+    tag: &'static str,
+    /// Non-space characters, and those inside links.
+    chars: u32,
+    link_chars: u32,
+}
+
 /// Builds text lines and their HTML while walking a subtree.
 #[derive(Default)]
 struct Renderer<'a> {
     base: Option<&'a Url>,
     body: Body,
+    /// Finished lines, filtered and written into `body` by `finish`.
+    lines: Vec<Line>,
     line: String,
     line_html: String,
+    /// Non-space characters of the current line, and those inside links.
+    line_chars: u32,
+    line_link_chars: u32,
     /// The innermost block element of the current line (its HTML tag).
     line_tag: Option<&'static str>,
     in_link: bool,
@@ -444,10 +451,38 @@ impl<'a> Renderer<'a> {
 
     fn finish(mut self) -> Body {
         self.flush_line();
+        let lines = std::mem::take(&mut self.lines);
+        for line in lines::filter(lines) {
+            self.write(line);
+        }
         if self.in_list {
             self.body.html.push_str("</ul>");
         }
         self.body
+    }
+
+    fn write(&mut self, line: Line) {
+        let tag = line.tag;
+        if tag == "li" && !self.in_list {
+            self.body.html.push_str("<ul>");
+            self.in_list = true;
+        } else if tag != "li" && self.in_list {
+            self.body.html.push_str("</ul>");
+            self.in_list = false;
+        }
+        if !line.text.is_empty() {
+            if !self.body.text.is_empty() {
+                self.body.text.push('\n');
+            }
+            self.body.text.push_str(&line.text);
+        }
+        self.body.html.push('<');
+        self.body.html.push_str(tag);
+        self.body.html.push('>');
+        self.body.html.push_str(&line.html);
+        self.body.html.push_str("</");
+        self.body.html.push_str(tag);
+        self.body.html.push('>');
     }
 
     fn open(&mut self, page: &Page, n: u32) {
@@ -496,6 +531,11 @@ impl<'a> Renderer<'a> {
         }
         self.line.push_str(t);
         escape_into(&mut self.line_html, t);
+        let chars = t.chars().filter(|c| !c.is_whitespace()).count() as u32;
+        self.line_chars += chars;
+        if self.in_link {
+            self.line_link_chars += chars;
+        }
     }
 
     fn resolve(&self, page: &Page, url: u32) -> Option<String> {
@@ -511,30 +551,207 @@ impl<'a> Renderer<'a> {
         let text = self.line.trim();
         let has_img = self.line_html.contains("<img");
         if !text.is_empty() || has_img {
-            let tag = self.line_tag.unwrap_or("p");
-            if tag == "li" && !self.in_list {
-                self.body.html.push_str("<ul>");
-                self.in_list = true;
-            } else if tag != "li" && self.in_list {
-                self.body.html.push_str("</ul>");
-                self.in_list = false;
-            }
-            if !text.is_empty() {
-                if !self.body.text.is_empty() {
-                    self.body.text.push('\n');
-                }
-                self.body.text.push_str(text);
-            }
-            self.body.html.push('<');
-            self.body.html.push_str(tag);
-            self.body.html.push('>');
-            self.body.html.push_str(self.line_html.trim());
-            self.body.html.push_str("</");
-            self.body.html.push_str(tag);
-            self.body.html.push('>');
+            self.lines.push(Line {
+                text: text.to_string(),
+                html: self.line_html.trim().to_string(),
+                tag: self.line_tag.unwrap_or("p"),
+                chars: self.line_chars,
+                link_chars: self.line_link_chars,
+            });
         }
+        self.line_chars = 0;
+        self.line_link_chars = 0;
         self.line.clear();
         self.line_html.clear();
+    }
+}
+
+/// Line-level boilerplate inside the chosen block: what class names and block statistics
+/// cannot see because it shares a block with the article (trafilatura and jusText filter
+/// the same lines).
+mod lines {
+    use super::Line;
+
+    /// Lines this long (chars) or longer are prose, never boilerplate lines.
+    pub const SHORT_LINE_CHARS: usize = 60;
+    /// A "related" heading ends the article only past this share of its text.
+    pub const TAIL_SHARE: f32 = 0.3;
+    /// Consecutive fully linked short lines that make a link list.
+    pub const LINK_LIST_RUN: usize = 3;
+
+    /// Headings after which a page lists other articles, not this one.
+    const TAIL_HEADINGS: &[&str] = &[
+        "相关报道",
+        "相关新闻",
+        "相关阅读",
+        "相关文章",
+        "相关链接",
+        "延伸阅读",
+        "推荐阅读",
+        "热点推荐",
+        "猜你喜欢",
+        "related",
+        "related articles",
+        "related stories",
+        "related news",
+        "related content",
+        "related coverage",
+        "more stories",
+        "read more",
+        "read next",
+        "recommended",
+        "recommended for you",
+        "you may also like",
+        "you might also like",
+        "more from",
+        "more on this story",
+        "trending now",
+    ];
+
+    /// Lines that are boilerplate whole (compared lowercased, trailing punctuation cut).
+    const BOILERPLATE: &[&str] = &[
+        "advertisement",
+        "share",
+        "share this",
+        "share this article",
+        "share this story",
+        "tweet",
+        "email",
+        "print",
+        "comments",
+        "continue reading",
+        "read more",
+        "click here",
+        "skip advertisement",
+        "分享到",
+        "分享",
+        "打印",
+        "关闭",
+        "关闭窗口",
+        "返回顶部",
+        "我要评论",
+        "上一页",
+        "下一页",
+        "收藏",
+        "字号",
+    ];
+
+    /// Drops the boilerplate lines of a body.
+    pub fn filter(lines: Vec<Line>) -> Vec<Line> {
+        let total: u32 = lines.iter().map(|l| l.chars).sum();
+        let mut seen = 0u32;
+        let mut cut = lines.len();
+        for (i, l) in lines.iter().enumerate() {
+            if seen as f32 > total as f32 * TAIL_SHARE && is_tail_heading(&l.text) {
+                cut = i;
+                break;
+            }
+            seen += l.chars;
+        }
+        let mut lines: Vec<Line> = lines.into_iter().take(cut).collect();
+        let linked: Vec<bool> = lines
+            .iter()
+            .map(|l| l.chars > 0 && l.link_chars * 10 >= l.chars * 9 && is_short(&l.text))
+            .collect();
+        let mut keep = vec![true; lines.len()];
+        let mut i = 0;
+        while i < lines.len() {
+            let run = linked[i..].iter().take_while(|&&b| b).count();
+            if run >= LINK_LIST_RUN {
+                keep[i..i + run].iter_mut().for_each(|k| *k = false);
+            }
+            i += run.max(1);
+        }
+        for (k, l) in keep.iter_mut().zip(&lines) {
+            if is_boilerplate(&l.text) {
+                *k = false;
+            }
+        }
+        let mut keep = keep.into_iter();
+        lines.retain(|_| keep.next().unwrap_or(true));
+        lines
+    }
+
+    fn is_short(text: &str) -> bool {
+        text.chars().count() < SHORT_LINE_CHARS
+    }
+
+    /// The line lowercased, without trailing colons, arrows and spaces.
+    fn bare(text: &str) -> String {
+        text.trim()
+            .trim_end_matches([':', '：', '»', '›', '>', '.', '…', ' '])
+            .trim_start_matches(['·', '•', '【', '['])
+            .trim_end_matches(['】', ']'])
+            .trim()
+            .to_lowercase()
+    }
+
+    fn is_tail_heading(text: &str) -> bool {
+        is_short(text) && TAIL_HEADINGS.contains(&bare(text).as_str())
+    }
+
+    fn is_boilerplate(text: &str) -> bool {
+        if !is_short(text) {
+            return false;
+        }
+        let b = bare(text);
+        BOILERPLATE.contains(&b.as_str())
+            || b.starts_with('©')
+            || b.starts_with("copyright")
+            || b.starts_with("(c) ")
+            || b.contains("all rights reserved")
+            || b.contains("版权所有")
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        fn line(text: &str, linked: bool) -> Line {
+            let chars = text.chars().filter(|c| !c.is_whitespace()).count() as u32;
+            Line {
+                text: text.to_string(),
+                html: String::new(),
+                tag: "p",
+                chars,
+                link_chars: if linked { chars } else { 0 },
+            }
+        }
+
+        fn texts(lines: Vec<Line>) -> Vec<String> {
+            filter(lines).into_iter().map(|l| l.text).collect()
+        }
+
+        #[test]
+        fn related_heading_ends_the_article() {
+            let prose = "A long paragraph of the article itself, with enough words in it to count.";
+            let lines = vec![
+                line(prose, false),
+                line(prose, false),
+                line("Related articles:", false),
+                line("Another story about something else entirely", false),
+            ];
+            assert_eq!(texts(lines), [prose, prose]);
+            // At the top it is a sidebar heading, not the end.
+            let lines = vec![line("相关报道：", false), line(prose, false)];
+            assert_eq!(texts(lines).len(), 2);
+        }
+
+        #[test]
+        fn link_lists_share_bars_and_copyright_dropped() {
+            let prose = "A long paragraph of the article itself, with enough words in it to count.";
+            let lines = vec![
+                line(prose, false),
+                line("Share", false),
+                line("One linked headline", true),
+                line("Two linked headline", true),
+                line("Three linked headline", true),
+                line(prose, false),
+                line("A single linked line stays", true),
+                line("© 2019 Example News. All rights reserved.", false),
+            ];
+            assert_eq!(texts(lines), [prose, prose, "A single linked line stays"]);
+        }
     }
 }
 
