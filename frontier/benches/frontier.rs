@@ -1,0 +1,196 @@
+//! Frontier benchmark against the real Redis at 127.0.0.1:6379 (its own
+//! namespace, deleted afterwards). Prints:
+//! 1. URLs/s through normalization, scope and hashing (pure, one core);
+//! 2. outlinks/s through the whole frontier stage (normalize, scope, claim
+//!    in the seen set, enqueue per host) from one process;
+//! 3. Redis bytes per seen URL at 1M and 10M URLs.
+//!
+//! `cargo bench -p frontier --bench frontier` (set FRONTIER_BENCH_MAX=1000000
+//! to skip the 10M step).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use frontier::normalize::normalize;
+use frontier::scope::in_scope;
+use frontier::seen::{shard_of, url_hash, SEEN_SHARDS};
+use frontier::FrontierStage;
+use pipeline::keys::Keys;
+use pipeline::messages::{new_id, UrlBatch, VERSION};
+use pipeline::store::Op;
+use pipeline::worker::Stage;
+use pipeline::{CrawlSpec, Link, Store};
+
+const REDIS: &str = "redis://127.0.0.1:6379/";
+
+fn outlink(i: u64) -> String {
+    // Realistic shapes: relative and absolute, queries, tracking parameters.
+    match i % 4 {
+        0 => format!("/news/2024/{}/story-{i}.html", i % 12),
+        1 => format!(
+            "https://www.example.com/section/{}/article?id={i}&utm_source=rss",
+            i % 50
+        ),
+        2 => format!("../tags/{}#comments", i % 1000),
+        _ => format!("//cdn{}.example.com/a/{i}/", i % 8),
+    }
+}
+
+async fn used_memory(store: &Store) -> i64 {
+    let Store::Redis(_) = store else { return 0 };
+    let client = redis::Client::open(REDIS).expect("redis url");
+    let mut conn = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("redis");
+    let info: String = redis::cmd("INFO")
+        .arg("memory")
+        .query_async(&mut conn)
+        .await
+        .expect("INFO");
+    info.lines()
+        .find_map(|l| l.strip_prefix("used_memory:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+async fn delete_namespace(store: &Store, ns: &str) {
+    let keys = store
+        .keys_matching(&format!("{ns}:*"))
+        .await
+        .unwrap_or_default();
+    let ops: Vec<Op> = keys.into_iter().map(|key| Op::Del { key }).collect();
+    for chunk in ops.chunks(5000) {
+        let _ = store.exec(chunk).await;
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let max: u64 = std::env::var("FRONTIER_BENCH_MAX")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000_000);
+
+    // 1. Pure: normalize + scope + hash.
+    let base = url::Url::parse("https://www.example.com/news/today/index.html").expect("base");
+    let crawl = CrawlSpec {
+        name: "bench".into(),
+        allow_domains: vec!["example.com".into()],
+        max_depth: 5,
+        max_pages: None,
+        delay_ms: 0,
+    };
+    let links: Vec<String> = (0..200_000).map(outlink).collect();
+    let t = Instant::now();
+    let mut kept = 0u64;
+    for l in &links {
+        if let Ok(u) = normalize(l, Some(&base)) {
+            if in_scope(&u, &crawl) {
+                kept += url_hash(u.as_str()) as u64 & 1;
+            }
+        }
+    }
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "normalize+scope+hash: {:.0} URLs/s on one core ({} URLs, checksum {kept})",
+        links.len() as f64 / secs,
+        links.len()
+    );
+
+    // 2. The stage through Redis: batches of 100 outlinks, 30% seen before.
+    let store = match Store::redis(REDIS).await {
+        Ok(s) => s,
+        Err(e) => {
+            println!("redis not reachable ({e}): skipping the Redis figures");
+            return;
+        }
+    };
+    let ns = format!("bench-frontier-{}", &new_id()[..8]);
+    let stage = Arc::new(FrontierStage::new(store.clone(), &ns));
+    let batches: Vec<UrlBatch> = (0..2000u64)
+        .map(|b| UrlBatch {
+            v: VERSION,
+            id: new_id(),
+            crawl: crawl.clone(),
+            depth: 1,
+            seeds: false,
+            source: Some(base.to_string()),
+            redirects: 0,
+            attempt: 0,
+            links: (0..100u64)
+                .map(|j| {
+                    let i = b * 100 + j;
+                    // 30% repeats of earlier links.
+                    let n = if i % 10 < 3 { i / 3 } else { i };
+                    Link::new(outlink(n))
+                })
+                .collect(),
+        })
+        .collect();
+    let total_links: usize = batches.iter().map(|b| b.links.len()).sum();
+    let t = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    let concurrency = 16;
+    let mut it = batches.into_iter();
+    for b in it.by_ref().take(concurrency) {
+        let s = stage.clone();
+        tasks.spawn(async move { s.handle(b).await.map(|_| ()) });
+    }
+    while let Some(done) = tasks.join_next().await {
+        if let Ok(Err(e)) = done {
+            println!("stage error: {e}");
+        }
+        if let Some(b) = it.next() {
+            let s = stage.clone();
+            tasks.spawn(async move { s.handle(b).await.map(|_| ()) });
+        }
+    }
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "frontier stage through Redis: {:.0} outlinks checked/s from one process ({total_links} outlinks in batches of 100, 16 batches at once)",
+        total_links as f64 / secs
+    );
+    delete_namespace(&store, &ns).await;
+
+    // 3. Bytes per seen URL, the seen-set layout alone.
+    let keys = Keys::new(&format!("{ns}-mem"));
+    let before = used_memory(&store).await;
+    let mut inserted = 0u64;
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for target in [1_000_000u64, 10_000_000] {
+        if target > max {
+            break;
+        }
+        while inserted < target {
+            let n = (target - inserted).min(100_000);
+            let mut by_shard: std::collections::HashMap<u32, Vec<i64>> = Default::default();
+            for _ in 0..n {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let h = x as i64;
+                by_shard.entry(shard_of(h)).or_default().push(h);
+            }
+            let ops: Vec<Op> = by_shard
+                .into_iter()
+                .map(|(shard, members)| Op::SAdd {
+                    key: keys.seen(shard),
+                    members,
+                })
+                .collect();
+            for chunk in ops.chunks(2000) {
+                store.exec(chunk).await.expect("SADD");
+            }
+            inserted += n;
+        }
+        let after = used_memory(&store).await;
+        println!(
+            "seen set: {:.1} bytes of Redis memory per URL at {} URLs ({} shards)",
+            (after - before) as f64 / inserted as f64,
+            inserted,
+            SEEN_SHARDS
+        );
+    }
+    delete_namespace(&store, keys.namespace()).await;
+}
