@@ -336,6 +336,27 @@ impl BitCounts {
         }
     }
 
+    /// Two features at once (a token and the shingle it ends): one
+    /// overflow check and one pass over the lanes.
+    #[inline(always)]
+    fn add2(&mut self, h1: u64, w1: u8, h2: u64, w2: u8) {
+        let w = w1 as u32 + w2 as u32;
+        if w > 255 {
+            self.add(h1, w1);
+            self.add(h2, w2);
+            return;
+        }
+        if self.pending + w > 255 {
+            self.flush();
+        }
+        self.pending += w;
+        self.weight += w as u64;
+        let (w1, w2) = (w1 as u64, w2 as u64);
+        for (j, lane) in self.lanes.iter_mut().enumerate() {
+            *lane += ((h1 >> j) & LANE_ONES) * w1 + ((h2 >> j) & LANE_ONES) * w2;
+        }
+    }
+
     fn flush(&mut self) {
         for (j, lane) in self.lanes.iter_mut().enumerate() {
             for l in 0..8 {
@@ -403,20 +424,17 @@ impl<'f> FeatureSum<'f> {
     #[inline(always)]
     fn feed(&mut self, t: u64) {
         let f = self.features;
-        if f.unigram_weight > 0 {
+        let n = f.shingle.min(MAX_SHINGLE);
+        let at = self.fed;
+        self.fed += 1;
+        self.ring[at & RING_MASK] = t;
+        if n > 0 && at + 1 >= n {
+            let ring = &self.ring;
+            let h = shingle_hash((at + 1 - n..=at).map(|i| ring[i & RING_MASK]));
+            self.counts.add2(t, f.unigram_weight, h, f.shingle_weight);
+        } else if f.unigram_weight > 0 {
             self.counts.add(t, f.unigram_weight);
         }
-        let n = f.shingle.min(MAX_SHINGLE);
-        if n > 0 {
-            let at = self.fed;
-            self.ring[at & RING_MASK] = t;
-            if at + 1 >= n {
-                let ring = &self.ring;
-                let h = shingle_hash((at + 1 - n..=at).map(|i| ring[i & RING_MASK]));
-                self.counts.add(h, f.shingle_weight);
-            }
-        }
-        self.fed += 1;
     }
 }
 

@@ -198,5 +198,39 @@ async fn concurrent_workers_elect_one_original_per_cluster() {
             originals.get(&c)
         );
     }
+
+    // `crawler query --text`: a cluster's text on stdin lists that
+    // cluster's stored fingerprints, nearest first, and nothing else.
+    let mut child = std::process::Command::new(crawler_tests::bin("crawler"))
+        .args(["query", "--text"])
+        .env("CRAWLER_REDIS_URL", REDIS_URL)
+        .env("CRAWLER_NAMESPACE", &env.namespace)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("crawler query");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(bodies[7].as_bytes()).expect("write stdin");
+    }
+    let out = child.wait_with_output().expect("crawler query output");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    assert!(!lines.is_empty());
+    assert_eq!(lines[0]["query_distance"], 0);
+    for l in &lines {
+        let url = l["url"].as_str().expect("url");
+        assert_eq!(cluster_of.get(url), Some(&7), "query --text listed {url}");
+        assert!(l["query_distance"].as_u64().is_some_and(|d| d <= 3));
+    }
     env.cleanup().await;
 }
