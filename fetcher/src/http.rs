@@ -80,6 +80,33 @@ pub fn default_user_agent() -> String {
     )
 }
 
+impl FetchSettings {
+    /// The product token robots.txt groups are matched against: the
+    /// crawler's name in the User-Agent.
+    pub fn robots_agent(&self) -> String {
+        robots_token(&self.user_agent)
+    }
+}
+
+/// The crawler's name in a User-Agent: `Name` in `Mozilla/5.0 (compatible;
+/// Name/1.0; +url)` or in `Name/1.0 (+url)`; [`AGENT_NAME`] if none.
+pub fn robots_token(user_agent: &str) -> String {
+    let product = match user_agent.split_once("compatible;") {
+        Some((_, rest)) => rest,
+        None => user_agent,
+    };
+    let token: String = product
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .collect();
+    if token.is_empty() {
+        AGENT_NAME.to_string()
+    } else {
+        token
+    }
+}
+
 impl Default for FetchSettings {
     fn default() -> Self {
         FetchSettings {
@@ -674,6 +701,20 @@ mod tests {
         assert_eq!(status("ftp://example.com/"), Some(FetchStatus::InvalidUrl));
         assert_eq!(status("not a url"), Some(FetchStatus::InvalidUrl));
         assert_eq!(status("http://10.0.0.1/"), Some(FetchStatus::Refused));
+    }
+
+    #[test]
+    fn robots_token_is_the_crawler_name() {
+        assert_eq!(FetchSettings::default().robots_agent(), AGENT_NAME);
+        assert_eq!(
+            robots_token("NewsArchiveBot/2.0 (+https://a.example/bot)"),
+            "NewsArchiveBot"
+        );
+        assert_eq!(
+            robots_token("Mozilla/5.0 (compatible; Other-Bot/1; +x)"),
+            "Other-Bot"
+        );
+        assert_eq!(robots_token(""), AGENT_NAME);
     }
 
     #[test]

@@ -19,6 +19,8 @@ struct Args {
     allow_private: bool,
 
     /// The User-Agent header (default names the crawler and a contact URL).
+    /// Its product token (`Name` in `Name/1.0 (+url)`) is the name robots.txt
+    /// rules are matched against.
     #[arg(long, env = "CRAWLER_USER_AGENT")]
     user_agent: Option<String>,
 

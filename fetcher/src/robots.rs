@@ -23,7 +23,7 @@ use pipeline::Store;
 use texting_robots::Robot;
 use url::Url;
 
-use crate::http::{Client, FetchStatus, AGENT_NAME};
+use crate::http::{Client, FetchStatus};
 use crate::politeness::{now_unix_ms, HostFeedback};
 
 /// How long fetched rules are trusted.
@@ -51,10 +51,11 @@ pub enum Rules {
 impl Rules {
     /// Parses a cached record: `A`; `R` followed by the robots.txt body; `D`
     /// followed by the outcome name, a tab and the reason.
-    fn from_record(record: &[u8]) -> Rules {
+    /// `agent` is the product token robots.txt groups are matched against.
+    fn from_record(record: &[u8], agent: &str) -> Rules {
         match record.split_first() {
             Some((b'A', _)) => Rules::AllowAll,
-            Some((b'R', body)) => match Robot::new(AGENT_NAME, body) {
+            Some((b'R', body)) => match Robot::new(agent, body) {
                 Ok(r) => Rules::Parsed(Box::new(r)),
                 // Unparseable rules: no rules.
                 Err(_) => Rules::AllowAll,
@@ -112,6 +113,8 @@ pub struct Robots {
     store: Store,
     keys: Keys,
     client: Client,
+    /// Our product token in robots.txt (from the User-Agent).
+    agent: String,
     local: Mutex<HashMap<String, (Instant, Arc<Rules>)>>,
     /// One lock per origin being looked up, so that concurrent tasks of one
     /// worker for a new host fetch its robots.txt once, not once each.
@@ -140,6 +143,7 @@ pub enum RobotsError {
 impl Robots {
     pub fn new(store: Store, keys: Keys, client: Client) -> Self {
         Robots {
+            agent: client.settings().robots_agent(),
             store,
             keys,
             client,
@@ -176,10 +180,10 @@ impl Robots {
         }
         let key = self.keys.robots(&origin);
         let rules = match self.store.one(Op::Get { key: key.clone() }).await?.data()? {
-            Some(record) => Rules::from_record(&record),
+            Some(record) => Rules::from_record(&record, &self.agent),
             None => {
                 let (record, ttl) = self.fetch_record(&origin).await?;
-                let rules = Rules::from_record(&record);
+                let rules = Rules::from_record(&record, &self.agent);
                 let mut ops = vec![Op::Set {
                     key,
                     value: record,
@@ -266,21 +270,26 @@ impl Robots {
 mod tests {
     use super::*;
 
+    use crate::http::AGENT_NAME;
+
     #[test]
     fn records() {
         let u = Url::parse("http://h/private/1").unwrap();
         let ok = Url::parse("http://h/public").unwrap();
-        assert!(Rules::from_record(b"A").allowed(&u));
-        assert!(!Rules::from_record(b"D").allowed(&ok));
+        assert!(Rules::from_record(b"A", AGENT_NAME).allowed(&u));
+        assert!(!Rules::from_record(b"D", AGENT_NAME).allowed(&ok));
         let down = Rules::unreachable_record(FetchStatus::Timeout, "robots.txt: timed out");
-        match Rules::from_record(&down) {
+        match Rules::from_record(&down, AGENT_NAME) {
             Rules::Unreachable { status, reason } => {
                 assert_eq!(status, FetchStatus::Timeout);
                 assert_eq!(reason, "robots.txt: timed out");
             }
             _ => panic!("not unreachable"),
         }
-        let r = Rules::from_record(b"RUser-agent: *\nDisallow: /private/\nCrawl-delay: 2\n");
+        let r = Rules::from_record(
+            b"RUser-agent: *\nDisallow: /private/\nCrawl-delay: 2\n",
+            AGENT_NAME,
+        );
         assert!(!r.allowed(&u));
         assert!(r.allowed(&ok));
         assert_eq!(r.crawl_delay(), Some(2.0));

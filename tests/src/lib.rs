@@ -244,3 +244,19 @@ pub fn expected_fetches(
         })
         .collect()
 }
+
+impl TestEnv {
+    /// A namespace for tests that run a stage in process: nothing is built
+    /// up front (the binaries are built on the first `crawler` or `start`).
+    pub fn in_process(name: &str) -> TestEnv {
+        let namespace = format!(
+            "t-{name}-{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..8]
+        );
+        let logs = std::env::temp_dir()
+            .join("crawler-test-logs")
+            .join(&namespace);
+        std::fs::create_dir_all(&logs).expect("log dir");
+        TestEnv { namespace, logs }
+    }
+}

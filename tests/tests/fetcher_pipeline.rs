@@ -95,7 +95,19 @@ async fn the_fetcher_binary_survives_hostile_servers_in_bounded_time_and_memory(
     let site = serve_site().await;
     let env = TestEnv::new("fetch-hostile-bin");
     // The default body cap (10 MiB); a 2 s total timeout; final outcomes.
-    let fetcher = env.start("fetcher", &["--timeout-secs", "2", "--max-retries", "0"]);
+    // A User-Agent of the operator's choosing.
+    let agent = "NewsArchiveBot/2.0 (+https://archive.example/bot; bot@archive.example)";
+    let fetcher = env.start(
+        "fetcher",
+        &[
+            "--timeout-secs",
+            "2",
+            "--max-retries",
+            "0",
+            "--user-agent",
+            agent,
+        ],
+    );
     let store = Store::redis(REDIS_URL).await.unwrap();
     let keys = Keys::new(&env.namespace);
     let session = Broker::amqp(AMQP_URL, &env.namespace).open().await.unwrap();
@@ -145,6 +157,14 @@ async fn the_fetcher_binary_survives_hostile_servers_in_bounded_time_and_memory(
         assert_eq!(records[url]["outcome"], "ok", "{}", records[url]);
     }
 
+    for request in site.requests() {
+        assert_eq!(
+            request.user_agent.as_deref(),
+            Some(agent),
+            "{}",
+            request.path
+        );
+    }
     let peak = peak_rss_bytes(fetcher.pid()).expect("VmHWM in /proc");
     eprintln!(
         "hostile fetches done in {took:?}; fetcher peak RSS {} MiB",
