@@ -135,6 +135,9 @@ fn json_author(json: &str) -> Option<String> {
 /// A byline without its label; `None` when it does not look like a person's name.
 fn clean(raw: &str) -> Option<String> {
     let mut s = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+    if NOT_BARE_NAMES.contains(&s.as_str()) || NOT_NAMES.contains(&s.as_str()) {
+        return None;
+    }
     for prefix in [
         "By ",
         "by ",
@@ -294,7 +297,17 @@ fn chinese_byline(page: &Page, span: Option<(u32, u32)>, date_pos: Option<u32>) 
         Regex::new(r"[\[（(【]\s*([\p{Han} ]{2,24}?)\s*[\]）)】]").expect("static regex")
     });
     for c in brackets.captures_iter(window) {
-        let Some(m) = c.get(1) else { continue };
+        let (Some(all), Some(m)) = (c.get(0), c.get(1)) else {
+            continue;
+        };
+        // "[关注] 性问题成了民工之痛": a tag in front of a headline, not a byline.
+        let line_start = window[..all.start()].rfind('\n').map_or(0, |i| i + 1);
+        let rest_of_line = window[all.end()..].split('\n').next().unwrap_or("");
+        if window[line_start..all.start()].trim().is_empty()
+            && rest_of_line.trim().chars().count() >= 6
+        {
+            continue;
+        }
         let words: Vec<&str> = m.as_str().split_whitespace().collect();
         let names: Vec<&str> = words
             .iter()
