@@ -14,28 +14,14 @@ use pipeline::{Broker, Queue, Store};
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// Links deeper than this many hops from a seed are not followed.
-    #[arg(long, default_value_t = 2)]
-    pub max_depth: u32,
-    /// At most this many pages fetched.
-    #[arg(long)]
-    pub max_pages: Option<u64>,
-    /// Domains the crawl may follow links into; default: the seeds' hosts.
-    #[arg(long = "allow-domain")]
-    pub allow_domains: Vec<String>,
+    #[command(flatten)]
+    pub crawl: crate::seed::CrawlArgs,
     /// Allow loopback and private addresses (to crawl a local site).
     #[arg(long, env = "CRAWLER_ALLOW_PRIVATE", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
     pub allow_private: bool,
     /// Write the documents here instead of standard output.
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
-    /// Least milliseconds between two requests to one host (robots.txt
-    /// Crawl-delay wins when larger).
-    #[arg(long, default_value_t = pipeline::messages::DEFAULT_DELAY_MS)]
-    pub delay_ms: u64,
-    /// The crawl's name.
-    #[arg(long, default_value = "default")]
-    pub crawl: String,
     /// Seconds for each whole request.
     #[arg(long, default_value_t = 30)]
     pub timeout_secs: u64,
@@ -56,14 +42,7 @@ fn settings<S: Stage>(broker: &Broker, store: &Store) -> WorkerSettings {
 
 pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let seeds = crate::seed::collect_seeds(&args.urls, None)?;
-    let spec = crate::seed::crawl_spec(
-        &args.crawl,
-        &args.allow_domains,
-        args.max_depth,
-        args.max_pages,
-        args.delay_ms,
-        &seeds,
-    );
+    let spec = args.crawl.spec(&seeds)?;
     let broker = Broker::memory();
     let store = Store::memory();
     let Broker::Memory(bus) = &broker else {

@@ -10,8 +10,10 @@ use pipeline::{Broker, CrawlSpec, Link, Queue};
 /// Seeds per published message.
 const SEEDS_PER_MESSAGE: usize = 1000;
 
-#[derive(Args)]
-pub struct SeedArgs {
+/// A crawl's settings, the same for `crawler seed` and `crawler run`; they
+/// travel with every message of the crawl.
+#[derive(Args, Clone)]
+pub struct CrawlArgs {
     /// The crawl these seeds start (tags every stored document).
     #[arg(long, default_value = "default")]
     pub crawl: String,
@@ -25,10 +27,68 @@ pub struct SeedArgs {
     /// At most this many pages fetched in this crawl.
     #[arg(long)]
     pub max_pages: Option<u64>,
+    /// At most this many pages fetched per host in this crawl.
+    #[arg(long)]
+    pub max_pages_per_host: Option<u64>,
     /// Least milliseconds between two requests to one host, cluster-wide
     /// (robots.txt Crawl-delay wins when larger).
     #[arg(long, default_value_t = pipeline::messages::DEFAULT_DELAY_MS)]
     pub delay_ms: u64,
+    /// Follow only URLs matching this regular expression (repeatable: any).
+    #[arg(long)]
+    pub include: Vec<String>,
+    /// Never follow URLs matching this regular expression (repeatable).
+    #[arg(long)]
+    pub exclude: Vec<String>,
+    /// Another query parameter to strip from URLs (repeatable; `prefix*`).
+    #[arg(long = "strip-param")]
+    pub strip_params: Vec<String>,
+    /// Sort query parameters, so their order does not make a new URL.
+    #[arg(long)]
+    pub sort_query: bool,
+}
+
+impl CrawlArgs {
+    /// The crawl's settings; without allowed domains, the seeds' hosts.
+    pub fn spec(&self, seeds: &[String]) -> anyhow::Result<CrawlSpec> {
+        for pattern in self.include.iter().chain(&self.exclude) {
+            regex::Regex::new(pattern).with_context(|| format!("bad pattern {pattern:?}"))?;
+        }
+        let mut domains: Vec<String> = self
+            .allow_domains
+            .iter()
+            .map(|d| d.to_ascii_lowercase())
+            .collect();
+        if domains.is_empty() {
+            for s in seeds {
+                if let Ok(u) = frontier::normalize::normalize(s, None) {
+                    if let Some(h) = u.host_str() {
+                        if !domains.iter().any(|d| d == h) {
+                            domains.push(h.to_string());
+                        }
+                    }
+                }
+            }
+        }
+        Ok(CrawlSpec {
+            name: self.crawl.clone(),
+            allow_domains: domains,
+            max_depth: self.max_depth,
+            max_pages: self.max_pages,
+            delay_ms: self.delay_ms,
+            include: self.include.clone(),
+            exclude: self.exclude.clone(),
+            max_pages_per_host: self.max_pages_per_host,
+            strip_params: self.strip_params.clone(),
+            sort_query: self.sort_query,
+        })
+    }
+}
+
+#[derive(Args)]
+pub struct SeedArgs {
+    #[command(flatten)]
+    pub crawl: CrawlArgs,
     /// Read seed URLs from this file, one per line.
     #[arg(long)]
     pub file: Option<std::path::PathBuf>,
@@ -69,39 +129,6 @@ pub fn collect_seeds(
     Ok(seeds)
 }
 
-/// The crawl's settings; without allowed domains, the seeds' hosts.
-pub fn crawl_spec(
-    name: &str,
-    allow_domains: &[String],
-    max_depth: u32,
-    max_pages: Option<u64>,
-    delay_ms: u64,
-    seeds: &[String],
-) -> CrawlSpec {
-    let mut domains: Vec<String> = allow_domains
-        .iter()
-        .map(|d| d.to_ascii_lowercase())
-        .collect();
-    if domains.is_empty() {
-        for s in seeds {
-            if let Ok(u) = frontier::normalize::normalize(s, None) {
-                if let Some(h) = u.host_str() {
-                    if !domains.iter().any(|d| d == h) {
-                        domains.push(h.to_string());
-                    }
-                }
-            }
-        }
-    }
-    CrawlSpec {
-        name: name.to_string(),
-        allow_domains: domains,
-        max_depth,
-        max_pages,
-        delay_ms,
-    }
-}
-
 /// The seed messages of a crawl.
 pub fn seed_batches(spec: &CrawlSpec, seeds: &[String]) -> anyhow::Result<Vec<Vec<u8>>> {
     seeds
@@ -124,14 +151,7 @@ pub fn seed_batches(spec: &CrawlSpec, seeds: &[String]) -> anyhow::Result<Vec<Ve
 
 pub async fn run(service: &pipeline::ServiceConfig, args: SeedArgs) -> anyhow::Result<()> {
     let seeds = collect_seeds(&args.urls, args.file.as_deref())?;
-    let spec = crawl_spec(
-        &args.crawl,
-        &args.allow_domains,
-        args.max_depth,
-        args.max_pages,
-        args.delay_ms,
-        &seeds,
-    );
+    let spec = args.crawl.spec(&seeds)?;
     let payloads = seed_batches(&spec, &seeds)?;
     let session = Broker::amqp(&service.amqp_url, &service.namespace)
         .open()

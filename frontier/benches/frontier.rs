@@ -80,6 +80,7 @@ async fn main() {
         max_depth: 5,
         max_pages: None,
         delay_ms: 0,
+        ..CrawlSpec::default()
     };
     let links: Vec<String> = (0..200_000).map(outlink).collect();
     let t = Instant::now();

@@ -5,10 +5,14 @@
 //! 1. scheme and host lower-cased; IDN hosts to punycode;
 //! 2. default ports removed (`:80`, `:443`);
 //! 3. dot segments resolved (`/a/./b/../c` → `/a/c`); empty path → `/`;
-//! 4. percent-encoding made uniform for characters that must be encoded;
+//! 4. percent-encoding made uniform: characters that must be encoded are,
+//!    escapes of unreserved characters are decoded (`%7E` → `~`), other
+//!    escapes get upper-case hex (`%2f` → `%2F`), RFC 3986 §6.2.2;
 //! 5. relative references resolved against the page (and its `<base>`);
 //! 6. the fragment removed;
-//! 7. tracking parameters removed ([`TRACKING_PARAMS`], and `utm_*`);
+//! 7. tracking parameters removed ([`TRACKING_PARAMS`], and `utm_*`; more
+//!    per crawl with [`Rules::strip_params`]); query parameters sorted if
+//!    the crawl asks ([`Rules::sort_query`]);
 //! 8. only `http` and `https`; at most [`MAX_URL_LEN`] bytes.
 
 use url::Url;
@@ -36,8 +40,24 @@ pub enum UrlError {
     TooLong(String),
 }
 
+/// Per-crawl normalization options on top of the fixed rules.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rules {
+    /// More query parameters to drop (exact names, case-insensitive; a
+    /// trailing `*` matches a prefix).
+    pub strip_params: Vec<String>,
+    /// Sort query parameters by name, so `?b=1&a=2` and `?a=2&b=1` are one URL
+    /// (off by default: some sites give the order a meaning).
+    pub sort_query: bool,
+}
+
 /// Normalizes `raw`, resolved against `base` when it is relative.
 pub fn normalize(raw: &str, base: Option<&Url>) -> Result<Url, UrlError> {
+    normalize_with(raw, base, &Rules::default())
+}
+
+/// [`normalize`] with a crawl's own [`Rules`].
+pub fn normalize_with(raw: &str, base: Option<&Url>, rules: &Rules) -> Result<Url, UrlError> {
     let raw = raw.trim();
     if raw.len() > MAX_URL_LEN {
         return Err(UrlError::TooLong(raw.to_string()));
@@ -60,37 +80,97 @@ pub fn normalize(raw: &str, base: Option<&Url>) -> Result<Url, UrlError> {
         return Err(UrlError::NoHost(raw.to_string()));
     }
     url.set_fragment(None);
-    strip_tracking(&mut url);
+    strip_tracking(&mut url, rules);
+    normalize_escapes(&mut url);
     if url.as_str().len() > MAX_URL_LEN {
         return Err(UrlError::TooLong(url.to_string()));
     }
     Ok(url)
 }
 
-fn is_tracking(name: &str) -> bool {
+fn is_tracking(name: &str, rules: &Rules) -> bool {
     let lower = name.to_ascii_lowercase();
-    lower.starts_with("utm_") || TRACKING_PARAMS.contains(&lower.as_str())
+    lower.starts_with("utm_")
+        || TRACKING_PARAMS.contains(&lower.as_str())
+        || rules.strip_params.iter().any(|p| {
+            let p = p.to_ascii_lowercase();
+            match p.strip_suffix('*') {
+                Some(prefix) => lower.starts_with(prefix),
+                None => lower == p,
+            }
+        })
 }
 
-fn strip_tracking(url: &mut Url) {
+fn strip_tracking(url: &mut Url, rules: &Rules) {
     let Some(query) = url.query() else { return };
     if query.is_empty() {
         url.set_query(None);
         return;
     }
-    // Keep the other parameters byte for byte, in their order.
-    let kept: Vec<&str> = query
+    // Keep the other parameters byte for byte, in their order (or sorted).
+    let mut kept: Vec<&str> = query
         .split('&')
         .filter(|pair| {
             let name = pair.split('=').next().unwrap_or("");
-            !pair.is_empty() && !is_tracking(name)
+            !pair.is_empty() && !is_tracking(name, rules)
         })
         .collect();
-    if kept.len() == query.split('&').count() {
-        return;
+    if rules.sort_query {
+        kept.sort_by(|a, b| {
+            let key = |p: &str| p.split('=').next().unwrap_or("").to_string();
+            key(a).cmp(&key(b))
+        });
     }
     let new = kept.join("&");
-    url.set_query(if new.is_empty() { None } else { Some(&new) });
+    if new != query {
+        url.set_query(if new.is_empty() { None } else { Some(&new) });
+    }
+}
+
+/// RFC 3986 §6.2.2: decode escapes of unreserved characters, upper-case the
+/// hex of the others (in the path and the query).
+fn normalize_escapes(url: &mut Url) {
+    let path = url.path().to_string();
+    let fixed = fix_escapes(&path);
+    if fixed != path {
+        url.set_path(&fixed);
+    }
+    if let Some(q) = url.query().map(str::to_string) {
+        let fixed = fix_escapes(&q);
+        if fixed != q {
+            url.set_query(Some(&fixed));
+        }
+    }
+}
+
+fn fix_escapes(s: &str) -> String {
+    if !s.contains('%') {
+        return s.to_string();
+    }
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            let hex = &s[i + 1..i + 3];
+            if let Ok(v) = u8::from_str_radix(hex, 16) {
+                let c = v as char;
+                if c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~') {
+                    out.push(c);
+                } else {
+                    out.push('%');
+                    out.push_str(&hex.to_ascii_uppercase());
+                }
+                i += 3;
+                continue;
+            }
+        }
+        // Not an escape: copy the character (the rest is valid UTF-8).
+        let ch_len = s[i..].chars().next().map_or(1, char::len_utf8);
+        out.push_str(&s[i..i + ch_len]);
+        i += ch_len;
+    }
+    out
 }
 
 #[cfg(test)]
@@ -121,11 +201,40 @@ mod tests {
             ),
             ("http://example.com/?utm_medium=a", "http://example.com/"),
             ("http://example.com/?b=2&a=1", "http://example.com/?b=2&a=1"),
+            (
+                "http://example.com/%7Euser/%61",
+                "http://example.com/~user/a",
+            ),
+            (
+                "http://example.com/a%2fb?q=%3d",
+                "http://example.com/a%2Fb?q=%3D",
+            ),
+            ("http://example.com/%", "http://example.com/%"),
+            (
+                "http://example.com/中文",
+                "http://example.com/%E4%B8%AD%E6%96%87",
+            ),
+            ("http://EXAMPLE.com./x", "http://example.com./x"),
             ("  http://example.com/x  ", "http://example.com/x"),
         ];
         for (input, want) in cases {
             assert_eq!(n(input), want, "normalizing {input}");
         }
+    }
+
+    #[test]
+    fn crawl_rules() {
+        let rules = Rules {
+            strip_params: vec!["sessionid".into(), "ref*".into()],
+            sort_query: true,
+        };
+        let u = normalize_with(
+            "http://e.com/p?z=1&SessionID=9&a=2&referrer=x&utm_x=1",
+            None,
+            &rules,
+        )
+        .unwrap();
+        assert_eq!(u.as_str(), "http://e.com/p?a=2&z=1");
     }
 
     #[test]

@@ -2,29 +2,36 @@
 //! into its host's queue in the store, from which [`crate::release`] hands
 //! it to the fetchers when the host is due.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 
 use pipeline::keys::{host_shard, Keys};
 use pipeline::messages::{encode, FetchTask, UrlBatch, VERSION};
 use pipeline::store::Op;
 use pipeline::worker::{Outcome, Stage, StageError};
-use pipeline::{Queue, Store};
+use pipeline::{CrawlSpec, Queue, Store};
 use url::Url;
 
-use crate::normalize::normalize;
-use crate::scope::in_scope;
+use crate::normalize::{normalize_with, Rules};
+use crate::scope::{in_scope, Patterns};
 use crate::seen::{claim_ops, url_hash};
 
 pub struct FrontierStage {
     store: Store,
     keys: Keys,
+    /// Compiled include/exclude patterns per crawl (crawls are few).
+    patterns: Mutex<HashMap<String, Arc<Patterns>>>,
 }
+
+/// Crawls whose patterns are kept compiled before the cache is cleared.
+const PATTERN_CACHE_MAX: usize = 1000;
 
 impl FrontierStage {
     pub fn new(store: Store, namespace: &str) -> Self {
         FrontierStage {
             store,
             keys: Keys::new(namespace),
+            patterns: Mutex::new(HashMap::new()),
         }
     }
 }
@@ -56,10 +63,15 @@ impl Stage for FrontierStage {
 
         // Normalize, scope, and drop repeats within the batch.
         let base = batch.source.as_deref().and_then(|s| Url::parse(s).ok());
+        let patterns = self.patterns(&batch.crawl)?;
+        let rules = Rules {
+            strip_params: batch.crawl.strip_params.clone(),
+            sort_query: batch.crawl.sort_query,
+        };
         let mut candidates: Vec<(i64, String)> = Vec::new();
         let mut in_batch = HashSet::new();
         for link in &batch.links {
-            let url = match normalize(&link.url, base.as_ref()) {
+            let url = match normalize_with(&link.url, base.as_ref(), &rules) {
                 Ok(u) => u,
                 Err(e) => {
                     tally.invalid += 1;
@@ -67,7 +79,7 @@ impl Stage for FrontierStage {
                     continue;
                 }
             };
-            if !in_scope(&url, &batch.crawl) {
+            if !in_scope(&url, &batch.crawl) || !patterns.allows(&url) {
                 tally.out_of_scope += 1;
                 continue;
             }
@@ -120,6 +132,9 @@ impl Stage for FrontierStage {
             }
         }
 
+        let released = self
+            .per_host_limit(&batch.crawl, released, &mut tally)
+            .await?;
         tally.released = released.len() as i64;
         // The claims are dropped in the same round trip as the enqueue: a
         // redelivery after that finds the URLs seen and unclaimed, so they
@@ -138,6 +153,63 @@ impl Stage for FrontierStage {
 }
 
 impl FrontierStage {
+    /// The crawl's compiled patterns; a pattern that does not compile makes
+    /// the batch malformed (dead-lettered with the reason).
+    fn patterns(&self, crawl: &CrawlSpec) -> Result<Arc<Patterns>, StageError> {
+        let key = format!(
+            "{}\u{0}{:?}\u{0}{:?}",
+            crawl.name, crawl.include, crawl.exclude
+        );
+        let mut cache = self.patterns.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(p) = cache.get(&key) {
+            return Ok(p.clone());
+        }
+        let compiled = Arc::new(Patterns::compile(crawl).map_err(|e| {
+            StageError::Malformed(format!("crawl {:?}: bad pattern: {e}", crawl.name))
+        })?);
+        if cache.len() >= PATTERN_CACHE_MAX {
+            cache.clear();
+        }
+        cache.insert(key, compiled.clone());
+        Ok(compiled)
+    }
+
+    /// Applies the crawl's per-host page limit to `urls` (counted per origin).
+    async fn per_host_limit(
+        &self,
+        crawl: &CrawlSpec,
+        urls: Vec<String>,
+        tally: &mut Tally,
+    ) -> Result<Vec<String>, StageError> {
+        let Some(max) = crawl.max_pages_per_host else {
+            return Ok(urls);
+        };
+        let mut by_origin: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for u in urls {
+            let origin = Url::parse(&u)
+                .map(|p| p.origin().ascii_serialization())
+                .unwrap_or_default();
+            by_origin.entry(origin).or_default().push(u);
+        }
+        let ops: Vec<Op> = by_origin
+            .iter()
+            .map(|(origin, us)| Op::Incr {
+                key: self.keys.crawl_host_pages(&crawl.name, origin),
+                by: us.len() as i64,
+            })
+            .collect();
+        let replies = self.store.exec(&ops).await?;
+        let mut kept = Vec::new();
+        for ((_, mut us), reply) in by_origin.into_iter().zip(replies) {
+            let total = reply.int()?;
+            let over = (total - max as i64).clamp(0, us.len() as i64);
+            tally.over_limit += over;
+            us.truncate(us.len() - over as usize);
+            kept.extend(us);
+        }
+        Ok(kept)
+    }
+
     /// Puts fetch tasks in their hosts' queues (one round trip); the
     /// releaser hands them to the fetchers when each host is due.
     async fn enqueue(
@@ -214,6 +286,7 @@ mod tests {
                 max_depth: 2,
                 max_pages: Some(5),
                 delay_ms: 0,
+                ..CrawlSpec::default()
             },
             depth,
             seeds: false,
@@ -302,6 +375,45 @@ mod tests {
         // A redelivery after they were queued (died before the ack) adds nothing.
         stage.handle(b).await.unwrap();
         assert!(fetched(&stage).await.is_empty());
+    }
+
+    #[tokio::test]
+    async fn per_host_limits_and_patterns() {
+        let stage = FrontierStage::new(Store::memory(), "t");
+        let mut b = batch(
+            "b1",
+            1,
+            &[
+                "http://a.example.com/news/1",
+                "http://a.example.com/news/2",
+                "http://a.example.com/news/3",
+                "http://b.example.com/news/1",
+                "http://b.example.com/about",
+                "http://b.example.com/news/x.pdf",
+            ],
+        );
+        b.crawl.max_pages = None;
+        b.crawl.max_pages_per_host = Some(2);
+        b.crawl.include = vec!["/news/".into()];
+        b.crawl.exclude = vec![r"\.pdf$".into()];
+        stage.handle(b).await.unwrap();
+        let mut got = fetched(&stage).await;
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                "http://a.example.com/news/1",
+                "http://a.example.com/news/2",
+                "http://b.example.com/news/1"
+            ]
+        );
+        // A bad pattern: the batch is malformed, not a crash.
+        let mut bad = batch("b2", 1, &["/x"]);
+        bad.crawl.include = vec!["(".into()];
+        assert!(matches!(
+            stage.handle(bad).await,
+            Err(StageError::Malformed(_))
+        ));
     }
 
     #[tokio::test]

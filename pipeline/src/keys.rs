@@ -49,6 +49,11 @@ impl Keys {
         format!("{}:crawl:{crawl}:pages", self.ns)
     }
 
+    /// Count of URLs released for fetching in a crawl on one host (origin).
+    pub fn crawl_host_pages(&self, crawl: &str, origin: &str) -> String {
+        format!("{}:crawl:{crawl}:host:{origin}:pages", self.ns)
+    }
+
     /// Counters shown by `crawler stats` (a hash: seen, fetched, failed, ...).
     pub fn stats(&self) -> String {
         format!("{}:stats", self.ns)

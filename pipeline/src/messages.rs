@@ -74,6 +74,22 @@ pub struct CrawlSpec {
     /// whole cluster; robots.txt's Crawl-delay wins when larger.
     #[serde(default = "default_delay_ms")]
     pub delay_ms: u64,
+    /// Only URLs matching one of these regular expressions (if any) are followed.
+    #[serde(default)]
+    pub include: Vec<String>,
+    /// URLs matching any of these regular expressions are never followed.
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// At most this many URLs released per host (origin) in this crawl.
+    #[serde(default)]
+    pub max_pages_per_host: Option<u64>,
+    /// More query parameters to strip when normalizing (a trailing `*`
+    /// matches a prefix); `utm_*`, `fbclid` and the like always are.
+    #[serde(default)]
+    pub strip_params: Vec<String>,
+    /// Sort query parameters when normalizing.
+    #[serde(default)]
+    pub sort_query: bool,
 }
 
 /// The default politeness delay: one request per second per host.
@@ -91,6 +107,11 @@ impl Default for CrawlSpec {
             max_depth: 3,
             max_pages: None,
             delay_ms: DEFAULT_DELAY_MS,
+            include: Vec::new(),
+            exclude: Vec::new(),
+            max_pages_per_host: None,
+            strip_params: Vec::new(),
+            sort_query: false,
         }
     }
 }

@@ -140,6 +140,7 @@ async fn release_through_two_frontiers(
         max_depth: 3,
         max_pages: None,
         delay_ms: 0,
+        ..CrawlSpec::default()
     };
     let session = Broker::amqp(crawler_tests::AMQP_URL, &env.namespace)
         .open()
