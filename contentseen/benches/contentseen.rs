@@ -12,7 +12,8 @@
 //! Uses its own namespaces on the shared Redis and deletes their keys at the
 //! end (SCAN + UNLINK, never FLUSHDB). Set `CONTENTSEEN_BENCH_FPS=1000000`
 //! to stop after 1M, `CONTENTSEEN_BENCH_SKIP_REDIS=1` for 1–2 only,
-//! `CONTENTSEEN_BENCH_SKIP_QUALITY=1` to skip 1.
+//! `CONTENTSEEN_BENCH_SKIP_QUALITY=1` to skip 1, `CONTENTSEEN_BENCH_SKIP_MEMORY=1`
+//! to skip 4.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -577,6 +578,9 @@ async fn main() {
     let n = delete_namespace(&mut conn, &ns_t).await;
     println!("(deleted {n} keys of {ns_t})");
 
+    if std::env::var_os("CONTENTSEEN_BENCH_SKIP_MEMORY").is_some() {
+        return;
+    }
     // 4. Memory at 1M and 10M.
     let ns_m = format!("bench-cs-{run}-m");
     let table = Table::new(Store::memory(), &ns_m, Layout::default());
