@@ -12,7 +12,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use lol_html::html_content::Element;
-use lol_html::{element, end_tag, HtmlRewriter, Settings};
+use lol_html::{element, HtmlRewriter, Settings};
 
 use crate::entities;
 use crate::hints;
@@ -380,6 +380,8 @@ pub struct Node {
     pub chars: u32,
     /// Punctuation characters (ASCII and CJK) of its own text.
     pub punct: u32,
+    /// A hash of the tag name: tells apart the end tags of elements that are all `Other`.
+    pub name: u32,
 }
 
 /// The page read as a sequence: element opens and closes, and text between them.
@@ -461,6 +463,9 @@ struct Scan {
     /// Byte offset in the HTML just past the last tag seen: the text between tags is read
     /// from the source by offsets, not from `lol_html` text chunks (which it would decode).
     last_end: usize,
+    /// The raw-text element open on top of the stack (`script`, `style`, `title`, ...): its
+    /// content is text up to its own end tag, whatever markup it holds.
+    raw_open: Option<&'static str>,
     /// The last byte pushed to `page.text` was whitespace (collapsing across text nodes).
     space_before: bool,
     /// Inside `<title>`: its text goes to [`Page::title`].
@@ -491,30 +496,16 @@ pub fn scan(html: &str) -> Page {
             close: 0,
             chars: 0,
             punct: 0,
+            name: 0,
         });
         s.page.events.push(Event::Open(0));
         s.stack.push(0);
     }
     let on_element = state.clone();
-    let source: Rc<str> = Rc::from(html);
     let settings = Settings::new()
         .with_strict(false)
         .append_element_content_handler(element!("*", move |el: &mut Element| {
-            let closes_with = {
-                let mut s = on_element.borrow_mut();
-                s.start_element(el, html)
-            };
-            if let Some(node) = closes_with {
-                let on_end = on_element.clone();
-                // End-tag handlers must be 'static: they read the text through a shared copy.
-                let src = source.clone();
-                let _ = el.on_end_tag(end_tag!(move |end| {
-                    on_end
-                        .borrow_mut()
-                        .end_element(node, &src, end.source_location().bytes());
-                    Ok(())
-                }));
-            }
+            on_element.borrow_mut().start_element(el, html);
             Ok(())
         }));
     let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
@@ -534,11 +525,11 @@ impl Scan {
     ///
     /// Names and values are read as slices of `html` (by their source locations), so an
     /// element costs no allocation unless a value is kept.
-    fn start_element(&mut self, el: &Element, html: &str) -> Option<u32> {
+    fn start_element(&mut self, el: &Element, html: &str) {
         let at = el.source_location().bytes();
         self.text_until(html, at.start);
         self.last_end = self.last_end.max(at.end);
-        let tag = tag_at(html, at.start);
+        let (tag, name, raw) = tag_at(html, at.start);
         self.close_implied(tag);
 
         let mut id_class = std::mem::take(&mut self.id_class);
@@ -720,7 +711,7 @@ impl Scan {
             if tag == Tag::A && url_index != NONE && self.page.links.len() < MAX_LINKS {
                 self.page.links.push((NONE, url_index));
             }
-            return None;
+            return;
         }
         let index = self.page.nodes.len() as u32;
         if tag == Tag::A && url_index != NONE && self.page.links.len() < MAX_LINKS {
@@ -747,14 +738,14 @@ impl Scan {
             close: open,
             chars: 0,
             punct: 0,
+            name,
         });
         self.page.events.push(Event::Open(index));
         if el.can_have_content() {
             self.stack.push(index);
-            Some(index)
+            self.raw_open = raw;
         } else {
             self.close_node(index);
-            None
         }
     }
 
@@ -779,17 +770,26 @@ impl Scan {
         entry.1
     }
 
-    /// An end tag `lol_html` saw (at `at` in `html`): closes the node and any left open
-    /// inside it.
-    fn end_element(&mut self, node: u32, html: &str, at: std::ops::Range<usize>) {
-        self.text_until(html, at.start);
-        self.last_end = self.last_end.max(at.end);
-        if let Some(pos) = self.stack.iter().rposition(|&n| n == node) {
-            if pos == 0 {
-                return; // never the root
+    /// An end tag read between the reported start tags: closes the innermost open element
+    /// of that name and those left open inside it, as the HTML tree builder does. End tags
+    /// of blocks search up to a scope boundary (table, cell), those of inline elements stop
+    /// at any block; an end tag that finds no element is ignored, and so are `</body>` and
+    /// `</html>` (content after them still belongs to the body).
+    fn end_tag(&mut self, tag: Tag, name: u32) {
+        if matches!(tag, Tag::Body | Tag::Html | Tag::Br | Tag::Root) {
+            return;
+        }
+        let block = tag.is_block() || tag.is_scope_boundary();
+        for pos in (1..self.stack.len()).rev() {
+            let node = &self.page.nodes[self.stack[pos] as usize];
+            if node.tag == tag && node.name == name {
+                while self.stack.len() > pos {
+                    self.pop();
+                }
+                return;
             }
-            while self.stack.len() > pos {
-                self.pop();
+            if node.tag.is_scope_boundary() || (!block && node.tag.is_block()) {
+                return;
             }
         }
     }
@@ -880,6 +880,7 @@ impl Scan {
     fn pop(&mut self) {
         if let Some(n) = self.stack.pop() {
             self.close_node(n);
+            self.raw_open = None;
         }
     }
 
@@ -892,19 +893,62 @@ impl Scan {
         }
     }
 
-    /// Reads the text between the last tag seen and byte `end` of `html`, and hands it to
-    /// the innermost open element: kept as visible text, as the title, as JSON-LD, or dropped.
-    /// Markup `lol_html` reported to no handler (comments, doctypes, stray end tags) is cut
-    /// out of it.
+    /// Reads the source between the last start tag seen and byte `end` of `html`: text,
+    /// and the end tags, comments and doctypes among it (`lol_html` reports start tags only,
+    /// so the pass reads end tags itself, by the tokenizer's rules: in a raw-text element
+    /// only its own end tag counts).
     fn text_until(&mut self, html: &str, end: usize) {
-        let start = self.last_end;
-        if end <= start {
+        let mut pos = self.last_end;
+        if end <= pos {
             return;
         }
         self.last_end = end;
-        let Some(text) = html.get(start..end) else {
+        let Some(gap) = html.get(pos..end) else {
             return;
         };
+        pos = 0;
+        while pos < gap.len() {
+            let rest = &gap[pos..];
+            if let Some(raw) = self.raw_open {
+                match find_end_tag(rest, raw) {
+                    Some((at, after)) => {
+                        self.text_piece(&rest[..at]);
+                        self.pop();
+                        pos += after;
+                    }
+                    None => {
+                        self.text_piece(rest);
+                        return;
+                    }
+                }
+                continue;
+            }
+            let Some(at) = next_markup(rest) else {
+                self.text_piece(rest);
+                return;
+            };
+            self.text_piece(&rest[..at]);
+            let markup = &rest[at..];
+            let skip = if let Some(comment) = markup.strip_prefix("<!--") {
+                comment.find("-->").map_or(markup.len(), |e| e + 7)
+            } else {
+                let close = markup.find('>').map_or(markup.len(), |e| e + 1);
+                if let Some(name) = markup.strip_prefix("</") {
+                    let (tag, hash, _) = tag_named(name);
+                    self.end_tag(tag, hash);
+                }
+                close
+            };
+            pos += at + skip;
+        }
+    }
+
+    /// Text of the innermost open element: kept as visible text, as the title, as JSON-LD,
+    /// or dropped.
+    fn text_piece(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
         let text = truncate(text, MAX_TEXT_NODE_BYTES);
         let top = *self.stack.last().unwrap_or(&0);
         let flags = self.page.nodes[top as usize].flags;
@@ -917,11 +961,8 @@ impl Scan {
             if self.page.title.len() < MAX_SHORT_BYTES {
                 self.page.title.push_str(&entities::decode(text));
             }
-        } else if flags & flag::SKIPPED == 0 {
-            let pre = flags & flag::PRE != 0;
-            for piece in TextPieces(text) {
-                self.push_visible(piece, top, pre);
-            }
+        } else if flags & flag::SKIPPED == 0 && self.raw_open.is_none() {
+            self.push_visible(text, top, flags & flag::PRE != 0);
         }
     }
 
@@ -970,73 +1011,85 @@ impl Scan {
     }
 }
 
-/// The text pieces of a stretch of source between two reported tags: everything but markup
-/// (`<!-- comments -->`, `<!doctype>`, `<?pi?>`, `</stray-end-tags>`, `<unreported tags>`).
-/// A `<` that starts no markup (`a < b`) is text.
-struct TextPieces<'a>(&'a str);
-
-impl<'a> Iterator for TextPieces<'a> {
-    type Item = &'a str;
-
-    fn next(&mut self) -> Option<&'a str> {
-        loop {
-            let s = self.0;
-            if s.is_empty() {
-                return None;
-            }
-            let bytes = s.as_bytes();
-            let mut from = 0;
-            let markup = loop {
-                match memchr_lt(&bytes[from..]) {
-                    None => break None,
-                    Some(i) => {
-                        let at = from + i;
-                        let next = bytes.get(at + 1).copied().unwrap_or(b' ');
-                        if next.is_ascii_alphabetic() || matches!(next, b'/' | b'!' | b'?') {
-                            break Some(at);
-                        }
-                        from = at + 1;
-                    }
-                }
-            };
-            let Some(at) = markup else {
-                self.0 = "";
-                return Some(s);
-            };
-            let rest = &s[at..];
-            let skip = if let Some(comment) = rest.strip_prefix("<!--") {
-                comment.find("-->").map_or(rest.len(), |e| e + 7)
-            } else {
-                rest.find('>').map_or(rest.len(), |e| e + 1)
-            };
-            self.0 = &rest[skip..];
-            if at > 0 {
-                return Some(&s[..at]);
-            }
+/// Where the next markup starts in `s`: a `<` before a letter, `/`, `!` or `?`. A `<` that
+/// starts no markup (`a < b`) is text.
+fn next_markup(s: &str) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let mut from = 0;
+    while let Some(i) = bytes[from..].iter().position(|&b| b == b'<') {
+        let at = from + i;
+        let next = bytes.get(at + 1).copied().unwrap_or(b' ');
+        if next.is_ascii_alphabetic() || matches!(next, b'/' | b'!' | b'?') {
+            return Some(at);
         }
+        from = at + 1;
     }
+    None
 }
 
-fn memchr_lt(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == b'<')
+/// The end tag `</name>` of a raw-text element in `s` (any case): where it starts and
+/// where it ends.
+fn find_end_tag(s: &str, name: &str) -> Option<(usize, usize)> {
+    let bytes = s.as_bytes();
+    let mut from = 0;
+    while let Some(i) = bytes[from..].windows(2).position(|w| w == b"</") {
+        let at = from + i;
+        let after_name = at + 2 + name.len();
+        let matches = bytes
+            .get(at + 2..after_name)
+            .is_some_and(|n| n.eq_ignore_ascii_case(name.as_bytes()))
+            && bytes
+                .get(after_name)
+                .is_none_or(|b| b.is_ascii_whitespace() || matches!(b, b'/' | b'>'));
+        if matches {
+            let end = s[after_name..]
+                .find('>')
+                .map_or(s.len(), |e| after_name + e + 1);
+            return Some((at, end));
+        }
+        from = at + 2;
+    }
+    None
 }
 
-/// The kind of the start tag at byte `at` of `html` (`<DIV class=x>` is a `Div`), read from
-/// the source without allocating; names longer than any we know are `Other`.
-fn tag_at(html: &str, at: usize) -> Tag {
-    let bytes = html.as_bytes().get(at + 1..).unwrap_or(&[]);
+/// The kind, name hash and raw-text name of the start tag at byte `at` of `html`.
+fn tag_at(html: &str, at: usize) -> (Tag, u32, Option<&'static str>) {
+    tag_named(html.get(at + 1..).unwrap_or(""))
+}
+
+/// The kind, name hash and raw-text name (for `script`, `style`, `title`, `textarea`, ...)
+/// of the tag name `s` starts with, read without allocating (`DIV class=x>` is a `Div`).
+fn tag_named(s: &str) -> (Tag, u32, Option<&'static str>) {
+    let bytes = s.as_bytes();
     let end = bytes
         .iter()
         .position(|b| b.is_ascii_whitespace() || *b == b'/' || *b == b'>')
         .unwrap_or(bytes.len());
     let name = &bytes[..end];
+    let hash = name.iter().fold(0x811c_9dc5u32, |h, b| {
+        (h ^ u32::from(b.to_ascii_lowercase())).wrapping_mul(0x0100_0193)
+    });
     if name.len() > 12 {
-        return Tag::Other;
+        return (Tag::Other, hash, None);
     }
     let mut lower = [0u8; 12];
     lower[..name.len()].copy_from_slice(name);
     lower[..name.len()].make_ascii_lowercase();
-    Tag::from_name(std::str::from_utf8(&lower[..name.len()]).unwrap_or(""))
+    let lower = std::str::from_utf8(&lower[..name.len()]).unwrap_or("");
+    const RAW: &[&str] = &[
+        "script",
+        "style",
+        "title",
+        "textarea",
+        "iframe",
+        "xmp",
+        "noembed",
+        "noframes",
+        "noscript",
+        "plaintext",
+    ];
+    let raw = RAW.iter().find(|r| **r == lower).copied();
+    (Tag::from_name(lower), hash, raw)
 }
 
 /// `display:none` or `visibility:hidden` in a `style` value (any case and spacing).
@@ -1138,8 +1191,14 @@ mod tests {
     fn text_between_tags_skips_comments_and_stray_end_tags() {
         let p = scan("<!doctype html><body><p>a &amp; b<!-- <p>hidden</p> --> c</span> 1 < 2</p>");
         assert_eq!(texts(&p, Tag::P), ["a & b c 1 < 2"]);
-        let pieces: Vec<&str> = TextPieces("x<!--y-->z</q>w<?pi?>v").collect();
-        assert_eq!(pieces, ["x", "z", "w", "v"]);
+        let p = scan(
+            "<div>x<!--y-->z</q>w<?pi?>v<script>if (a</b) document.write('</div>')</script>u</div>",
+        );
+        assert_eq!(texts(&p, Tag::Div), ["xzwvu"]);
+        // End tags close what they name; a stray inline end tag stops at a block.
+        let p = scan("<div><b>bold</B> <i>it<p>para</i> more</p></span>after</div>");
+        assert_eq!(texts(&p, Tag::P), ["para more"]);
+        assert_eq!(texts(&p, Tag::Div), ["bold it\npara more\nafter"]);
     }
 
     #[test]
