@@ -157,6 +157,17 @@ pub async fn run(service: &pipeline::ServiceConfig, args: SeedArgs) -> anyhow::R
         .open()
         .await
         .context("connecting to RabbitMQ")?;
+    // The crawl's settings, for `crawler stats` (progress against its limit).
+    if let Ok(store) = pipeline::Store::redis(&service.redis_url).await {
+        let keys = pipeline::keys::Keys::new(&service.namespace);
+        let _ = store
+            .one(pipeline::store::Op::Set {
+                key: keys.crawl_spec(&spec.name),
+                value: serde_json::to_vec(&spec)?,
+                expire_ms: None,
+            })
+            .await;
+    }
     session.publish(Queue::Frontier, &payloads).await?;
     eprintln!(
         "seeded {} URL(s) into crawl {:?} (domains: {}; max depth {}{})",

@@ -25,6 +25,12 @@ pub struct StatsArgs {
     /// Return once every queue is empty and nothing is in flight.
     #[arg(long)]
     pub wait_idle: bool,
+    /// Refresh every second: rates, errors by kind, busiest hosts, progress.
+    #[arg(long, conflicts_with = "wait_idle")]
+    pub watch: bool,
+    /// With --watch: stop after this many refreshes (default: until Ctrl-C).
+    #[arg(long)]
+    pub count: Option<u64>,
     /// With --wait-idle: give up (exit 1) after this many seconds.
     #[arg(long, default_value_t = 3600)]
     pub timeout_secs: u64,
@@ -39,7 +45,21 @@ struct Snapshot {
     waiting_for_host: i64,
     live_workers: usize,
     counters: BTreeMap<String, i64>,
+    /// Hosts with the most tasks waiting for their turn.
+    busiest_hosts: Vec<(String, i64)>,
+    /// Crawls with their released pages and page limit.
+    crawls: Vec<CrawlProgress>,
 }
+
+#[derive(Serialize)]
+struct CrawlProgress {
+    crawl: String,
+    released: i64,
+    max_pages: Option<u64>,
+}
+
+/// Hosts listed as busiest.
+const BUSIEST: usize = 5;
 
 impl Snapshot {
     fn idle(&self) -> bool {
@@ -91,12 +111,63 @@ async fn snapshot(
         }
     }
     let waiting_for_host = frontier::release::waiting(store, keys).await?;
+    // The busiest hosts, by queued tasks.
+    let queues_keys = store.keys_matching(&keys.host_queue_pattern()).await?;
+    let lens = store
+        .exec(
+            &queues_keys
+                .iter()
+                .map(|k| Op::LLen { key: k.clone() })
+                .collect::<Vec<_>>(),
+        )
+        .await?;
+    let mut busiest: Vec<(String, i64)> = queues_keys
+        .iter()
+        .zip(&lens)
+        .map(|(k, r)| {
+            let origin = k.splitn(3, "}:").nth(1).unwrap_or(k).to_string();
+            (origin, r.int().unwrap_or(0))
+        })
+        .collect();
+    busiest.sort_by(|a, b| b.1.cmp(&a.1));
+    busiest.truncate(BUSIEST);
+    // Crawls seeded with their settings, and how far they got.
+    let spec_keys = store.keys_matching(&keys.crawl_spec_pattern()).await?;
+    let specs = store
+        .exec(
+            &spec_keys
+                .iter()
+                .map(|k| Op::Get { key: k.clone() })
+                .collect::<Vec<_>>(),
+        )
+        .await?;
+    let mut crawls = Vec::new();
+    for r in specs {
+        let Some(json) = r.data()? else { continue };
+        let Ok(spec) = serde_json::from_slice::<pipeline::CrawlSpec>(&json) else {
+            continue;
+        };
+        let released = store
+            .one(Op::Get {
+                key: keys.crawl_pages(&spec.name),
+            })
+            .await?
+            .int()
+            .unwrap_or(0);
+        crawls.push(CrawlProgress {
+            crawl: spec.name,
+            released,
+            max_pages: spec.max_pages,
+        });
+    }
     Ok(Snapshot {
         queues,
         in_flight,
         waiting_for_host,
         live_workers,
         counters,
+        busiest_hosts: busiest,
+        crawls,
     })
 }
 
@@ -119,6 +190,90 @@ fn print(s: &Snapshot, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A text progress bar: `[#####.....] 50%`.
+fn bar(done: i64, total: u64) -> String {
+    let total = total.max(1) as f64;
+    let frac = (done as f64 / total).clamp(0.0, 1.0);
+    let filled = (frac * 30.0).round() as usize;
+    format!(
+        "[{}{}] {:>3.0}%",
+        "#".repeat(filled),
+        ".".repeat(30 - filled),
+        frac * 100.0
+    )
+}
+
+/// One refresh of `--watch`: depths and rates since the previous snapshot.
+fn print_watch(s: &Snapshot, prev: Option<&Snapshot>, secs: f64) {
+    let now = pipeline::messages::now_rfc3339();
+    println!("-- {now} --");
+    let rate = |name: &str| -> f64 {
+        let cur = s.counters.get(name).copied().unwrap_or(0);
+        let old = prev
+            .and_then(|p| p.counters.get(name).copied())
+            .unwrap_or(cur);
+        (cur - old) as f64 / secs.max(1e-3)
+    };
+    for q in &s.queues {
+        let old = prev
+            .and_then(|p| p.queues.iter().find(|o| o.queue == q.queue))
+            .map_or(q.ready, |o| o.ready);
+        println!(
+            "queue {:<30} {:>9} ready {:>+8.1}/s {:>4} consumers",
+            q.queue,
+            q.ready,
+            (q.ready as f64 - old as f64) / secs.max(1e-3),
+            q.consumers
+        );
+    }
+    println!(
+        "pages/s: fetched {:.1}  extracted {:.1}  stored {:.1}  duplicate {:.1}  failed {:.1}",
+        rate("fetched"),
+        rate("extracted"),
+        rate("stored"),
+        rate("duplicate"),
+        rate("failed")
+    );
+    println!(
+        "totals: seen {}  fetched {}  stored {}  duplicate {}  failed {}  in flight {}  waiting for host {}",
+        s.counters.get("seen").unwrap_or(&0),
+        s.counters.get("fetched").unwrap_or(&0),
+        s.counters.get("stored").unwrap_or(&0),
+        s.counters.get("duplicate").unwrap_or(&0),
+        s.counters.get("failed").unwrap_or(&0),
+        s.in_flight,
+        s.waiting_for_host
+    );
+    let errors: Vec<String> = s
+        .counters
+        .iter()
+        .filter(|(k, v)| k.starts_with("fetch_") && *k != "fetch_ok" && **v > 0)
+        .map(|(k, v)| format!("{}={v}", &k["fetch_".len()..]))
+        .collect();
+    if !errors.is_empty() {
+        println!("fetch outcomes: {}", errors.join("  "));
+    }
+    if !s.busiest_hosts.is_empty() {
+        let hosts: Vec<String> = s
+            .busiest_hosts
+            .iter()
+            .map(|(h, n)| format!("{h} ({n})"))
+            .collect();
+        println!("busiest hosts: {}", hosts.join(", "));
+    }
+    for c in &s.crawls {
+        match c.max_pages {
+            Some(max) => println!(
+                "crawl {:<16} {} {}/{max}",
+                c.crawl,
+                bar(c.released, max),
+                c.released
+            ),
+            None => println!("crawl {:<16} {} pages released", c.crawl, c.released),
+        }
+    }
+}
+
 pub async fn run(service: &pipeline::ServiceConfig, args: StatsArgs) -> anyhow::Result<()> {
     let store = Store::redis(&service.redis_url)
         .await
@@ -128,6 +283,30 @@ pub async fn run(service: &pipeline::ServiceConfig, args: StatsArgs) -> anyhow::
         .await
         .context("connecting to RabbitMQ")?;
     let keys = Keys::new(&service.namespace);
+    if args.watch {
+        let mut prev: Option<(Instant, Snapshot)> = None;
+        let mut n = 0u64;
+        loop {
+            let s = snapshot(&store, &session, &keys).await?;
+            let secs = prev
+                .as_ref()
+                .map_or(1.0, |(t, _)| t.elapsed().as_secs_f64());
+            if args.json {
+                println!("{}", serde_json::to_string(&s)?);
+            } else {
+                print_watch(&s, prev.as_ref().map(|(_, p)| p), secs);
+            }
+            n += 1;
+            if args.count.is_some_and(|c| n >= c) {
+                return Ok(());
+            }
+            prev = Some((Instant::now(), s));
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                _ = tokio::signal::ctrl_c() => return Ok(()),
+            }
+        }
+    }
     if args.wait_idle {
         let deadline = Instant::now() + Duration::from_secs(args.timeout_secs);
         let mut idle_since: Option<Instant> = None;

@@ -49,6 +49,16 @@ impl Keys {
         format!("{}:crawl:{crawl}:pages", self.ns)
     }
 
+    /// A crawl's settings as seeded (JSON), for progress reports.
+    pub fn crawl_spec(&self, crawl: &str) -> String {
+        format!("{}:crawl:{crawl}:spec", self.ns)
+    }
+
+    /// The pattern of every crawl's settings key.
+    pub fn crawl_spec_pattern(&self) -> String {
+        format!("{}:crawl:*:spec", self.ns)
+    }
+
     /// Count of URLs released for fetching in a crawl on one host (origin).
     pub fn crawl_host_pages(&self, crawl: &str, origin: &str) -> String {
         format!("{}:crawl:{crawl}:host:{origin}:pages", self.ns)

@@ -1,0 +1,92 @@
+//! Operating a crawl: `crawler stats --watch` while it runs, `crawler export`
+//! with its filters and cursor, and workers that stop cleanly on SIGTERM.
+
+use std::time::{Duration, Instant};
+
+use crawler_tests::{parse_documents, TestEnv};
+use testsite::{serve, Site, SiteConfig};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_export_and_shutdown() {
+    let site = Site::generate(&SiteConfig {
+        articles: 60,
+        zh_articles: 4,
+        ..SiteConfig::default()
+    });
+    let server = serve(site, "127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let env = TestEnv::new("operate");
+    let mut workers = env.start_all();
+    env.crawler_ok(&[
+        "seed",
+        "--crawl",
+        "limited",
+        "--max-pages",
+        "50",
+        "--delay-ms",
+        "0",
+        "--max-depth",
+        "4",
+        &server.url("/"),
+    ]);
+
+    // Three refreshes of the live view, while the crawl runs.
+    let watch = env.crawler_ok(&["stats", "--watch", "--count", "3"]);
+    assert_eq!(watch.matches("-- ").count(), 3, "three refreshes:\n{watch}");
+    for needle in [
+        "queue ",
+        ".fetch",
+        "pages/s: fetched",
+        "totals: seen",
+        "crawl limited",
+    ] {
+        assert!(watch.contains(needle), "--watch lacks {needle:?}:\n{watch}");
+    }
+    assert!(
+        watch.contains("/50"),
+        "a progress bar against the page limit:\n{watch}"
+    );
+    let json = env.crawler_ok(&["stats", "--watch", "--json", "--count", "1"]);
+    let v: serde_json::Value = serde_json::from_str(json.trim()).expect("one JSON object");
+    assert!(v["queues"].is_array() && v["counters"].is_object());
+
+    env.crawler_ok(&["stats", "--wait-idle", "--timeout-secs", "240"]);
+    let stats: serde_json::Value =
+        serde_json::from_str(env.crawler_ok(&["stats", "--json"]).trim()).unwrap();
+    assert_eq!(
+        stats["counters"]["seen"].as_i64(),
+        Some(50),
+        "the page limit holds"
+    );
+
+    // Export: everything, and its partitions.
+    let all = env.export();
+    assert!(!all.is_empty());
+    let originals = parse_documents(&env.crawler_ok(&["export", "--only", "originals"]));
+    let duplicates = parse_documents(&env.crawler_ok(&["export", "--only", "duplicates"]));
+    assert!(originals.iter().all(|d| d.duplicate_of.is_none()));
+    assert!(duplicates.iter().all(|d| d.duplicate_of.is_some()));
+    assert_eq!(originals.len() + duplicates.len(), all.len());
+    assert_eq!(
+        parse_documents(&env.crawler_ok(&["export", "--crawl", "limited"])).len(),
+        all.len()
+    );
+    assert!(parse_documents(&env.crawler_ok(&["export", "--crawl", "other"])).is_empty());
+    // Resuming from a cursor gives the rest, in order.
+    let half = all.len() / 2;
+    let rest = parse_documents(&env.crawler_ok(&["export", "--cursor", &half.to_string()]));
+    assert_eq!(rest, all[half..].to_vec());
+
+    // SIGTERM: every worker stops taking messages and exits, in bounded time.
+    for w in &mut workers {
+        let t = Instant::now();
+        let status = w.terminate();
+        assert!(status.success(), "{} exited with {status}", w.name);
+        assert!(
+            t.elapsed() < Duration::from_secs(35),
+            "{} took {:?}",
+            w.name,
+            t.elapsed()
+        );
+    }
+    env.cleanup().await;
+}
