@@ -37,6 +37,7 @@ fn settings<S: Stage>(broker: &Broker, store: &Store) -> WorkerSettings {
         namespace: "local".into(),
         concurrency: S::DEFAULT_CONCURRENCY,
         prefetch: 0,
+        metrics_port: None,
     }
 }
 

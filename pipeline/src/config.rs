@@ -45,6 +45,10 @@ pub struct ServiceConfig {
     #[arg(long, env = "CRAWLER_CONCURRENCY", global = true)]
     pub concurrency: Option<usize>,
 
+    /// Serve Prometheus metrics on this port (`/metrics`); none if unset.
+    #[arg(long, env = "CRAWLER_METRICS_PORT", global = true)]
+    pub metrics_port: Option<u16>,
+
     /// Log as JSON lines instead of text.
     #[arg(long, env = "CRAWLER_LOG_JSON", global = true, value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
     pub log_json: bool,
@@ -54,7 +58,7 @@ impl ServiceConfig {
     /// The configuration for printing at start-up: URLs without passwords.
     pub fn redacted(&self) -> String {
         format!(
-            "amqp_url={} redis_url={} namespace={} prefetch={} concurrency={}",
+            "amqp_url={} redis_url={} namespace={} prefetch={} concurrency={} metrics_port={}",
             redact_url(&self.amqp_url),
             redact_url(&self.redis_url),
             self.namespace,
@@ -63,7 +67,10 @@ impl ServiceConfig {
                 .unwrap_or_else(|| "= concurrency".into()),
             self.concurrency
                 .map(|c| c.to_string())
-                .unwrap_or_else(|| "stage default".into())
+                .unwrap_or_else(|| "stage default".into()),
+            self.metrics_port
+                .map(|p| p.to_string())
+                .unwrap_or_else(|| "none".into())
         )
     }
 }

@@ -25,12 +25,14 @@
 //! - [`config`]: the settings every binary reads (flags and `CRAWLER_*` env).
 //! - [`backoff`], [`shutdown`]: small named types for cross-cutting concerns.
 //! - [`keys`]: every Redis key name, in one place.
+//! - [`metrics`]: Prometheus counters and latency histograms of a worker.
 
 pub mod backoff;
 pub mod broker;
 pub mod config;
 pub mod keys;
 pub mod messages;
+pub mod metrics;
 pub mod shutdown;
 pub mod store;
 pub mod topology;

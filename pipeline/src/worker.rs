@@ -25,6 +25,7 @@ use crate::backoff::Backoff;
 use crate::broker::{Broker, Delivery, Session};
 use crate::keys::Keys;
 use crate::messages::{decode, Versioned};
+use crate::metrics::{MessageOutcome, Metrics};
 use crate::shutdown::Shutdown;
 use crate::store::{Op, Store};
 use crate::topology::Queue;
@@ -92,6 +93,8 @@ pub struct WorkerSettings {
     pub namespace: String,
     pub concurrency: usize,
     pub prefetch: u16,
+    /// Serve Prometheus metrics on this port.
+    pub metrics_port: Option<u16>,
 }
 
 /// Runs `stage` until `shutdown` fires; reconnects on its own.
@@ -105,6 +108,15 @@ pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Sh
         inflight.clone(),
     ));
     let concurrency = settings.concurrency.max(1);
+    let metrics = Metrics::new(S::QUEUE.stage());
+    let metrics_server = settings.metrics_port.map(|port| {
+        let m = metrics.clone();
+        tokio::spawn(async move {
+            if let Err(e) = crate::metrics::serve(m, port).await {
+                tracing::error!(port, error = %e, "cannot serve metrics");
+            }
+        })
+    });
     let permits = Arc::new(Semaphore::new(concurrency));
     let mut backoff = Backoff::default();
     tracing::info!(worker = %worker_id, concurrency, prefetch = settings.prefetch, "worker started");
@@ -152,8 +164,12 @@ pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Sh
                     let session = session.clone();
                     let store = settings.store.clone();
                     let inflight = inflight.clone();
+                    let metrics = metrics.clone();
                     tokio::spawn(async move {
-                        process(&*stage, &session, &store, delivery).await;
+                        metrics.started();
+                        let t = std::time::Instant::now();
+                        let outcome = process(&*stage, &session, &store, delivery).await;
+                        metrics.finished(outcome, t.elapsed());
                         inflight.fetch_sub(1, Ordering::SeqCst);
                         drop(permit);
                     });
@@ -186,6 +202,9 @@ pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Sh
         );
     }
     heartbeat.abort();
+    if let Some(m) = metrics_server {
+        m.abort();
+    }
     let _ = settings
         .store
         .one(Op::Del {
@@ -196,7 +215,12 @@ pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Sh
 }
 
 /// Handles one delivery from decode to ack.
-async fn process<S: Stage>(stage: &S, session: &Session, store: &Store, delivery: Delivery) {
+async fn process<S: Stage>(
+    stage: &S,
+    session: &Session,
+    store: &Store,
+    delivery: Delivery,
+) -> MessageOutcome {
     let queue = S::QUEUE.stage();
     let input = match decode::<S::Input>(&delivery.data) {
         Ok(m) => m,
@@ -204,8 +228,9 @@ async fn process<S: Stage>(stage: &S, session: &Session, store: &Store, delivery
             tracing::error!(queue, reason = %e, bytes = delivery.data.len(), "malformed message sent to the dead-letter queue");
             if let Err(e) = delivery.dead_letter().await {
                 tracing::warn!(queue, error = %e, "cannot dead-letter (it will be redelivered)");
+                return MessageOutcome::Redelivered;
             }
-            return;
+            return MessageOutcome::DeadLettered;
         }
     };
     let result = std::panic::AssertUnwindSafe(stage.handle(input))
@@ -229,25 +254,28 @@ async fn process<S: Stage>(stage: &S, session: &Session, store: &Store, delivery
                 if let Err(e) = session.publish(q, &payloads).await {
                     tracing::warn!(queue, to = q.stage(), error = %e, "publish not confirmed; the input will be redelivered");
                     let _ = delivery.requeue().await;
-                    return;
+                    return MessageOutcome::Redelivered;
                 }
             }
             if let Err(e) = delivery.ack().await {
                 tracing::warn!(queue, error = %e, "ack failed; the input will be redelivered");
-                return;
+                return MessageOutcome::Redelivered;
             }
             if let Err(e) = store.exec(&outcome.after_ack).await {
                 tracing::warn!(queue, error = %e, "post-ack store update failed");
             }
+            MessageOutcome::Acked
         }
         Err(StageError::Transient(reason)) => {
             tracing::warn!(queue, %reason, "transient failure; requeueing");
             tokio::time::sleep(TRANSIENT_RETRY_PAUSE).await;
             let _ = delivery.requeue().await;
+            MessageOutcome::Requeued
         }
         Err(StageError::Malformed(reason)) => {
             tracing::error!(queue, %reason, "unprocessable message sent to the dead-letter queue");
             let _ = delivery.dead_letter().await;
+            MessageOutcome::DeadLettered
         }
     }
 }
@@ -298,6 +326,7 @@ impl crate::config::ServiceConfig {
             prefetch: self
                 .prefetch
                 .unwrap_or_else(|| u16::try_from(concurrency).unwrap_or(u16::MAX)),
+            metrics_port: self.metrics_port,
         }
     }
 }

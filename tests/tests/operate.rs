@@ -15,7 +15,16 @@ async fn watch_export_and_shutdown() {
     });
     let server = serve(site, "127.0.0.1:0".parse().unwrap()).await.unwrap();
     let env = TestEnv::new("operate");
-    let mut workers = env.start_all();
+    let metrics_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap();
+    let mut workers = vec![
+        env.start("frontier", &[]),
+        env.start("fetcher", &[]),
+        env.start("extractor", &["--metrics-port", &metrics_port.to_string()]),
+        env.start("contentseen", &[]),
+    ];
     env.crawler_ok(&[
         "seed",
         "--crawl",
@@ -58,6 +67,18 @@ async fn watch_export_and_shutdown() {
         "the page limit holds"
     );
 
+    // The extractor's Prometheus metrics count what it handled.
+    let metrics = http_get(metrics_port, "/metrics");
+    let acked = metrics
+        .lines()
+        .find(|l| l.starts_with("crawler_messages_total{stage=\"extract\",outcome=\"acked\"}"))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|n| n.parse::<u64>().ok())
+        .unwrap_or(0);
+    let extracted = stats["counters"]["extracted"].as_u64().unwrap_or(0);
+    assert_eq!(acked, extracted, "metrics:\n{metrics}");
+    assert!(metrics.contains("crawler_message_seconds_bucket{stage=\"extract\",le=\"+Inf\"}"));
+
     // Export: everything, and its partitions.
     let all = env.export();
     assert!(!all.is_empty());
@@ -89,4 +110,16 @@ async fn watch_export_and_shutdown() {
         );
     }
     env.cleanup().await;
+}
+
+/// A plain HTTP GET on 127.0.0.1, returning the body.
+fn http_get(port: u16, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("metrics port");
+    write!(s, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out.split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default()
 }
