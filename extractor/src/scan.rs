@@ -976,13 +976,22 @@ impl Scan {
         let mut punct = 0u32;
         // Runs of non-space characters are copied whole; whitespace collapses to one space.
         let mut run = 0;
-        for (i, c) in decoded.char_indices() {
+        let bytes = decoded.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            let (c, len) = if b < 0x80 {
+                (b as char, 1)
+            } else {
+                let c = decoded[i..].chars().next().unwrap_or(' ');
+                (c, c.len_utf8())
+            };
             if c.is_whitespace() {
                 if run < i {
                     self.page.text.push_str(&decoded[run..i]);
                     self.space_before = false;
                 }
-                run = i + c.len_utf8();
+                run = i + len;
                 if pre && c == '\n' {
                     self.page.text.push('\n');
                     self.space_before = true;
@@ -996,6 +1005,7 @@ impl Scan {
                     punct += 1;
                 }
             }
+            i += len;
         }
         if run < decoded.len() {
             self.page.text.push_str(&decoded[run..]);
@@ -1016,7 +1026,8 @@ impl Scan {
 fn next_markup(s: &str) -> Option<usize> {
     let bytes = s.as_bytes();
     let mut from = 0;
-    while let Some(i) = bytes[from..].iter().position(|&b| b == b'<') {
+    // `str::find` with a char is a memchr.
+    while let Some(i) = s[from..].find('<') {
         let at = from + i;
         let next = bytes.get(at + 1).copied().unwrap_or(b' ');
         if next.is_ascii_alphabetic() || matches!(next, b'/' | b'!' | b'?') {
@@ -1032,7 +1043,7 @@ fn next_markup(s: &str) -> Option<usize> {
 fn find_end_tag(s: &str, name: &str) -> Option<(usize, usize)> {
     let bytes = s.as_bytes();
     let mut from = 0;
-    while let Some(i) = bytes[from..].windows(2).position(|w| w == b"</") {
+    while let Some(i) = s[from..].find("</") {
         let at = from + i;
         let after_name = at + 2 + name.len();
         let matches = bytes
