@@ -19,6 +19,7 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    pipeline::config::apply_config_file("contentseen")?;
     let args = Args::parse();
     let layout = Layout::even(args.max_distance)?;
     let ns = args.service.namespace.clone();

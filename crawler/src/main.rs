@@ -50,6 +50,10 @@ enum Command {
 
 #[tokio::main]
 async fn main() {
+    if let Err(e) = pipeline::config::apply_config_file("crawler") {
+        eprintln!("crawler: {e:#}");
+        std::process::exit(2);
+    }
     let cli = Cli::parse();
     pipeline::config::init_tracing(cli.service.log_json);
     let result = match cli.command {

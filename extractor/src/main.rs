@@ -12,6 +12,7 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    pipeline::config::apply_config_file("extractor")?;
     let args = Args::parse();
     let ns = args.service.namespace.clone();
     pipeline::worker::serve(&args.service, |_store| {

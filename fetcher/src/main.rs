@@ -60,6 +60,7 @@ fn seconds(s: &str) -> Result<f64, String> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    pipeline::config::apply_config_file("fetcher")?;
     let args = Args::parse();
     let settings = FetchSettings {
         user_agent: args.user_agent.unwrap_or_else(http::default_user_agent),

@@ -15,6 +15,7 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    pipeline::config::apply_config_file("frontier")?;
     let args = Args::parse();
     let ns = args.service.namespace.clone();
     let release_ns = ns.clone();

@@ -1,5 +1,11 @@
 //! The settings every binary reads: flags, each also read from a `CRAWLER_*`
 //! environment variable, with defaults that point at the local services.
+//!
+//! One TOML file can hold them all (`--config FILE` or `CRAWLER_CONFIG`):
+//! its keys are the environment variables' names without `CRAWLER_`, in
+//! lower case (`amqp_url`, `namespace`, `fetch_timeout`, ...), at the top
+//! level for every binary or under a `[frontier]`, `[fetcher]`, ... table for
+//! one. Precedence: flag, then environment, then file, then default.
 
 use clap::Args;
 
@@ -7,6 +13,11 @@ use clap::Args;
 /// binary's command line.
 #[derive(Debug, Clone, Args)]
 pub struct ServiceConfig {
+    /// A TOML file of settings (keys: the `CRAWLER_*` variable names without
+    /// the prefix, lower case; tables per binary).
+    #[arg(long, env = "CRAWLER_CONFIG", global = true)]
+    pub config: Option<std::path::PathBuf>,
+
     /// RabbitMQ URL.
     #[arg(
         long,
@@ -94,6 +105,80 @@ pub fn redact_url(url: &str) -> String {
     }
 }
 
+/// The file named by `--config FILE`, `--config=FILE` or `CRAWLER_CONFIG`.
+fn config_path() -> Option<std::path::PathBuf> {
+    let mut args = std::env::args();
+    while let Some(a) = args.next() {
+        if a == "--config" {
+            return args.next().map(Into::into);
+        }
+        if let Some(p) = a.strip_prefix("--config=") {
+            return Some(p.into());
+        }
+    }
+    std::env::var_os("CRAWLER_CONFIG").map(Into::into)
+}
+
+/// The `CRAWLER_*` variables a config file sets for `binary`: top-level
+/// keys, overridden by the keys of the `[binary]` table.
+pub fn settings_from_toml(
+    text: &str,
+    binary: &str,
+) -> Result<Vec<(String, String)>, toml::de::Error> {
+    let table: toml::Table = text.parse()?;
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut put = |k: &str, v: &toml::Value| {
+        let value = match v {
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Integer(i) => i.to_string(),
+            toml::Value::Float(f) => f.to_string(),
+            toml::Value::Boolean(b) => b.to_string(),
+            toml::Value::Array(items) => items
+                .iter()
+                .map(|i| {
+                    i.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| i.to_string())
+                })
+                .collect::<Vec<_>>()
+                .join(","),
+            _ => return,
+        };
+        let name = format!("CRAWLER_{}", k.to_ascii_uppercase().replace('-', "_"));
+        out.retain(|(n, _)| *n != name);
+        out.push((name, value));
+    };
+    for (k, v) in &table {
+        if !v.is_table() {
+            put(k, v);
+        }
+    }
+    if let Some(section) = table.get(binary).and_then(|v| v.as_table()) {
+        for (k, v) in section {
+            put(k, v);
+        }
+    }
+    Ok(out)
+}
+
+/// Reads the config file, if one is named, and sets its settings as
+/// environment variables that are not set already. Call first in `main`.
+pub fn apply_config_file(binary: &str) -> anyhow::Result<()> {
+    let Some(path) = config_path() else {
+        return Ok(());
+    };
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| anyhow::anyhow!("reading config file {}: {e}", path.display()))?;
+    let settings = settings_from_toml(&text, binary)
+        .map_err(|e| anyhow::anyhow!("config file {}: {e}", path.display()))?;
+    for (name, value) in settings {
+        if std::env::var_os(&name).is_none() {
+            std::env::set_var(name, value);
+        }
+    }
+    Ok(())
+}
+
 /// Sets up `tracing` logs (RUST_LOG filter, default `info`).
 pub fn init_tracing(json: bool) {
     use tracing_subscriber::EnvFilter;
@@ -111,6 +196,32 @@ pub fn init_tracing(json: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn config_file_keys_become_variables_with_per_binary_tables() {
+        let text = r#"
+            amqp_url = "amqp://u:p@mq:5672/%2f"
+            namespace = "news"
+            concurrency = 8
+            [fetcher]
+            concurrency = 128
+            allow_private = true
+            fetch_timeout = 20
+        "#;
+        let f = settings_from_toml(text, "fetcher").unwrap();
+        let get = |k: &str| f.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("CRAWLER_AMQP_URL"), Some("amqp://u:p@mq:5672/%2f"));
+        assert_eq!(get("CRAWLER_NAMESPACE"), Some("news"));
+        assert_eq!(get("CRAWLER_CONCURRENCY"), Some("128"));
+        assert_eq!(get("CRAWLER_ALLOW_PRIVATE"), Some("true"));
+        assert_eq!(get("CRAWLER_FETCH_TIMEOUT"), Some("20"));
+        let c = settings_from_toml(text, "contentseen").unwrap();
+        assert!(c
+            .iter()
+            .any(|(n, v)| n == "CRAWLER_CONCURRENCY" && v == "8"));
+        assert!(!c.iter().any(|(n, _)| n == "CRAWLER_ALLOW_PRIVATE"));
+        assert!(settings_from_toml("not = [toml", "x").is_err());
+    }
 
     #[test]
     fn redacts_passwords_only() {

@@ -129,12 +129,6 @@ impl Keys {
         format!("{}:band:{band}:{value:x}", self.ns)
     }
 
-    /// Which document owns a fingerprint, and in which order it was stored:
-    /// a hash shard, field = fingerprint (i64), value = "seq url".
-    pub fn fingerprint_owner(&self, shard: u64) -> String {
-        format!("{}:fp:{shard:x}", self.ns)
-    }
-
     /// The sequence numbers of stored fingerprints (contentseen): shard
     /// `shard` (the fingerprint's top bits) of a hash, field = fingerprint
     /// (i64), value = the sequence number of the first document that had it.
