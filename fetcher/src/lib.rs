@@ -19,12 +19,14 @@
 //!   the frontier for a bounded number of retries.
 //!
 //! Produces also: [`pipeline::UrlBatch`] to the frontier, for a redirect
-//! target (`redirects + 1`) or a retry (`attempt + 1`).
+//! target (`redirects + 1`), a retry (`attempt + 1`), or a task whose host
+//! is not due for a while (the gate).
 //!
 //! Redis keys: `robots:<origin>` (cached robots.txt), `host:<origin>` (the
-//! politeness record: `delay_ms`, `backoff_until_ms`, `fail_streak`),
+//! politeness record: `delay_ms`, `backoff_until_ms`, `fail_streak` written
+//! here, `next_fetch_ms` by the gate),
 //! `fetch:<url>` (the last outcome of a URL), `stats` (fetched, failed,
-//! fetch_<outcome>, fetch_retried).
+//! `fetch_<outcome>`, `fetch_retried`).
 //!
 //! Not here: which URLs to fetch and when (frontier), what the page says
 //! (extractor).
