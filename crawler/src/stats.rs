@@ -154,6 +154,8 @@ async fn snapshot(
             .await?
             .int()
             .unwrap_or(0);
+        // The counter also counts URLs cut by the limit.
+        let released = spec.max_pages.map_or(released, |m| released.min(m as i64));
         crawls.push(CrawlProgress {
             crawl: spec.name,
             released,
