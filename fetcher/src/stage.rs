@@ -279,7 +279,9 @@ impl Stage for FetcherStage {
         // The host's next request may start one delay after this one ended.
         match (result, turn) {
             (Ok(mut outcome), Some((origin, delay))) => {
-                outcome.after_ack.push(release_turn(&self.keys, &origin, delay));
+                outcome
+                    .after_ack
+                    .push(release_turn(&self.keys, &origin, delay));
                 Ok(outcome)
             }
             (result, _) => result,
@@ -323,7 +325,8 @@ impl FetcherStage {
         let delay = Duration::from_millis(task.crawl.delay_ms)
             .max(rules.crawl_delay().map(crawl_delay).unwrap_or_default());
         let lease = delay + self.client.settings().total_timeout;
-        if let Turn::Later(wait) = wait_turn(&self.store, &self.keys, &origin, delay, lease).await? {
+        if let Turn::Later(wait) = wait_turn(&self.store, &self.keys, &origin, delay, lease).await?
+        {
             return self.not_yet(&task, wait);
         }
         if !delay.is_zero() {
