@@ -187,26 +187,9 @@ impl Stage for ContentSeenStage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pipeline::messages::VERSION;
 
     fn doc(url: &str, text: &str) -> Document {
-        Document {
-            v: VERSION,
-            crawl: "t".into(),
-            url: url.into(),
-            final_url: url.into(),
-            status: 200,
-            encoding: "UTF-8".into(),
-            title: None,
-            published: None,
-            author: None,
-            text: text.into(),
-            fetched_at: "2026-01-01T00:00:00Z".into(),
-            depth: 0,
-            lang: None,
-            site_name: None,
-            images: vec![],
-        }
+        Document::new("t", url, text)
     }
 
     /// Pseudo-text whose word frequencies are skewed like real text's.

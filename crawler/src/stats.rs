@@ -125,11 +125,14 @@ async fn snapshot(
         .iter()
         .zip(&lens)
         .map(|(k, r)| {
-            let origin = k.splitn(3, "}:").nth(1).unwrap_or(k).to_string();
+            let origin = k
+                .split_once("}:")
+                .map_or(k.as_str(), |(_, o)| o)
+                .to_string();
             (origin, r.int().unwrap_or(0))
         })
         .collect();
-    busiest.sort_by(|a, b| b.1.cmp(&a.1));
+    busiest.sort_by_key(|b| std::cmp::Reverse(b.1));
     busiest.truncate(BUSIEST);
     // Crawls seeded with their settings, and how far they got.
     let spec_keys = store.keys_matching(&keys.crawl_spec_pattern()).await?;

@@ -36,35 +36,6 @@ fn outlink(i: u64) -> String {
     }
 }
 
-async fn used_memory(store: &Store) -> i64 {
-    let Store::Redis(_) = store else { return 0 };
-    let client = redis::Client::open(REDIS).expect("redis url");
-    let mut conn = client
-        .get_multiplexed_async_connection()
-        .await
-        .expect("redis");
-    let info: String = redis::cmd("INFO")
-        .arg("memory")
-        .query_async(&mut conn)
-        .await
-        .expect("INFO");
-    info.lines()
-        .find_map(|l| l.strip_prefix("used_memory:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0)
-}
-
-async fn delete_namespace(store: &Store, ns: &str) {
-    let keys = store
-        .keys_matching(&format!("{ns}:*"))
-        .await
-        .unwrap_or_default();
-    let ops: Vec<Op> = keys.into_iter().map(|key| Op::Del { key }).collect();
-    for chunk in ops.chunks(5000) {
-        let _ = store.exec(chunk).await;
-    }
-}
-
 #[tokio::main]
 async fn main() {
     let max: u64 = std::env::var("FRONTIER_BENCH_MAX")
@@ -152,11 +123,11 @@ async fn main() {
         "frontier stage through Redis: {:.0} outlinks checked/s from one process ({total_links} outlinks in batches of 100, 16 batches at once)",
         total_links as f64 / secs
     );
-    delete_namespace(&store, &ns).await;
+    let _ = store.delete_matching(&format!("{ns}:*")).await;
 
     // 3. Bytes per seen URL, the seen-set layout alone.
     let keys = Keys::new(&format!("{ns}-mem"));
-    let before = used_memory(&store).await;
+    let before = store.used_memory().await.unwrap_or(0);
     let mut inserted = 0u64;
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
     for target in [1_000_000u64, 10_000_000] {
@@ -185,7 +156,7 @@ async fn main() {
             }
             inserted += n;
         }
-        let after = used_memory(&store).await;
+        let after = store.used_memory().await.unwrap_or(0);
         println!(
             "seen set: {:.1} bytes of Redis memory per URL at {} URLs ({} shards)",
             (after - before) as f64 / inserted as f64,
@@ -193,5 +164,7 @@ async fn main() {
             SEEN_SHARDS
         );
     }
-    delete_namespace(&store, keys.namespace()).await;
+    let _ = store
+        .delete_matching(&format!("{}:*", keys.namespace()))
+        .await;
 }

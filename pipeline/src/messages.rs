@@ -233,6 +233,30 @@ pub struct Document {
     pub images: Vec<String>,
 }
 
+impl Document {
+    /// A document of `crawl` with this URL and body, the other fields empty
+    /// (HTTP 200, UTF-8, fetched now).
+    pub fn new(crawl: &str, url: &str, text: &str) -> Document {
+        Document {
+            v: VERSION,
+            crawl: crawl.into(),
+            url: url.into(),
+            final_url: url.into(),
+            status: 200,
+            encoding: "UTF-8".into(),
+            title: None,
+            published: None,
+            author: None,
+            text: text.into(),
+            fetched_at: now_rfc3339(),
+            depth: 0,
+            lang: None,
+            site_name: None,
+            images: Vec::new(),
+        }
+    }
+}
+
 /// A document as stored and exported: the [`Document`] plus what contentseen
 /// decided.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -405,6 +405,36 @@ impl Store {
         })
     }
 
+    /// Deletes every key matching a glob `pattern` (SCAN, then DEL in
+    /// batches); returns how many. For tests, benchmarks and resets.
+    pub async fn delete_matching(&self, pattern: &str) -> Result<usize, StoreError> {
+        let keys = self.keys_matching(pattern).await?;
+        let ops: Vec<Op> = keys.iter().map(|k| Op::Del { key: k.clone() }).collect();
+        for chunk in ops.chunks(2000) {
+            self.exec(chunk).await?;
+        }
+        Ok(keys.len())
+    }
+
+    /// Redis's `used_memory` (INFO memory) in bytes; 0 for the memory store.
+    pub async fn used_memory(&self) -> Result<i64, StoreError> {
+        let Store::Redis(r) = self else { return Ok(0) };
+        let mut conn = r.conn.clone();
+        let info: String = redis::cmd("INFO")
+            .arg("memory")
+            .query_async(&mut conn)
+            .await
+            .map_err(|source| StoreError::Redis {
+                url: r.url.clone(),
+                source,
+            })?;
+        Ok(info
+            .lines()
+            .find_map(|l| l.strip_prefix("used_memory:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0))
+    }
+
     /// Every key matching a glob `pattern` (SCAN; not for hot paths).
     pub async fn keys_matching(&self, pattern: &str) -> Result<Vec<String>, StoreError> {
         match self {

@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 
-use pipeline::store::Op;
 use pipeline::{Broker, Store, StoredDocument};
 
 pub const AMQP_URL: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
@@ -174,12 +173,9 @@ impl TestEnv {
             let _ = session.delete_topology().await;
         }
         if let Ok(store) = Store::redis(REDIS_URL).await {
-            if let Ok(keys) = store.keys_matching(&format!("{}:*", self.namespace)).await {
-                let ops: Vec<Op> = keys.into_iter().map(|key| Op::Del { key }).collect();
-                for chunk in ops.chunks(1000) {
-                    let _ = store.exec(chunk).await;
-                }
-            }
+            let _ = store
+                .delete_matching(&format!("{}:*", self.namespace))
+                .await;
         }
     }
 }

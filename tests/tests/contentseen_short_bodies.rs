@@ -56,14 +56,10 @@ fn namespace(name: &str) -> String {
 }
 
 async fn delete_keys(store: &Store, namespace: &str) {
-    let keys = store
-        .keys_matching(&format!("{namespace}:*"))
+    store
+        .delete_matching(&format!("{namespace}:*"))
         .await
-        .expect("scan keys");
-    let ops: Vec<Op> = keys.into_iter().map(|key| Op::Del { key }).collect();
-    for chunk in ops.chunks(5000) {
-        store.exec(chunk).await.expect("delete keys");
-    }
+        .expect("delete keys");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

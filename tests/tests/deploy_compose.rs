@@ -24,7 +24,13 @@ fn commands(text: &str) -> Vec<String> {
         if let (true, Some(rest)) = (ours, t.strip_prefix("command:")) {
             let rest = rest.trim().trim_start_matches('[').trim();
             if let Some(first) = rest.split(',').next() {
-                out.push(first.trim().trim_end_matches(']').trim_matches('"').to_string());
+                out.push(
+                    first
+                        .trim()
+                        .trim_end_matches(']')
+                        .trim_matches('"')
+                        .to_string(),
+                );
             }
         }
     }
@@ -36,17 +42,27 @@ fn every_service_runs_a_binary_of_the_workspace() {
     let text = std::fs::read_to_string(COMPOSE).expect("deploy/docker-compose.yml");
     let cmds = commands(&text);
     for worker in ["frontier", "fetcher", "extractor", "contentseen", "crawler"] {
-        assert!(cmds.iter().any(|c| c == worker), "no service runs {worker}: {cmds:?}");
+        assert!(
+            cmds.iter().any(|c| c == worker),
+            "no service runs {worker}: {cmds:?}"
+        );
     }
     let dir = crawler_tests::bin_dir();
     for c in &cmds {
-        assert!(dir.join(c).is_file(), "compose runs {c}, which the workspace does not build");
+        assert!(
+            dir.join(c).is_file(),
+            "compose runs {c}, which the workspace does not build"
+        );
     }
 }
 
 #[test]
 fn the_compose_file_validates() {
-    if Command::new("docker-compose").arg("version").output().is_err() {
+    if Command::new("docker-compose")
+        .arg("version")
+        .output()
+        .is_err()
+    {
         assert!(
             std::env::var("CI").is_err(),
             "docker-compose must be installed in CI (.ci/run installs it)"
