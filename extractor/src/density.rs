@@ -19,6 +19,12 @@ pub struct Body {
 pub const MIN_PARAGRAPH_CHARS: u32 = 25;
 /// Ancestors a paragraph's score reaches (Readability: 5).
 pub const SCORE_LEVELS: usize = 5;
+/// A sibling counts as a section of the article when a candidate inside it scores at least
+/// this share of the top candidate (teasers of other articles score far less).
+pub const SECTION_SHARE: f32 = 0.4;
+/// Siblings of the top candidate with more linked text than this share are not article
+/// sections.
+pub const SIBLING_LINK_DENSITY: f32 = 0.3;
 /// A body shorter than this (chars) makes the selection retry without the class filter.
 pub const MIN_BODY_CHARS: u32 = 250;
 
@@ -284,9 +290,18 @@ pub fn select(page: &Page, st: &[Stats], filter_unlikely: bool) -> Option<Select
     while c < st[parent as usize].end {
         let s = &st[c as usize];
         let node = &page.nodes[c as usize];
+        // A sibling wrapping a candidate as strong as the top's own text: an article split
+        // into sections around figures or ads (`<section><div><div class=content><p>`).
+        let strong_inside = || {
+            top != c
+                && s.link_density() < SIBLING_LINK_DENSITY
+                && (c..s.end)
+                    .any(|d| scored[d as usize] && score[d as usize] >= top_score * SECTION_SHARE)
+        };
         let keep = c == top
             || (!out[c as usize]
                 && (scored[c as usize] && score[c as usize] >= threshold
+                    || strong_inside()
                     || (node.tag == Tag::P && s.chars > 80 && s.link_density() < 0.25)
                     || (node.tag == Tag::P
                         && s.chars > 0
@@ -581,6 +596,11 @@ mod lines {
 
     /// Headings after which a page lists other articles, not this one.
     const TAIL_HEADINGS: &[&str] = &[
+        "反侵权公告",
+        "版权声明",
+        "免责声明",
+        "disclaimer",
+        "copyright notice",
         "相关报道",
         "相关新闻",
         "相关阅读",
@@ -777,5 +797,35 @@ fn escape_into(out: &mut String, s: &str) {
             '"' => out.push_str("&quot;"),
             _ => out.push(c),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::scan;
+
+    fn section(words: &str) -> String {
+        let p = format!("<p>{words}, and the researchers said more about it, in detail.</p>");
+        format!(
+            "<section class=outer><div><div class=post-content>{}</div></div></section>",
+            p.repeat(4)
+        )
+    }
+
+    #[test]
+    fn article_split_into_sections_around_figures() {
+        let html = format!(
+            "<body><nav><a href=/>Home</a></nav><main>{}<section><figure><img src=a.jpg>\
+             <figcaption>A cell</figcaption></figure></section>{}</main>\
+             <aside><p>Teaser of another story, short.</p></aside></body>",
+            section("First part of the story"),
+            section("Second part of the story")
+        );
+        let base = Url::parse("http://example.com/").unwrap();
+        let b = body(&scan(&html), &base);
+        assert!(b.text.contains("First part"), "{}", b.text);
+        assert!(b.text.contains("Second part"), "{}", b.text);
+        assert!(!b.text.contains("Teaser"));
     }
 }
