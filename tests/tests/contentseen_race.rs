@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use contentseen::simhash::{distance, fingerprint, Fingerprint};
 use crawler_tests::{root_of, TestEnv, AMQP_URL, REDIS_URL};
 use pipeline::keys::Keys;
-use pipeline::messages::{encode, Document, VERSION};
+use pipeline::messages::{encode, Document};
 use pipeline::store::Op;
 use pipeline::{Broker, Queue, Store, StoredDocument};
 use testsite::{PageKind, Site, SiteConfig};
@@ -18,23 +18,7 @@ const CLUSTERS: usize = 40;
 const WORKERS: usize = 3;
 
 fn doc(url: &str, text: &str) -> Document {
-    Document {
-        v: VERSION,
-        crawl: "race".into(),
-        url: url.into(),
-        final_url: url.into(),
-        status: 200,
-        encoding: "UTF-8".into(),
-        title: None,
-        published: None,
-        author: None,
-        text: text.into(),
-        fetched_at: "2026-01-01T00:00:00Z".into(),
-        depth: 0,
-        lang: None,
-        site_name: None,
-        images: vec![],
-    }
+    Document::new("race", url, text)
 }
 
 fn sim(text: &str) -> u64 {

@@ -8,29 +8,13 @@ use contentseen::simhash::{fingerprint, Fingerprint, MIN_TOKENS};
 use contentseen::ContentSeenStage;
 use crawler_tests::REDIS_URL;
 use pipeline::keys::Keys;
-use pipeline::messages::{Document, VERSION};
+use pipeline::messages::Document;
 use pipeline::store::Op;
 use pipeline::worker::Stage;
 use pipeline::{Store, StoredDocument};
 
 fn doc(url: &str, text: &str) -> Document {
-    Document {
-        v: VERSION,
-        crawl: "short".into(),
-        url: url.into(),
-        final_url: url.into(),
-        status: 200,
-        encoding: "UTF-8".into(),
-        title: None,
-        published: None,
-        author: None,
-        text: text.into(),
-        fetched_at: "2026-01-01T00:00:00Z".into(),
-        depth: 0,
-        lang: None,
-        site_name: None,
-        images: vec![],
-    }
+    Document::new("short", url, text)
 }
 
 async fn stored(store: &Store, keys: &Keys, url: &str) -> StoredDocument {
