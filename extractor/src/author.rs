@@ -26,6 +26,10 @@ const META_KEYS: &[&str] = &[
 
 /// Longest byline kept (chars).
 pub const MAX_AUTHOR_CHARS: usize = 80;
+/// A byline this far (bytes) before or after the body's text is not at the body.
+pub const NEAR_BODY: u32 = 600;
+/// Rank added to bylines that are not at the body.
+const FAR_RANK: u8 = 10;
 /// Text searched around the body for a Chinese byline (bytes).
 pub const SEARCH_AROUND: u32 = 3072;
 
@@ -276,7 +280,12 @@ fn chinese_byline(page: &Page, span: Option<(u32, u32)>, date_pos: Option<u32>) 
                 // "作者须知", "作者手记": not a byline.
                 Vec::new()
             } else {
-                names_after(after, name_re, rank > 0)
+                let names = names_after(after, name_re, rank > 0);
+                if names.is_empty() && rank == 0 {
+                    pen_name(after).into_iter().collect()
+                } else {
+                    names
+                }
             };
             if names.is_empty() {
                 continue;
@@ -285,7 +294,13 @@ fn chinese_byline(page: &Page, span: Option<(u32, u32)>, date_pos: Option<u32>) 
             if rank == 4 && ORGANISATION_ENDS.iter().any(|e| joined.ends_with(e)) {
                 continue;
             }
-            let key = (rank, (pos as i64 - anchor).abs());
+            // A byline far from the body (a blog's sidebar "作者：owner") ranks after every
+            // byline at the body.
+            let far = (pos as u32) + NEAR_BODY < start || pos as u32 > end + NEAR_BODY;
+            let key = (
+                rank + if far { FAR_RANK } else { 0 },
+                (pos as i64 - anchor).abs(),
+            );
             if best.as_ref().is_none_or(|(k, _)| key < *k) {
                 best = Some((key, joined));
             }
@@ -334,6 +349,23 @@ fn chinese_byline(page: &Page, span: Option<(u32, u32)>, date_pos: Option<u32>) 
 }
 
 /// The names after a label: `：张三 李四`, `记者 张三`.
+/// Longest pen name (chars) taken after `作者：` when it is no plain name.
+pub const MAX_PEN_NAME_CHARS: usize = 12;
+
+/// A forum or blog pen name after `作者：` ("放飞&心情"): the first word of the line, when
+/// it is short and holds a letter.
+fn pen_name(after: &str) -> Option<String> {
+    let line = after.split('\n').next().unwrap_or("");
+    let rest = line.trim_start_matches([' ', '：', ':', '/', '／', '　']);
+    let word = rest.split([' ', '　']).next()?.trim();
+    let n = word.chars().count();
+    let ok = (2..=MAX_PEN_NAME_CHARS).contains(&n)
+        && word.chars().any(char::is_alphabetic)
+        && !NOT_NAMES.iter().any(|w| word.contains(w))
+        && !LABELS.iter().any(|(l, _)| word.contains(l));
+    ok.then(|| word.to_string())
+}
+
 fn names_after(after: &str, name_re: &Regex, need_surname: bool) -> Vec<String> {
     let line = after.split('\n').next().unwrap_or("");
     let rest = line.trim_start_matches([' ', '：', ':', '/', '／', ']', '】', '　']);
@@ -386,6 +418,16 @@ fn floor(s: &str, mut i: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pen_name_after_the_author_label() {
+        assert_eq!(
+            pen_name("： 放飞&心情\n振威将军").as_deref(),
+            Some("放飞&心情")
+        );
+        assert_eq!(pen_name("：责任编辑 张三"), None);
+        assert_eq!(pen_name("：-- \n"), None);
+    }
 
     #[test]
     fn bare_name_under_the_headline() {

@@ -63,6 +63,7 @@ impl Stage for ExtractorStage {
                 source: Some(page.final_url.clone()),
                 redirects: 0,
                 attempt: 0,
+                rescheduled: false,
                 links: article
                     .outlinks
                     .into_iter()
