@@ -143,6 +143,7 @@ pub fn seed_batches(spec: &CrawlSpec, seeds: &[String]) -> anyhow::Result<Vec<Ve
                 source: None,
                 redirects: 0,
                 attempt: 0,
+                rescheduled: false,
                 links: chunk.iter().map(Link::new).collect(),
             })?)
         })

@@ -155,6 +155,7 @@ impl FetcherStage {
                 source: Some(task.url.clone()),
                 redirects: task.redirects,
                 attempt: task.attempt + 1,
+                rescheduled: false,
                 links: vec![Link::new(task.url.as_str())],
             };
             publish.push((Queue::Frontier, encode(&batch)?));
@@ -193,8 +194,9 @@ impl FetcherStage {
             seeds: false,
             source: None,
             redirects: task.redirects,
-            // Above 0, so the frontier does not drop it as already seen.
-            attempt: task.attempt.max(1),
+            attempt: task.attempt,
+            // So the frontier does not drop it as already seen.
+            rescheduled: true,
             links: vec![Link::new(task.url.as_str())],
         };
         Ok(Outcome {
@@ -232,6 +234,7 @@ impl FetcherStage {
             source: Some(task.url.clone()),
             redirects: task.redirects + 1,
             attempt: 0,
+            rescheduled: false,
             links: vec![Link::new(target.as_str())],
         };
         let mut after_ack = vec![HostFeedback::new(&self.keys, origin).answered()];

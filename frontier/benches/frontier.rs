@@ -90,6 +90,7 @@ async fn main() {
             source: Some(base.to_string()),
             redirects: 0,
             attempt: 0,
+            rescheduled: false,
             links: (0..100u64)
                 .map(|j| {
                     let i = b * 100 + j;

@@ -90,8 +90,9 @@ impl Stage for FrontierStage {
             }
         }
 
-        // A transiently failed fetch coming back: already seen, schedule it again.
-        if batch.attempt > 0 {
+        // A transiently failed fetch, or a task whose host was not due, coming
+        // back: already seen, schedule it again.
+        if batch.attempt > 0 || batch.rescheduled {
             let urls: Vec<String> = candidates.into_iter().map(|(_, s)| s).collect();
             tally.retried = urls.len() as i64;
             self.enqueue(&batch, urls, Vec::new()).await?;
@@ -293,6 +294,7 @@ mod tests {
             source: Some("http://example.com/".into()),
             redirects: 0,
             attempt: 0,
+            rescheduled: false,
             links: urls.iter().map(|u| Link::new(*u)).collect(),
         }
     }
@@ -425,5 +427,13 @@ mod tests {
         retry.attempt = 1;
         stage.handle(retry).await.unwrap();
         assert_eq!(fetched(&stage).await, vec!["http://example.com/a"]);
+        // Handed back because its host was not due: scheduled again too.
+        let mut later = batch("b3", 1, &["/a"]);
+        later.rescheduled = true;
+        stage.handle(later).await.unwrap();
+        assert_eq!(fetched(&stage).await, vec!["http://example.com/a"]);
+        // But the same URL as a new link is dropped as seen.
+        stage.handle(batch("b4", 1, &["/a"])).await.unwrap();
+        assert!(fetched(&stage).await.is_empty());
     }
 }

@@ -163,6 +163,10 @@ pub struct UrlBatch {
     /// seen check and schedules it again after a backoff, politely.
     #[serde(default)]
     pub attempt: u32,
+    /// A URL already admitted, handed back to be scheduled again (its host
+    /// was not due): skips the seen check without counting as an attempt.
+    #[serde(default)]
+    pub rescheduled: bool,
     pub links: Vec<Link>,
 }
 

@@ -158,6 +158,7 @@ async fn release_through_two_frontiers(
                 source: None,
                 redirects: 0,
                 attempt: 0,
+                rescheduled: false,
                 links: chunk.iter().map(Link::new).collect(),
             })
             .unwrap()
