@@ -72,6 +72,8 @@ async fn main() -> anyhow::Result<()> {
         max_retries: args.max_retries,
         allow_private: args.allow_private,
     };
+    pipeline::config::init_tracing(args.service.log_json);
+    tracing::info!(?settings, "fetch settings");
     // One client per worker: every task shares its keep-alive connections.
     let client = Client::new(settings)?;
     let ns = args.service.namespace.clone();
