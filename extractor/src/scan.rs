@@ -1103,17 +1103,38 @@ fn tag_named(s: &str) -> (Tag, u32, Option<&'static str>) {
     (Tag::from_name(lower), hash, raw)
 }
 
-/// `display:none` or `visibility:hidden` in a `style` value (any case and spacing).
+/// `display:none` or `visibility:hidden` in a `style` value (any case and spacing), read
+/// without allocating.
 fn has_hiding_style(style: &str) -> bool {
-    if !style.contains(':') {
-        return false;
-    }
-    let compact: String = style
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .map(|c| c.to_ascii_lowercase())
-        .collect();
-    compact.contains("display:none") || compact.contains("visibility:hidden")
+    let bytes = style.as_bytes();
+    let declares = |property: &[u8], value: &[u8]| {
+        let mut from = 0;
+        while let Some(i) = bytes[from..]
+            .windows(property.len())
+            .position(|w| w.eq_ignore_ascii_case(property))
+        {
+            let mut k = from + i + property.len();
+            let skip_space = |k: &mut usize| {
+                while bytes.get(*k).is_some_and(u8::is_ascii_whitespace) {
+                    *k += 1;
+                }
+            };
+            skip_space(&mut k);
+            if bytes.get(k) == Some(&b':') {
+                k += 1;
+                skip_space(&mut k);
+                if bytes
+                    .get(k..k + value.len())
+                    .is_some_and(|v| v.eq_ignore_ascii_case(value))
+                {
+                    return true;
+                }
+            }
+            from = from + i + 1;
+        }
+        false
+    };
+    style.contains(':') && (declares(b"display", b"none") || declares(b"visibility", b"hidden"))
 }
 
 /// Sentence punctuation, ASCII and CJK: the "symbols" of text-and-symbol density.
@@ -1210,6 +1231,14 @@ mod tests {
         let p = scan("<div><b>bold</B> <i>it<p>para</i> more</p></span>after</div>");
         assert_eq!(texts(&p, Tag::P), ["para more"]);
         assert_eq!(texts(&p, Tag::Div), ["bold it\npara more\nafter"]);
+    }
+
+    #[test]
+    fn hiding_styles() {
+        assert!(has_hiding_style("color:red; DISPLAY : None"));
+        assert!(has_hiding_style("visibility:hidden"));
+        assert!(!has_hiding_style("display:block; visibility: visible"));
+        assert!(!has_hiding_style("displaynone"));
     }
 
     #[test]
