@@ -12,6 +12,7 @@ mod page_tools;
 mod query;
 mod run;
 mod seed;
+mod sitemaps;
 mod stats;
 
 use clap::{Parser, Subcommand};

@@ -89,6 +89,16 @@ impl CrawlArgs {
 pub struct SeedArgs {
     #[command(flatten)]
     pub crawl: CrawlArgs,
+    /// Also seed the URLs listed in the seed sites' sitemaps (robots.txt
+    /// `Sitemap:` lines, else /sitemap.xml; indexes and gzip followed).
+    #[arg(long)]
+    pub sitemaps: bool,
+    /// With --sitemaps: at most this many URLs from sitemaps.
+    #[arg(long, default_value_t = 100_000)]
+    pub sitemap_max_urls: usize,
+    /// With --sitemaps: allow fetching them from private addresses.
+    #[arg(long, env = "CRAWLER_ALLOW_PRIVATE", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
+    pub allow_private: bool,
     /// Read seed URLs from this file, one per line.
     #[arg(long)]
     pub file: Option<std::path::PathBuf>,
@@ -151,8 +161,14 @@ pub fn seed_batches(spec: &CrawlSpec, seeds: &[String]) -> anyhow::Result<Vec<Ve
 }
 
 pub async fn run(service: &pipeline::ServiceConfig, args: SeedArgs) -> anyhow::Result<()> {
-    let seeds = collect_seeds(&args.urls, args.file.as_deref())?;
+    let mut seeds = collect_seeds(&args.urls, args.file.as_deref())?;
+    // The scope comes from the seeds given, not from what sitemaps list.
     let spec = args.crawl.spec(&seeds)?;
+    if args.sitemaps {
+        let found =
+            crate::sitemaps::discover(&seeds, args.sitemap_max_urls, args.allow_private).await?;
+        seeds.extend(found);
+    }
     let payloads = seed_batches(&spec, &seeds)?;
     let session = Broker::amqp(&service.amqp_url, &service.namespace)
         .open()

@@ -7,6 +7,7 @@
 //!
 //! - [`normalize`]: URL normalization (pure).
 //! - [`scope`]: the crawl's scope rules (pure).
+//! - [`sitemap`]: sitemaps and robots.txt `Sitemap:` lines, as seed sources (pure).
 //! - [`seen`]: the sharded URL-seen set: URL hashes, shard keys, claim ops.
 //! - [`stage`]: the worker stage: admitted URLs go to their host's queue.
 //! - [`release`]: hands tasks to the fetch queue when their host is due
@@ -23,6 +24,7 @@ pub mod normalize;
 pub mod release;
 pub mod scope;
 pub mod seen;
+pub mod sitemap;
 pub mod stage;
 
 pub use stage::FrontierStage;

@@ -23,6 +23,7 @@
 //! | `/r/N`, `/r/outside`, `/r/absolute`, `/loop/a` ↔ `/loop/b` | Redirect | 301 to an article, off-site and absolute redirects, a loop |
 //! | `/error/404`, `/error/500`, `/error/503`, `/error/429` | Error | errors, with `Retry-After` for 503 and 429 |
 //! | `/file.pdf` | NonHtml | `application/pdf` |
+//! | `/sitemap.xml`, `/sitemap-articles.xml`, `/sitemap-zh.xml` | NonHtml | a sitemap index and two sitemaps (not linked) |
 //! | `/about` | About | a small page |
 //! | `/robots.txt` | Robots | configurable ([`SiteConfig::robots_txt`]) |
 //! | `/hostile/drip`, `/slow-headers`, `/bomb`, `/huge`, `/endless` | Hostile | one byte per second; no answer; a gzip bomb (≥ 1 GB inflated); a 1 GB body; a chunked body that never ends. Always served, linked from `/` only with [`SiteConfig::link_hostile`] |

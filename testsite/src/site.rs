@@ -517,6 +517,7 @@ impl<'a> SiteBuilder<'a> {
         debug_assert_eq!(self.headlines.len(), self.listed_page_count());
         self.add_index_pages();
         self.add_robots_and_hostile();
+        self.add_sitemaps();
 
         let by_path = self
             .pages
@@ -923,6 +924,46 @@ impl<'a> SiteBuilder<'a> {
                 ..PageSpec::new(index_path(number), PageKind::Index, 200, HTML_UTF8)
             };
             self.add_html(spec, html, None);
+        }
+    }
+
+    /// `/sitemap.xml`, a sitemap index of `/sitemap-articles.xml` (every
+    /// English article) and `/sitemap-zh.xml` (every Chinese one), with
+    /// absolute URLs. Not linked from any page.
+    fn add_sitemaps(&mut self) {
+        let origin = format!("http://127.0.0.1:{PORT_PLACEHOLDER}");
+        let urlset = |paths: Vec<String>| {
+            let mut xml = String::from(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n",
+            );
+            for p in paths {
+                xml.push_str(&format!("  <url><loc>{origin}{p}</loc></url>\n"));
+            }
+            xml.push_str("</urlset>\n");
+            xml
+        };
+        let articles: Vec<String> = self
+            .pages
+            .iter()
+            .filter(|p| p.kind == PageKind::Article)
+            .map(|p| p.path.clone())
+            .collect();
+        let zh: Vec<String> = self
+            .pages
+            .iter()
+            .filter(|p| p.kind == PageKind::ZhArticle)
+            .map(|p| p.path.clone())
+            .collect();
+        let index = format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n  <sitemap><loc>{origin}/sitemap-articles.xml</loc></sitemap>\n  <sitemap><loc>{origin}/sitemap-zh.xml</loc></sitemap>\n</sitemapindex>\n"
+        );
+        for (path, body) in [
+            ("/sitemap.xml", index),
+            ("/sitemap-articles.xml", urlset(articles)),
+            ("/sitemap-zh.xml", urlset(zh)),
+        ] {
+            let spec = PageSpec::new(path, PageKind::NonHtml, 200, "application/xml");
+            self.add(spec, Vec::new(), StoredBody::Bytes(body.into()), None);
         }
     }
 
