@@ -36,25 +36,10 @@ impl Rng {
     }
 }
 
-/// A fresh key namespace on the real Redis (no worker processes, so no
-/// binaries to build), and the deletion of its keys (SCAN, no FLUSHDB).
-fn namespace(name: &str) -> String {
-    format!(
-        "t-{name}-{}",
-        &uuid::Uuid::new_v4().simple().to_string()[..8]
-    )
-}
-
-async fn delete_keys(store: &Store, namespace: &str) {
-    store
-        .delete_matching(&format!("{namespace}:*"))
-        .await
-        .expect("delete keys");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn banded_lookups_return_exactly_what_a_scan_returns() {
-    let ns = namespace("csexact");
+    let env = crawler_tests::TestEnv::in_process("csexact");
+    let ns = env.namespace.clone();
     let store = Store::redis(REDIS_URL).await.expect("redis");
     let layout = Layout::default();
     let k = layout.max_distance();
@@ -153,6 +138,6 @@ async fn banded_lookups_return_exactly_what_a_scan_returns() {
     assert!(at_k >= PROBES / 4, "only {at_k} matches at distance {k}");
     assert!(found_total >= PROBES / 2);
     let t0 = Instant::now();
-    delete_keys(&store, &ns).await;
+    env.cleanup().await;
     eprintln!("cleanup: {:?}", t0.elapsed());
 }

@@ -30,25 +30,10 @@ async fn stored(store: &Store, keys: &Keys, url: &str) -> StoredDocument {
     serde_json::from_slice(&json).expect("document json")
 }
 
-/// A fresh key namespace on the real Redis (no worker processes, so no
-/// binaries to build), and the deletion of its keys (SCAN, no FLUSHDB).
-fn namespace(name: &str) -> String {
-    format!(
-        "t-{name}-{}",
-        &uuid::Uuid::new_v4().simple().to_string()[..8]
-    )
-}
-
-async fn delete_keys(store: &Store, namespace: &str) {
-    store
-        .delete_matching(&format!("{namespace}:*"))
-        .await
-        .expect("delete keys");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn short_bodies_match_exactly_and_only_exactly() {
-    let ns = namespace("csshort");
+    let env = crawler_tests::TestEnv::in_process("csshort");
+    let ns = env.namespace.clone();
     let store = Store::redis(REDIS_URL).await.expect("redis");
     let keys = Keys::new(&ns);
     let stage = ContentSeenStage::new(store.clone(), &ns, Layout::default());
@@ -114,5 +99,5 @@ async fn short_bodies_match_exactly_and_only_exactly() {
         }
     }
     assert_eq!(originals, 1);
-    delete_keys(&store, &ns).await;
+    env.cleanup().await;
 }
