@@ -19,7 +19,10 @@
 //! Redis keys: `band:<i>:<value>` (sets of i64 fingerprints), `fps:<shard>`
 //! (fingerprint → sequence number of its first document), `sequrl:<block>`
 //! (sequence number → URL), `fpseq` (the counter), `exact:<hash>` (short
-//! bodies), `doc:<url>`, `docs`, `dups:<url>`, `stats`. Sizes and costs:
+//! bodies), `doc:<url>`, `docs`, `dups:<url>`, `stats`, and for crawls that
+//! recrawl `recrawl` (refetches by due time) and `recrawl:interval`. A
+//! refetched page is compared with what is stored: unchanged doubles its
+//! interval, changed updates it and halves it. Sizes and costs:
 //! `contentseen/README.md`.
 //!
 //! Not here: extraction (extractor), fetching.

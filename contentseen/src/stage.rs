@@ -12,29 +12,154 @@
 //! with the same exact hash (`SETNX exact:<hash>`) is the original.
 
 use pipeline::keys::Keys;
-use pipeline::messages::Document;
+use pipeline::messages::{encode, Document, FetchTask, VERSION};
 use pipeline::store::{Op, Reply};
 use pipeline::worker::{Outcome, Stage, StageError};
+use pipeline::CrawlSpec;
 use pipeline::{Queue, Store, StoredDocument};
 
 use crate::bands::Layout;
 use crate::decide::Verdict;
-use crate::simhash::{fingerprint, Fingerprint};
+use crate::simhash::{distance, fingerprint, Fingerprint};
 use crate::table::Table;
 
 pub struct ContentSeenStage {
     store: Store,
     keys: Keys,
     table: Table,
+    /// Within this distance a refetched page counts as unchanged.
+    max_distance: u32,
 }
+
+/// The longest adaptive refetch interval.
+pub const MAX_RECRAWL_INTERVAL_SECS: u64 = 30 * 24 * 3600;
 
 impl ContentSeenStage {
     pub fn new(store: Store, namespace: &str, layout: Layout) -> Self {
         ContentSeenStage {
+            max_distance: layout.max_distance(),
             table: Table::new(store.clone(), namespace, layout),
             store,
             keys: Keys::new(namespace),
         }
+    }
+
+    /// Schedules the next refetch of a stored page `in_secs` from now.
+    fn schedule_ops(
+        &self,
+        doc: &Document,
+        spec: &CrawlSpec,
+        in_secs: u64,
+    ) -> Result<Vec<Op>, StageError> {
+        let task = FetchTask {
+            v: VERSION,
+            crawl: spec.clone(),
+            url: doc.url.clone(),
+            depth: doc.depth,
+            redirects: 0,
+            attempt: 0,
+            recrawl: true,
+        };
+        Ok(vec![
+            Op::ZAddIn {
+                key: self.keys.recrawl_schedule(),
+                member: encode(&task)?,
+                in_ms: in_secs.saturating_mul(1000),
+            },
+            Op::HSet {
+                key: self.keys.recrawl_interval(),
+                field: doc.url.clone(),
+                value: in_secs.to_string().into_bytes(),
+            },
+        ])
+    }
+
+    /// A refetch of a stored page: unchanged (within the near-duplicate
+    /// distance, or the same exact hash) doubles its interval; changed
+    /// updates the stored document and halves it. `None` when the page is
+    /// not stored (it is then handled as new).
+    ///
+    /// The changed text's new fingerprint is not added to the band tables:
+    /// near-duplicates of the new version are found against the old one.
+    async fn refetched(
+        &self,
+        doc: &Document,
+        fp: Fingerprint,
+        doc_key: &str,
+    ) -> Result<Option<Outcome>, StageError> {
+        let replies = self
+            .store
+            .exec(&[
+                Op::Get {
+                    key: doc_key.to_string(),
+                },
+                Op::HGet {
+                    key: self.keys.recrawl_interval(),
+                    field: doc.url.clone(),
+                },
+            ])
+            .await?;
+        let Some(json) = replies.first().map(Reply::data).transpose()?.flatten() else {
+            return Ok(None);
+        };
+        let mut stored: StoredDocument = serde_json::from_slice(&json)
+            .map_err(|e| StageError::Malformed(format!("stored document {}: {e}", doc.url)))?;
+        let base = doc
+            .spec
+            .as_ref()
+            .and_then(|s| s.recrawl_secs)
+            .unwrap_or(3600)
+            .max(1);
+        let interval: u64 = replies
+            .get(1)
+            .map(Reply::string)
+            .transpose()?
+            .flatten()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(base);
+        let unchanged = match (fp, u64::from_str_radix(&stored.simhash, 16)) {
+            (Fingerprint::Sim(v), Ok(old)) => distance(v, old) <= self.max_distance,
+            (Fingerprint::Exact(h), Ok(old)) => h == old,
+            _ => false,
+        };
+        let next = if unchanged {
+            stored.unchanged += 1;
+            interval.saturating_mul(2).min(MAX_RECRAWL_INTERVAL_SECS)
+        } else {
+            stored.unchanged = 0;
+            stored.changed_at = Some(doc.fetched_at.clone());
+            if stored.duplicate_of.is_none() {
+                stored.text = doc.text.clone();
+            }
+            stored.simhash = format!("{:016x}", fp.value());
+            stored.title = doc.title.clone();
+            stored.published = doc.published.clone();
+            stored.author = doc.author.clone();
+            stored.final_url = doc.final_url.clone();
+            stored.status = doc.status;
+            stored.encoding = doc.encoding.clone();
+            (interval / 2).max((base / 4).max(1))
+        };
+        stored.fetched_at = doc.fetched_at.clone();
+        let json = serde_json::to_vec(&stored)
+            .map_err(|e| StageError::Malformed(format!("cannot serialize {}: {e}", doc.url)))?;
+        let mut ops = vec![
+            Op::Set {
+                key: doc_key.to_string(),
+                value: json,
+                expire_ms: None,
+            },
+            Op::HIncr {
+                key: self.keys.stats(),
+                field: if unchanged { "unchanged" } else { "changed" }.into(),
+                by: 1,
+            },
+        ];
+        if let Some(spec) = &doc.spec {
+            ops.extend(self.schedule_ops(doc, spec, next)?);
+        }
+        self.store.exec(&ops).await?;
+        Ok(Some(Outcome::default()))
     }
 
     /// The verdict for a document not stored yet, or `None` when it is
@@ -113,6 +238,19 @@ impl Stage for ContentSeenStage {
     async fn handle(&self, doc: Document) -> Result<Outcome, StageError> {
         let doc_key = self.keys.document(&doc.url);
         let fp = fingerprint(&doc.text);
+        if doc.recrawl {
+            if let Some(outcome) = self.refetched(&doc, fp, &doc_key).await? {
+                return Ok(outcome);
+            }
+        }
+        let recrawl = doc
+            .spec
+            .as_ref()
+            .and_then(|s| s.recrawl_secs.map(|secs| (s.clone(), secs)));
+        let scheduled = match &recrawl {
+            Some((spec, secs)) => self.schedule_ops(&doc, spec, *secs)?,
+            None => Vec::new(),
+        };
         // None: a redelivery of a document already stored, nothing to do.
         let Some(verdict) = self.verdict(fp, &doc.url, &doc_key).await? else {
             return Ok(Outcome::default());
@@ -144,6 +282,8 @@ impl Stage for ContentSeenStage {
             lang: doc.lang,
             site_name: doc.site_name,
             images: doc.images,
+            changed_at: None,
+            unchanged: 0,
         };
         let json = serde_json::to_vec(&stored)
             .map_err(|e| StageError::Malformed(format!("cannot serialize {}: {e}", doc.url)))?;
@@ -178,6 +318,7 @@ impl Stage for ContentSeenStage {
                     value: doc.url.as_bytes().to_vec(),
                 });
             }
+            ops.extend(scheduled);
             self.store.exec(&ops).await?;
         }
         Ok(Outcome::default())

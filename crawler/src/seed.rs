@@ -46,6 +46,10 @@ pub struct CrawlArgs {
     /// Sort query parameters, so their order does not make a new URL.
     #[arg(long)]
     pub sort_query: bool,
+    /// Fetch every stored page again after this many seconds (the interval
+    /// then doubles while a page is unchanged, halves when it changes).
+    #[arg(long)]
+    pub recrawl_secs: Option<u64>,
 }
 
 impl CrawlArgs {
@@ -81,6 +85,7 @@ impl CrawlArgs {
             max_pages_per_host: self.max_pages_per_host,
             strip_params: self.strip_params.clone(),
             sort_query: self.sort_query,
+            recrawl_secs: self.recrawl_secs,
         })
     }
 }

@@ -49,6 +49,8 @@ impl Stage for ExtractorStage {
             lang: article.lang,
             site_name: article.site_name,
             images: article.images,
+            recrawl: page.recrawl,
+            spec: page.crawl.recrawl_secs.map(|_| page.crawl.clone()),
         };
         publish.push((Queue::ContentSeen, encode(&doc)?));
 

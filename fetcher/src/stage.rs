@@ -406,6 +406,7 @@ impl FetcherStage {
             encoding: decision.encoding.clone(),
             charset_votes: serde_json::to_string(&decision).ok(),
             fetched_at: fetched_at.clone(),
+            recrawl: task.recrawl,
             html: text.into_bytes(),
         };
         let mut after_ack = vec![HostFeedback::new(&self.keys, &origin).answered()];

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use pipeline::backoff::Backoff;
 use pipeline::keys::{Keys, HOST_SHARDS};
+use pipeline::messages::{decode, FetchTask};
 use pipeline::shutdown::Shutdown;
 use pipeline::store::{Op, Reply, StoreError};
 use pipeline::{Broker, Queue, Store};
@@ -153,6 +154,57 @@ pub async fn waiting(store: &Store, keys: &Keys) -> Result<i64, StoreError> {
     Ok(n)
 }
 
+/// Refetches taken off the recrawl schedule per tick, at most.
+const RECRAWL_BATCH: u32 = 1000;
+
+/// Moves the refetches that are due (contentseen schedules them) into their
+/// hosts' queues, where politeness applies to them like to any task.
+/// Returns how many. (A frontier dying between the two steps loses those
+/// refetches' turn, not their pages.)
+pub async fn release_recrawls(store: &Store, keys: &Keys) -> Result<usize, StoreError> {
+    let due = store
+        .one(Op::ZPopDue {
+            key: keys.recrawl_schedule(),
+            max: RECRAWL_BATCH,
+        })
+        .await?;
+    let Reply::Array(items) = due else {
+        return Ok(0);
+    };
+    let mut by_origin: std::collections::BTreeMap<String, (u64, Vec<Vec<u8>>)> = Default::default();
+    for item in &items {
+        let Some(bytes) = item.data()? else { continue };
+        let task: FetchTask = match decode(&bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::warn!(error = %e, "unreadable refetch dropped from the recrawl schedule");
+                continue;
+            }
+        };
+        let Ok(url) = url::Url::parse(&task.url) else {
+            continue;
+        };
+        let entry = by_origin
+            .entry(url.origin().ascii_serialization())
+            .or_insert((task.crawl.delay_ms, Vec::new()));
+        entry.1.push(bytes);
+    }
+    let n = items.len();
+    let ops: Vec<Op> = by_origin
+        .into_iter()
+        .map(|(origin, (delay, tasks))| Op::HostEnqueue {
+            schedule: keys.schedule(pipeline::keys::host_shard(&origin)),
+            queue: keys.host_queue(&origin),
+            record: keys.host(&origin),
+            crawl_delay_ms: delay,
+            origin,
+            tasks,
+        })
+        .collect();
+    store.exec(&ops).await?;
+    Ok(n)
+}
+
 /// Runs the releaser until shutdown; reconnects on its own.
 pub async fn run(
     store: Store,
@@ -190,6 +242,9 @@ pub async fn run(
                     Ok(_) => {}
                     Err(e) => tracing::warn!(error = %e, "sweep failed"),
                 }
+            }
+            if let Err(e) = release_recrawls(&store, &keys).await {
+                tracing::warn!(error = %e, "cannot read the recrawl schedule");
             }
             let taken = match take_due(&store, &keys, &settings).await {
                 Ok(t) => t,

@@ -232,6 +232,7 @@ impl FrontierStage {
                 depth: batch.depth,
                 redirects: batch.redirects,
                 attempt: batch.attempt,
+                recrawl: false,
             };
             by_origin.entry(origin).or_default().push(encode(&task)?);
         }

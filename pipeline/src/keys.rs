@@ -124,6 +124,17 @@ impl Keys {
         format!("{}:hostq:*", self.ns)
     }
 
+    /// Stored pages due for a refetch: a sorted set of encoded `FetchTask`s
+    /// (one per URL) scored by when (Unix ms).
+    pub fn recrawl_schedule(&self) -> String {
+        format!("{}:recrawl", self.ns)
+    }
+
+    /// The current refetch interval of each stored page (a hash: URL → s).
+    pub fn recrawl_interval(&self) -> String {
+        format!("{}:recrawl:interval", self.ns)
+    }
+
     /// Band table `band`, bucket `value` (contentseen). Members: i64 fingerprints.
     pub fn band(&self, band: usize, value: u64) -> String {
         format!("{}:band:{band}:{value:x}", self.ns)

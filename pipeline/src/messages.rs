@@ -90,6 +90,10 @@ pub struct CrawlSpec {
     /// Sort query parameters when normalizing.
     #[serde(default)]
     pub sort_query: bool,
+    /// Fetch every stored page again after this many seconds; the interval
+    /// doubles while a page does not change and halves when it does.
+    #[serde(default)]
+    pub recrawl_secs: Option<u64>,
 }
 
 /// The default politeness delay: one request per second per host.
@@ -112,6 +116,7 @@ impl Default for CrawlSpec {
             max_pages_per_host: None,
             strip_params: Vec::new(),
             sort_query: false,
+            recrawl_secs: None,
         }
     }
 }
@@ -185,6 +190,9 @@ pub struct FetchTask {
     /// 0 on the first try; see [`UrlBatch::attempt`].
     #[serde(default)]
     pub attempt: u32,
+    /// A scheduled refetch of a stored page (see [`CrawlSpec::recrawl_secs`]).
+    #[serde(default)]
+    pub recrawl: bool,
 }
 
 /// A fetched HTML page, decoded to UTF-8 by the fetcher's charset vote.
@@ -207,6 +215,9 @@ pub struct Page {
     pub charset_votes: Option<String>,
     /// RFC 3339, UTC.
     pub fetched_at: String,
+    /// A scheduled refetch of a stored page.
+    #[serde(default)]
+    pub recrawl: bool,
     /// The page as UTF-8 bytes.
     #[serde(with = "serde_bytes")]
     pub html: Vec<u8>,
@@ -235,6 +246,12 @@ pub struct Document {
     pub site_name: Option<String>,
     #[serde(default)]
     pub images: Vec<String>,
+    /// A scheduled refetch of a stored page: compared with what is stored.
+    #[serde(default)]
+    pub recrawl: bool,
+    /// The crawl's settings, when it recrawls (to schedule the next fetch).
+    #[serde(default)]
+    pub spec: Option<CrawlSpec>,
 }
 
 impl Document {
@@ -257,6 +274,8 @@ impl Document {
             lang: None,
             site_name: None,
             images: Vec::new(),
+            recrawl: false,
+            spec: None,
         }
     }
 }
@@ -289,6 +308,12 @@ pub struct StoredDocument {
     pub site_name: Option<String>,
     #[serde(default)]
     pub images: Vec<String>,
+    /// When a refetch last found the text changed (RFC 3339), if ever.
+    #[serde(default)]
+    pub changed_at: Option<String>,
+    /// How many refetches found it unchanged in a row.
+    #[serde(default)]
+    pub unchanged: u32,
 }
 
 macro_rules! versioned {
@@ -354,6 +379,7 @@ mod tests {
             encoding: "UTF-8".into(),
             charset_votes: None,
             fetched_at: now_rfc3339(),
+            recrawl: false,
             html: "<p>\u{4e2d}\"quoted\"</p>".as_bytes().to_vec(),
         };
         let bytes = encode(&page).unwrap();
@@ -373,6 +399,7 @@ mod tests {
             depth: 0,
             redirects: 0,
             attempt: 0,
+            recrawl: false,
         };
         let bytes = encode(&task).unwrap();
         assert!(matches!(

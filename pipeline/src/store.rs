@@ -111,6 +111,15 @@ pub enum Op {
     /// Politeness, the end of a turn: the host's next request may start
     /// `delay_ms` from now.
     HostTurnDone { record: String, delay_ms: u64 },
+    /// ZADD `member` scored `in_ms` from now (the server's clock): reply Int.
+    ZAddIn {
+        key: String,
+        member: Vec<u8>,
+        in_ms: u64,
+    },
+    /// Atomically removes and replies (Array of Data) up to `max` members
+    /// whose score is due (≤ now, the server's clock).
+    ZPopDue { key: String, max: u32 },
     /// ZREM: reply Int(number removed).
     ZRem { key: String, members: Vec<Vec<u8>> },
     /// ZCARD: reply Int.
@@ -157,6 +166,8 @@ impl Op {
             Op::HostGate { .. } => "HOST_GATE",
             Op::HostTurnDone { .. } => "HOST_TURN_DONE",
             Op::ZRem { .. } => "ZREM",
+            Op::ZAddIn { .. } => "ZADD_IN",
+            Op::ZPopDue { .. } => "ZPOP_DUE",
             Op::ZCard { .. } => "ZCARD",
             Op::HSet { .. } => "HSET",
         }
@@ -331,6 +342,18 @@ redis.call('HSET', KEYS[1], 'next_fetch_ms', string.format('%.0f', now + tonumbe
 return 0
 "#;
 
+/// [`Op::ZAddIn`]: KEYS = zset; ARGV = member, in ms.
+const ZADD_IN_LUA: &str = r#"
+return redis.call('ZADD', KEYS[1], string.format('%.0f', now + tonumber(ARGV[2])), ARGV[1])
+"#;
+
+/// [`Op::ZPopDue`]: KEYS = zset; ARGV = max.
+const ZPOP_DUE_LUA: &str = r#"
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
+if #due > 0 then redis.call('ZREM', KEYS[1], unpack(due)) end
+return due
+"#;
+
 /// The scripts, loaded once per pipeline that uses them.
 struct Scripts {
     claim: redis::Script,
@@ -339,6 +362,8 @@ struct Scripts {
     sweep: redis::Script,
     gate: redis::Script,
     turn_done: redis::Script,
+    zadd_in: redis::Script,
+    zpop_due: redis::Script,
 }
 
 impl Scripts {
@@ -351,6 +376,8 @@ impl Scripts {
             sweep: timed(HOST_SWEEP_LUA),
             gate: timed(HOST_GATE_LUA),
             turn_done: timed(HOST_TURN_DONE_LUA),
+            zadd_in: timed(ZADD_IN_LUA),
+            zpop_due: timed(ZPOP_DUE_LUA),
         }
     }
 
@@ -363,6 +390,8 @@ impl Scripts {
             Op::HostSweep { .. } => Some(&self.sweep),
             Op::HostGate { .. } => Some(&self.gate),
             Op::HostTurnDone { .. } => Some(&self.turn_done),
+            Op::ZAddIn { .. } => Some(&self.zadd_in),
+            Op::ZPopDue { .. } => Some(&self.zpop_due),
             _ => None,
         }
     }
@@ -619,6 +648,16 @@ impl RedisStore {
                 Op::HostTurnDone { record, delay_ms } => {
                     let mut inv = self.scripts.turn_done.prepare_invoke();
                     inv.key(record).arg(*delay_ms);
+                    invocations.push(inv);
+                }
+                Op::ZAddIn { key, member, in_ms } => {
+                    let mut inv = self.scripts.zadd_in.prepare_invoke();
+                    inv.key(key).arg(member.as_slice()).arg(*in_ms);
+                    invocations.push(inv);
+                }
+                Op::ZPopDue { key, max } => {
+                    let mut inv = self.scripts.zpop_due.prepare_invoke();
+                    inv.key(key).arg(*max);
                     invocations.push(inv);
                 }
             }
@@ -1120,6 +1159,31 @@ fn apply(map: &mut HashMap<String, Value>, op: &Op) -> Result<Reply, StoreError>
         Op::HostTurnDone { record, delay_ms } => {
             hash_set_int(map, record, "next_fetch_ms", now_ms() + *delay_ms as i64)?;
             Reply::Int(0)
+        }
+        Op::ZAddIn { key, member, in_ms } => {
+            let z = zset_mut(map, key)?;
+            let new = z.insert(member.clone(), now_ms() + *in_ms as i64).is_none();
+            Reply::Int(new as i64)
+        }
+        Op::ZPopDue { key, max } => {
+            let now = now_ms();
+            let mut due: Vec<(i64, Vec<u8>)> = match map.get(key) {
+                Some(Value::ZSet(z)) => z
+                    .iter()
+                    .filter(|(_, s)| **s <= now)
+                    .map(|(m, s)| (*s, m.clone()))
+                    .collect(),
+                Some(_) => return Err(StoreError::WrongType(key.clone())),
+                None => Vec::new(),
+            };
+            due.sort();
+            due.truncate(*max as usize);
+            let z = zset_mut(map, key)?;
+            for (_, m) in &due {
+                z.remove(m);
+            }
+            drop_if_empty(map, key);
+            Reply::Array(due.into_iter().map(|(_, m)| Reply::Data(m)).collect())
         }
         Op::Claim {
             seen,

@@ -122,6 +122,7 @@ impl Fetcher {
             depth: 1,
             redirects: 0,
             attempt: 0,
+            recrawl: false,
         }
     }
 

@@ -17,6 +17,7 @@ fn task(url: &str) -> Vec<u8> {
         depth: 0,
         redirects: 0,
         attempt: 0,
+        recrawl: false,
     })
     .unwrap()
 }

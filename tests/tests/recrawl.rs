@@ -1,0 +1,153 @@
+//! Recrawl: stored pages are fetched again after the crawl's interval; a
+//! page whose text changed is updated (and its interval halves), a page
+//! that did not is recorded unchanged (and its interval doubles).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crawler_tests::TestEnv;
+use pipeline::keys::Keys;
+use pipeline::store::Op;
+use pipeline::{Store, StoredDocument};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// An article body of `n` words, different for each `seed`.
+fn body(seed: u64, n: usize) -> String {
+    let words = [
+        "harbour", "council", "river", "budget", "school", "museum", "railway", "winter",
+        "festival", "court", "energy", "village", "market", "storm", "bridge", "garden", "science",
+        "hospital", "union", "season", "players", "coach", "mayor", "farmers",
+    ];
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut out = Vec::new();
+    for i in 0..n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.push(words[(x % words.len() as u64) as usize]);
+        if i % 12 == 11 {
+            out.push("and then.");
+        }
+    }
+    out.join(" ")
+}
+
+fn page(title: &str, text: &str, link: Option<&str>) -> String {
+    let link = link
+        .map(|l| format!("<a href=\"{l}\">more</a>"))
+        .unwrap_or_default();
+    format!("<html><head><title>{title}</title></head><body><article><h1>{title}</h1><p>{text}</p></article>{link}</body></html>")
+}
+
+/// Serves `/` (version A, or B once `changed` is set) and `/static`.
+async fn serve(changed: Arc<AtomicBool>) -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let changed = changed.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 4096];
+                let n = sock.read(&mut buf).await.unwrap_or(0);
+                let head = String::from_utf8_lossy(&buf[..n]).to_string();
+                let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+                let (status, html) = match path.as_str() {
+                    "/" if changed.load(Ordering::SeqCst) => {
+                        ("200 OK", page("News", &body(2, 300), Some("/static")))
+                    }
+                    "/" => ("200 OK", page("News", &body(1, 300), Some("/static"))),
+                    "/static" => ("200 OK", page("About", &body(3, 300), None)),
+                    _ => ("404 Not Found", String::from("not found")),
+                };
+                let resp = format!(
+                    "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{html}",
+                    html.len()
+                );
+                let _ = sock.write_all(resp.as_bytes()).await;
+            });
+        }
+    });
+    port
+}
+
+async fn counter(store: &Store, keys: &Keys, name: &str) -> i64 {
+    store
+        .one(Op::HGet {
+            key: keys.stats(),
+            field: name.into(),
+        })
+        .await
+        .unwrap()
+        .int()
+        .unwrap_or(0)
+}
+
+async fn wait_for(store: &Store, keys: &Keys, what: &str, cond: impl Fn(i64, i64, i64) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let (stored, changed, unchanged) = (
+            counter(store, keys, "stored").await,
+            counter(store, keys, "changed").await,
+            counter(store, keys, "unchanged").await,
+        );
+        if cond(stored, changed, unchanged) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}: stored {stored}, changed {changed}, unchanged {unchanged}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changed_pages_are_updated_and_unchanged_ones_recorded() {
+    let changed = Arc::new(AtomicBool::new(false));
+    let port = serve(changed.clone()).await;
+    let env = TestEnv::new("recrawl");
+    let workers = env.start_all();
+    let store = Store::redis(crawler_tests::REDIS_URL).await.unwrap();
+    let keys = Keys::new(&env.namespace);
+    let root = format!("http://127.0.0.1:{port}/");
+    env.crawler_ok(&[
+        "seed",
+        "--recrawl-secs",
+        "1",
+        "--delay-ms",
+        "0",
+        "--max-depth",
+        "1",
+        &root,
+    ]);
+    wait_for(&store, &keys, "both pages stored", |s, _, _| s == 2).await;
+
+    // Refetches find both pages unchanged, then `/` changes.
+    wait_for(&store, &keys, "an unchanged refetch", |_, _, u| u >= 2).await;
+    changed.store(true, Ordering::SeqCst);
+    wait_for(&store, &keys, "the change", |_, c, _| c >= 1).await;
+
+    let doc: StoredDocument =
+        serde_json::from_str(env.crawler_ok(&["query", &root]).trim()).unwrap();
+    assert!(
+        doc.text.contains(&body(2, 300)[..60]),
+        "stored text not updated: {}",
+        &doc.text[..80.min(doc.text.len())]
+    );
+    assert!(doc.changed_at.is_some());
+    let about: StoredDocument =
+        serde_json::from_str(env.crawler_ok(&["query", &format!("{root}static")]).trim()).unwrap();
+    assert!(about.unchanged >= 1 && about.changed_at.is_none());
+    // The unchanged page's interval grew; a page is still stored once.
+    let interval = store
+        .one(Op::HGet {
+            key: keys.recrawl_interval(),
+            field: format!("{root}static"),
+        })
+        .await
+        .unwrap()
+        .int()
+        .unwrap();
+    assert!(interval >= 2, "interval {interval}");
+    assert_eq!(counter(&store, &keys, "stored").await, 2);
+    drop(workers);
+    env.cleanup().await;
+}
