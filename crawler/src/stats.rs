@@ -47,6 +47,8 @@ struct Snapshot {
     counters: BTreeMap<String, i64>,
     /// Hosts with the most tasks waiting for their turn.
     busiest_hosts: Vec<(String, i64)>,
+    /// Hosts parked after failing again and again, with until when (Unix ms).
+    parked_hosts: Vec<(String, i64)>,
     /// Crawls with their released pages and page limit.
     crawls: Vec<CrawlProgress>,
 }
@@ -134,6 +136,32 @@ async fn snapshot(
         .collect();
     busiest.sort_by_key(|b| std::cmp::Reverse(b.1));
     busiest.truncate(BUSIEST);
+    // Hosts parked after repeated failures.
+    let host_keys = store.keys_matching(&keys.host_pattern()).await?;
+    let parked_until = store
+        .exec(
+            &host_keys
+                .iter()
+                .map(|k| Op::HGet {
+                    key: k.clone(),
+                    field: "parked_until_ms".into(),
+                })
+                .collect::<Vec<_>>(),
+        )
+        .await?;
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0);
+    let parked_hosts: Vec<(String, i64)> = host_keys
+        .iter()
+        .zip(&parked_until)
+        .filter_map(|(k, r)| {
+            let until = r.int().ok().filter(|u| *u > now_ms)?;
+            let origin = k.split_once("}:").map_or(k.as_str(), |(_, o)| o);
+            Some((origin.to_string(), until))
+        })
+        .collect();
     // Crawls seeded with their settings, and how far they got.
     let spec_keys = store.keys_matching(&keys.crawl_spec_pattern()).await?;
     let specs = store
@@ -172,6 +200,7 @@ async fn snapshot(
         live_workers,
         counters,
         busiest_hosts: busiest,
+        parked_hosts,
         crawls,
     })
 }
@@ -189,6 +218,12 @@ fn print(s: &Snapshot, json: bool) -> anyhow::Result<()> {
         "in flight: {} (live workers: {})",
         s.in_flight, s.live_workers
     );
+    for (host, until) in &s.parked_hosts {
+        println!(
+            "parked (failing): {host} until {}",
+            pipeline::messages::rfc3339_from_unix(until / 1000)
+        );
+    }
     for (k, v) in &s.counters {
         println!("{k:<20} {v:>10}");
     }
@@ -265,6 +300,12 @@ fn print_watch(s: &Snapshot, prev: Option<&Snapshot>, secs: f64) {
             .map(|(h, n)| format!("{h} ({n})"))
             .collect();
         println!("busiest hosts: {}", hosts.join(", "));
+    }
+    for (host, until) in &s.parked_hosts {
+        println!(
+            "parked (failing): {host} until {}",
+            pipeline::messages::rfc3339_from_unix(until / 1000)
+        );
     }
     for c in &s.crawls {
         match c.max_pages {

@@ -119,6 +119,11 @@ impl Keys {
         format!("{}:releasing:{{h{shard}}}", self.ns)
     }
 
+    /// The pattern of every host record key.
+    pub fn host_pattern(&self) -> String {
+        format!("{}:host:*", self.ns)
+    }
+
     /// The pattern of every host queue key.
     pub fn host_queue_pattern(&self) -> String {
         format!("{}:hostq:*", self.ns)
