@@ -90,8 +90,7 @@ const NOT_BARE_NAMES: &[&str] = &[
 /// headline ("犬儒病(上)" / "胡平" / the text). A name here is a line of 2–4 Han characters
 /// (or a foreign name with `·`) among the first lines of the body, after short lines only.
 fn bare_name_line(body: &str) -> Option<String> {
-    static NAME: OnceLock<Regex> = OnceLock::new();
-    let name_re = NAME.get_or_init(|| Regex::new(r"^[\p{Han}·]{2,4}$").expect("static regex"));
+    let name_re = han_name();
     let lines = body
         .split('\n')
         .map(str::trim)
@@ -242,8 +241,7 @@ const ORGANISATION_ENDS: &[&str] = &[
 ];
 
 fn chinese_byline(page: &Page, span: Option<(u32, u32)>, date_pos: Option<u32>) -> Option<String> {
-    static NAME: OnceLock<Regex> = OnceLock::new();
-    let name_re = NAME.get_or_init(|| Regex::new(r"^[\p{Han}·]{2,4}$").expect("static regex"));
+    let name_re = han_name();
     let text = &page.text;
     let (start, end) = span.unwrap_or((0, text.len() as u32));
     let lo = floor(text, start.saturating_sub(SEARCH_AROUND) as usize);
@@ -418,6 +416,13 @@ fn floor(s: &str, mut i: usize) -> usize {
         i -= 1;
     }
     i
+}
+
+/// A bare Chinese name: 2–4 Han characters (or the middle dot of
+/// transliterated names), nothing else.
+fn han_name() -> &'static Regex {
+    static NAME: OnceLock<Regex> = OnceLock::new();
+    NAME.get_or_init(|| Regex::new(r"^[\p{Han}·]{2,4}$").expect("static regex"))
 }
 
 #[cfg(test)]

@@ -24,10 +24,10 @@
 use std::time::{Duration, SystemTime};
 
 use pipeline::keys::Keys;
-use pipeline::messages::{encode, new_id, now_rfc3339, FetchTask, Page, UrlBatch, VERSION};
+use pipeline::messages::{encode, now_rfc3339, FetchTask, Page, UrlBatch, VERSION};
 use pipeline::store::Op;
 use pipeline::worker::{Outcome, Stage, StageError};
-use pipeline::{Link, Queue, Store};
+use pipeline::{Queue, Store};
 use serde::Serialize;
 use url::Url;
 
@@ -147,16 +147,8 @@ impl FetcherStage {
         let mut publish = Vec::new();
         if will_retry {
             let batch = UrlBatch {
-                v: VERSION,
-                id: new_id(),
-                crawl: task.crawl.clone(),
-                depth: task.depth,
-                seeds: false,
-                source: Some(task.url.clone()),
-                redirects: task.redirects,
                 attempt: task.attempt + 1,
-                rescheduled: false,
-                links: vec![Link::new(task.url.as_str())],
+                ..UrlBatch::follow_up(task, &task.url)
             };
             publish.push((Queue::Frontier, encode(&batch)?));
         }
@@ -187,17 +179,9 @@ impl FetcherStage {
     fn not_yet(&self, task: &FetchTask, wait: Duration) -> Result<Outcome, StageError> {
         tracing::debug!(url = %task.url, wait_ms = wait.as_millis() as u64, "host not due: back to the frontier");
         let batch = UrlBatch {
-            v: VERSION,
-            id: new_id(),
-            crawl: task.crawl.clone(),
-            depth: task.depth,
-            seeds: false,
-            source: None,
-            redirects: task.redirects,
-            attempt: task.attempt,
             // So the frontier does not drop it as already seen.
             rescheduled: true,
-            links: vec![Link::new(task.url.as_str())],
+            ..UrlBatch::follow_up(task, &task.url)
         };
         Ok(Outcome {
             publish: vec![(Queue::Frontier, encode(&batch)?)],
@@ -226,16 +210,9 @@ impl FetcherStage {
             return self.failed(task, Some(origin), failure, None);
         }
         let batch = UrlBatch {
-            v: VERSION,
-            id: new_id(),
-            crawl: task.crawl.clone(),
-            depth: task.depth,
-            seeds: false,
-            source: Some(task.url.clone()),
             redirects: task.redirects + 1,
             attempt: 0,
-            rescheduled: false,
-            links: vec![Link::new(target.as_str())],
+            ..UrlBatch::follow_up(task, target.as_str())
         };
         let mut after_ack = vec![HostFeedback::new(&self.keys, origin).answered()];
         after_ack.extend(self.record(&FetchRecord {
@@ -265,7 +242,7 @@ struct Response {
 }
 
 /// The top-level domain of a host, the detector's hint.
-fn tld(url: &Url) -> Option<&str> {
+pub fn tld(url: &Url) -> Option<&str> {
     url.host_str()
         .and_then(|h| h.rsplit('.').next())
         .filter(|t| t.bytes().all(|b| b.is_ascii_alphabetic()))

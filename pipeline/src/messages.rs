@@ -175,6 +175,27 @@ pub struct UrlBatch {
     pub links: Vec<Link>,
 }
 
+impl UrlBatch {
+    /// One URL that a fetch of `task` sends back to the frontier (a retry, a
+    /// redirect target, a task whose host was not due): same crawl, depth,
+    /// redirect count and attempt as the task, found on the task's URL.
+    /// Callers adjust what differs.
+    pub fn follow_up(task: &FetchTask, url: &str) -> UrlBatch {
+        UrlBatch {
+            v: VERSION,
+            id: new_id(),
+            crawl: task.crawl.clone(),
+            depth: task.depth,
+            seeds: false,
+            source: Some(task.url.clone()),
+            redirects: task.redirects,
+            attempt: task.attempt,
+            rescheduled: false,
+            links: vec![Link::new(url)],
+        }
+    }
+}
+
 /// One URL to fetch.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FetchTask {

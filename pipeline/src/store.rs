@@ -753,19 +753,6 @@ fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-fn zset_mut<'a>(
-    map: &'a mut HashMap<String, Value>,
-    key: &str,
-) -> Result<&'a mut HashMap<Vec<u8>, i64>, StoreError> {
-    match map
-        .entry(key.to_string())
-        .or_insert_with(|| Value::ZSet(HashMap::new()))
-    {
-        Value::ZSet(z) => Ok(z),
-        _ => Err(StoreError::WrongType(key.to_string())),
-    }
-}
-
 /// An integer field of a hash (0 when absent).
 fn hash_int(map: &HashMap<String, Value>, key: &str, field: &str) -> i64 {
     match map.get(key) {
@@ -907,43 +894,76 @@ fn glob_match(pattern: &str, s: &str) -> bool {
     true
 }
 
+/// The value at `key` as the kind `get` extracts, created with `new` if
+/// absent; a value of another kind is a [`StoreError::WrongType`].
+fn typed_mut<'a, T>(
+    map: &'a mut HashMap<String, Value>,
+    key: &str,
+    new: fn() -> Value,
+    get: fn(&mut Value) -> Option<&mut T>,
+) -> Result<&'a mut T, StoreError> {
+    get(map.entry(key.to_string()).or_insert_with(new))
+        .ok_or_else(|| StoreError::WrongType(key.to_string()))
+}
+
 fn set_mut<'a>(
     map: &'a mut HashMap<String, Value>,
     key: &str,
 ) -> Result<&'a mut HashSet<i64>, StoreError> {
-    match map
-        .entry(key.to_string())
-        .or_insert_with(|| Value::Set(HashSet::new()))
-    {
-        Value::Set(s) => Ok(s),
-        _ => Err(StoreError::WrongType(key.to_string())),
-    }
+    typed_mut(
+        map,
+        key,
+        || Value::Set(HashSet::new()),
+        |v| match v {
+            Value::Set(s) => Some(s),
+            _ => None,
+        },
+    )
 }
 
 fn hash_mut<'a>(
     map: &'a mut HashMap<String, Value>,
     key: &str,
 ) -> Result<&'a mut HashMap<String, Vec<u8>>, StoreError> {
-    match map
-        .entry(key.to_string())
-        .or_insert_with(|| Value::Hash(HashMap::new()))
-    {
-        Value::Hash(h) => Ok(h),
-        _ => Err(StoreError::WrongType(key.to_string())),
-    }
+    typed_mut(
+        map,
+        key,
+        || Value::Hash(HashMap::new()),
+        |v| match v {
+            Value::Hash(h) => Some(h),
+            _ => None,
+        },
+    )
 }
 
 fn list_mut<'a>(
     map: &'a mut HashMap<String, Value>,
     key: &str,
 ) -> Result<&'a mut Vec<Vec<u8>>, StoreError> {
-    match map
-        .entry(key.to_string())
-        .or_insert_with(|| Value::List(Vec::new()))
-    {
-        Value::List(l) => Ok(l),
-        _ => Err(StoreError::WrongType(key.to_string())),
-    }
+    typed_mut(
+        map,
+        key,
+        || Value::List(Vec::new()),
+        |v| match v {
+            Value::List(l) => Some(l),
+            _ => None,
+        },
+    )
+}
+
+fn zset_mut<'a>(
+    map: &'a mut HashMap<String, Value>,
+    key: &str,
+) -> Result<&'a mut HashMap<Vec<u8>, i64>, StoreError> {
+    typed_mut(
+        map,
+        key,
+        || Value::ZSet(HashMap::new()),
+        |v| match v {
+            Value::ZSet(z) => Some(z),
+            _ => None,
+        },
+    )
 }
 
 fn parse_int(bytes: &[u8]) -> i64 {
