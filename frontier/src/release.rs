@@ -27,7 +27,10 @@ use pipeline::{Broker, Queue, Store};
 pub struct ReleaseSettings {
     /// Due hosts taken per shard per tick.
     pub hosts_per_shard: u32,
-    /// Tasks taken at once from a host with no delay.
+    /// Tasks taken at once from a host with no delay. Small, because a
+    /// releaser that dies between publishing a tick's tasks and confirming
+    /// them has them released again (at-least-once): the tick is the bound
+    /// on repeats.
     pub burst: u32,
     /// Consecutive failures after which a host is parked.
     pub park_after: u32,
@@ -43,7 +46,7 @@ impl Default for ReleaseSettings {
     fn default() -> Self {
         ReleaseSettings {
             hosts_per_shard: 64,
-            burst: 32,
+            burst: 8,
             park_after: 8,
             park_for: Duration::from_secs(3600),
             stale_after: Duration::from_secs(60),
