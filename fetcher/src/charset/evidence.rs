@@ -16,7 +16,7 @@ const UTF16_SNIFF_WINDOW: usize = 4096;
 pub const RIVAL_CHECK_WINDOW: usize = 64 * 1024;
 
 /// The legacy multi-byte encodings a page may be mislabelled between.
-const CJK_ENCODINGS: [&Encoding; 5] = [GBK, BIG5, SHIFT_JIS, EUC_JP, EUC_KR];
+pub const CJK_ENCODINGS: [&Encoding; 5] = [GBK, BIG5, SHIFT_JIS, EUC_JP, EUC_KR];
 
 /// True if `encoding` decodes all of `bytes` with no malformed sequence
 /// (BOM not treated specially). Never allocates more than a stack buffer.
@@ -42,6 +42,29 @@ pub fn decodes_cleanly_prefix(encoding: &'static Encoding, bytes: &[u8], complet
             DecoderResult::InputEmpty => return true,
             DecoderResult::OutputFull => input = &input[read..],
             DecoderResult::Malformed(_, _) => return false,
+        }
+    }
+}
+
+/// How many malformed sequences `encoding` meets in `bytes`, and how many
+/// non-ASCII characters it decodes around them: a page saved with a few
+/// broken bytes (a character cut in half by an editor) is not a page in
+/// another encoding. Never allocates more than a stack buffer.
+pub fn malformed_sequences(encoding: &'static Encoding, bytes: &[u8]) -> (usize, usize) {
+    let mut decoder = encoding.new_decoder_without_bom_handling();
+    let mut buffer = [0u8; 8192];
+    let mut input = bytes;
+    let (mut malformed, mut non_ascii) = (0usize, 0usize);
+    loop {
+        let (result, read, written) =
+            decoder.decode_to_utf8_without_replacement(input, &mut buffer, true);
+        // Every non-ASCII character in UTF-8 has exactly one lead byte.
+        non_ascii += buffer[..written].iter().filter(|&&b| b >= 0xC0).count();
+        input = &input[read..];
+        match result {
+            DecoderResult::InputEmpty => return (malformed, non_ascii),
+            DecoderResult::OutputFull => {}
+            DecoderResult::Malformed(_, _) => malformed += 1,
         }
     }
 }
@@ -210,6 +233,17 @@ mod tests {
         assert!(decodes_cleanly_prefix(UTF_8, &text[..4], false));
         let (sjis, _, _) = SHIFT_JIS.encode("日本語");
         assert!(decodes_cleanly_prefix(SHIFT_JIS, &sjis[..3], false));
+    }
+
+    #[test]
+    fn malformed_sequences_are_counted() {
+        let mut bytes = GBK.encode("中文网页，简体字。").0.into_owned();
+        assert_eq!(malformed_sequences(GBK, &bytes), (0, 9));
+        // A character cut in half before ASCII: one malformed sequence.
+        bytes.insert(4, 0xB5);
+        bytes.insert(5, b' ');
+        assert_eq!(malformed_sequences(GBK, &bytes), (1, 9));
+        assert_eq!(malformed_sequences(UTF_8, b"plain"), (0, 0));
     }
 
     #[test]

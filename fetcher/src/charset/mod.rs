@@ -22,7 +22,10 @@
 //!    is taken **without running the detector**; likewise a single-byte
 //!    declaration whose reading is plausible text in its alphabet (case
 //!    pattern, no mixed-script words, see [`alphabet`]). A server-default
-//!    `ISO-8859-1` header never takes this path;
+//!    `ISO-8859-1` header never takes this path. A multi-byte declaration
+//!    that fails only on a few damaged characters (at most one per
+//!    [`TOLERATED_CHARS_PER_ERROR`]) and reads as common CJK text is a
+//!    damaged page, not a lie, and is taken too;
 //! 6. in every other case (labels disagree, all refuted, absent, or
 //!    implausible) **chardetng** reads a
 //!    bounded window (see [`detector`]) with the TLD as a hint and breaks the
@@ -55,6 +58,13 @@ use evidence::{clean_rivals, decodes_cleanly, is_multibyte, same_decoder};
 /// The share of common characters a CJK reading needs before a declaration
 /// with rival readings is trusted without the detector (real text: 40-70%).
 const COMMON_SHARE_FLOOR: f64 = 0.3;
+
+/// A declared multi-byte encoding may meet at most one malformed sequence
+/// per this many non-ASCII characters and still be the page's encoding: a
+/// saved page with a few characters cut in half (12 in 14,000 on a real GBK
+/// page) is damaged, not lying. A lie breaks far more often: foreign bytes
+/// read as GBK or Shift_JIS fail every few words.
+const TOLERATED_CHARS_PER_ERROR: usize = 500;
 
 /// What the fetcher knows about a page besides its bytes.
 #[derive(Debug, Clone, Copy, Default)]
@@ -275,6 +285,7 @@ impl<'b> Ballot<'b> {
         if let Some((encoding, reason)) = self
             .unrivalled_declaration()
             .or_else(|| self.plausible_single_byte_declaration())
+            .or_else(|| self.damaged_declaration())
         {
             return self.finish(encoding, reason);
         }
@@ -416,6 +427,50 @@ impl<'b> Ballot<'b> {
              rivals under half that); detector skipped",
             first.name(),
             if first == encoding_rs::EUC_KR { "Korean" } else { "CJK" },
+            declared_share * 100.0
+        );
+        Some((first, reason))
+    }
+
+    /// A page damaged in a few places: no declaration decodes cleanly, but
+    /// the strong ones agree on one multi-byte encoding that meets at most one
+    /// malformed sequence per [`TOLERATED_CHARS_PER_ERROR`] characters and
+    /// reads as common CJK text, far more common than any rival's reading.
+    /// chardetng drops a CJK candidate at its first error, so it would answer
+    /// a single-byte encoding and the whole page would become mojibake.
+    fn damaged_declaration(&self) -> Option<(&'static Encoding, String)> {
+        let mut strong = self
+            .declared
+            .iter()
+            .filter(|declared| !declared.weak)
+            .filter_map(|declared| declared.encoding.map(|e| (e, declared.decodes_cleanly)));
+        let (first, _) = strong.next()?;
+        let agreeing = strong.all(|(other, _)| same_decoder(other, first));
+        let any_clean = self
+            .declared
+            .iter()
+            .any(|declared| declared.decodes_cleanly == Some(true));
+        if !agreeing || any_clean || !is_multibyte(first) {
+            return None;
+        }
+        let (malformed, characters) = evidence::malformed_sequences(first, self.bytes);
+        if malformed == 0 || malformed.saturating_mul(TOLERATED_CHARS_PER_ERROR) > characters {
+            return None;
+        }
+        let declared_share = cjk::common_share(first, self.bytes)?;
+        let outshines = |rival: &&'static Encoding| {
+            !same_decoder(rival, first)
+                && cjk::common_share(rival, self.bytes)
+                    .is_some_and(|share| share * 2.0 >= declared_share)
+        };
+        if declared_share < COMMON_SHARE_FLOOR || evidence::CJK_ENCODINGS.iter().any(outshines) {
+            return None;
+        }
+        let reason = format!(
+            "the declared {} meets {malformed} malformed sequences in {characters} characters \
+             (a damaged page, not a lie) and reads as common text ({:.0}% common characters, \
+             rivals under half that); detector skipped",
+            first.name(),
             declared_share * 100.0
         );
         Some((first, reason))
@@ -647,6 +702,32 @@ mod tests {
             .find(|v| v.signal == "header")
             .expect("a header vote");
         assert_eq!(header.decodes_cleanly, Some(false));
+    }
+
+    #[test]
+    fn a_few_cut_characters_do_not_refute_a_cjk_declaration() {
+        let text = CHINESE_SIMPLIFIED.repeat(12);
+        let mut bytes = page(Some("gb2312"), &text, GBK);
+        // A character cut in half before an ASCII quote, as a careless editor leaves it.
+        let at = bytes.len() / 2;
+        let at = at - (at - bytes.iter().position(|&b| b >= 0x80).unwrap_or(0)) % 2;
+        bytes.splice(at..at, [0xB5, b'"']);
+        assert!(!evidence::decodes_cleanly(GBK, &bytes));
+        let decision = decided(&bytes, None);
+        assert_eq!(decision.encoding(), GBK, "{decision:?}");
+        assert!(!decision.detector_ran);
+        // Broken every few characters, the declaration is a lie after all.
+        let mut lie = page(Some("gb2312"), &text, GBK);
+        for i in (200..lie.len() - 40).step_by(60) {
+            if lie[i] >= 0x80 && lie[i + 1] >= 0x80 {
+                lie[i + 1] = b' ';
+            }
+        }
+        assert_ne!(decided(&lie, None).encoding(), GBK);
+        // Japanese bytes declared GBK are not Chinese with a few cut characters.
+        let japanese = "日本語のページです。ひらがなとカタカナと漢字が混ざっています。".repeat(20);
+        let bytes = page(Some("gbk"), &japanese, SHIFT_JIS);
+        assert_ne!(decided(&bytes, None).encoding(), GBK);
     }
 
     #[test]
