@@ -64,7 +64,7 @@ const COMMON_SHARE_FLOOR: f64 = 0.3;
 /// saved page with a few characters cut in half (12 in 14,000 on a real GBK
 /// page) is damaged, not lying. A lie breaks far more often: foreign bytes
 /// read as GBK or Shift_JIS fail every few words.
-const TOLERATED_CHARS_PER_ERROR: usize = 500;
+pub const TOLERATED_CHARS_PER_ERROR: usize = 500;
 
 /// What the fetcher knows about a page besides its bytes.
 #[derive(Debug, Clone, Copy, Default)]
