@@ -26,6 +26,7 @@
 //! - [`backoff`], [`shutdown`]: small named types for cross-cutting concerns.
 //! - [`keys`]: every Redis key name, in one place.
 //! - [`metrics`]: Prometheus counters and latency histograms of a worker.
+//! - [`rdb`]: the members of a set of integers from its `DUMP` payload.
 
 pub mod backoff;
 pub mod broker;
@@ -33,6 +34,7 @@ pub mod config;
 pub mod keys;
 pub mod messages;
 pub mod metrics;
+pub mod rdb;
 pub mod shutdown;
 pub mod store;
 pub mod topology;

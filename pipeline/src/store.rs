@@ -32,7 +32,10 @@ pub enum StoreError {
 pub enum Op {
     /// SADD: reply Int(number added).
     SAdd { key: String, members: Vec<i64> },
-    /// SMEMBERS: reply Ints.
+    /// The members of a set of integers (SMEMBERS): reply Ints. On Redis it
+    /// is read as one `DUMP` payload ([`crate::rdb`]), or with SMEMBERS in a
+    /// second round trip when that payload is not understood; either way it
+    /// sees at least every member added before its place in the batch.
     SMembers { key: String },
     /// INCRBY: reply Int(new value).
     Incr { key: String, by: i64 },
@@ -181,6 +184,8 @@ pub enum Reply {
     Int(i64),
     Data(Vec<u8>),
     Array(Vec<Reply>),
+    /// The members of a set of integers ([`Op::SMembers`]).
+    Ints(Vec<i64>),
 }
 
 impl Reply {
@@ -199,6 +204,7 @@ impl Reply {
     /// An array of integers (set members are sent back as strings by Redis).
     pub fn ints(&self) -> Result<Vec<i64>, StoreError> {
         match self {
+            Reply::Ints(v) => Ok(v.clone()),
             Reply::Array(items) => items.iter().map(Reply::int).collect(),
             Reply::Nil => Ok(Vec::new()),
             _ => Err(self.unexpected("array of ints")),
@@ -524,7 +530,7 @@ impl RedisStore {
                     pipe.sadd(key, members);
                 }
                 Op::SMembers { key } => {
-                    pipe.smembers(key);
+                    pipe.cmd("DUMP").arg(key);
                 }
                 Op::Incr { key, by } => {
                     pipe.incr(key, *by);
@@ -675,7 +681,51 @@ impl RedisStore {
                     url: self.url.clone(),
                     source,
                 })?;
-        Ok(values.into_iter().map(reply_from_redis).collect())
+        let mut replies: Vec<Reply> = values.into_iter().map(reply_from_redis).collect();
+        self.read_set_payloads(ops, &mut replies).await?;
+        Ok(replies)
+    }
+
+    /// Turns the `DUMP` payloads of [`Op::SMembers`] into their members;
+    /// the sets whose payload is not understood are read with SMEMBERS, in
+    /// one more round trip.
+    async fn read_set_payloads(&self, ops: &[Op], replies: &mut [Reply]) -> Result<(), StoreError> {
+        let mut fallback: Vec<(usize, &str)> = Vec::new();
+        for (i, (op, reply)) in ops.iter().zip(replies.iter_mut()).enumerate() {
+            let Op::SMembers { key } = op else { continue };
+            match reply {
+                Reply::Nil => *reply = Reply::Ints(Vec::new()),
+                Reply::Data(payload) => match crate::rdb::set_members(payload) {
+                    Some(members) => *reply = Reply::Ints(members),
+                    None => fallback.push((i, key)),
+                },
+                _ => {
+                    return Err(StoreError::Reply {
+                        op: "DUMP",
+                        reply: reply.clone(),
+                    })
+                }
+            }
+        }
+        if fallback.is_empty() {
+            return Ok(());
+        }
+        let mut pipe = redis::pipe();
+        for (_, key) in &fallback {
+            pipe.smembers(*key);
+        }
+        let mut conn = self.conn.clone();
+        let sets: Vec<Vec<i64>> =
+            pipe.query_async(&mut conn)
+                .await
+                .map_err(|source| StoreError::Redis {
+                    url: self.url.clone(),
+                    source,
+                })?;
+        for ((i, _), members) in fallback.into_iter().zip(sets) {
+            replies[i] = Reply::Ints(members);
+        }
+        Ok(())
     }
 
     async fn keys_matching(&self, pattern: &str) -> Result<Vec<String>, StoreError> {
@@ -974,7 +1024,7 @@ fn parse_int(bytes: &[u8]) -> i64 {
 }
 
 fn ints_reply(members: impl Iterator<Item = i64>) -> Reply {
-    Reply::Array(members.map(Reply::Int).collect())
+    Reply::Ints(members.collect())
 }
 
 fn apply(map: &mut HashMap<String, Value>, op: &Op) -> Result<Reply, StoreError> {
@@ -986,7 +1036,7 @@ fn apply(map: &mut HashMap<String, Value>, op: &Op) -> Result<Reply, StoreError>
         Op::SMembers { key } => match map.get(key) {
             Some(Value::Set(s)) => ints_reply(s.iter().copied()),
             Some(_) => return Err(StoreError::WrongType(key.clone())),
-            None => Reply::Array(Vec::new()),
+            None => Reply::Ints(Vec::new()),
         },
         Op::Incr { key, by } => {
             let cur = match map.get(key) {
