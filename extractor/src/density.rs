@@ -241,7 +241,7 @@ pub fn select(page: &Page, st: &[Stats], filter_unlikely: bool) -> Option<Select
             }
             if !scored[ai] {
                 scored[ai] = true;
-                score[ai] = initial_score(page, ai);
+                score[ai] = initial_score(page, st, ai);
             }
             let divider = match level {
                 0 | 1 => 1.0,
@@ -264,6 +264,24 @@ pub fn select(page: &Page, st: &[Stats], filter_unlikely: bool) -> Option<Select
         }
     }
     let (mut top, top_score) = best?;
+    let twins = Twins::of(page, st, &scored, &out, top);
+    let mut chunks = Vec::new();
+    if twins.are_posts() {
+        if let Some(&first) = twins
+            .nodes
+            .iter()
+            .find(|&&j| score[j as usize] >= top_score * SECTION_SHARE)
+        {
+            top = first;
+        }
+    } else {
+        let threshold = (top_score * 0.2).max(10.0);
+        chunks.extend(twins.nodes.iter().copied().filter(|&j| {
+            j != top
+                && score[j as usize] >= threshold
+                && st[j as usize].link_density() < SIBLING_LINK_DENSITY
+        }));
+    }
     // A top candidate alone in its parent: the parent is the article.
     loop {
         let p = page.nodes[top as usize].parent;
@@ -312,6 +330,40 @@ pub fn select(page: &Page, st: &[Stats], filter_unlikely: bool) -> Option<Select
         }
         c = s.end;
     }
+    // Short paragraphs in the template of kept ones (`<div class=body__paragraph>`): their
+    // class name counts for little on so little text, but the template says what they are.
+    // A paragraph: its text its own (no blocks inside), ending like a sentence.
+    let mut c = parent + 1;
+    let kept = include.clone();
+    while c < st[parent as usize].end {
+        let (s, node) = (&st[c as usize], &page.nodes[c as usize]);
+        let twin_of_kept = || {
+            kept.iter().any(|&k| {
+                let kn = &page.nodes[k as usize];
+                kn.class == node.class && kn.tag == node.tag
+            })
+        };
+        if node.class != 0
+            && !out[c as usize]
+            && s.chars > 0
+            && s.block_chars == s.chars
+            && s.link_density() < SIBLING_LINK_DENSITY
+            && ends_sentence(page, c)
+            && !kept.contains(&c)
+            && twin_of_kept()
+        {
+            include.push(c);
+        }
+        c = s.end;
+    }
+    // Chunks of the article outside the top's parent (each chunk in its own grid row).
+    let inside = |j: u32, roots: &[u32]| roots.iter().any(|&r| j >= r && j < st[r as usize].end);
+    for j in chunks {
+        if !inside(j, &include) {
+            include.push(j);
+        }
+    }
+    include.sort_unstable();
     Some(Selection {
         top,
         parent,
@@ -319,8 +371,76 @@ pub fn select(page: &Page, st: &[Stats], filter_unlikely: bool) -> Option<Select
     })
 }
 
-/// Readability's starting score: the tag's prior plus what the class names say.
-fn initial_score(page: &Page, i: usize) -> f32 {
+/// Blocks in one template with the best candidate: the same tag, class and depth, scoring
+/// as text too. Either the posts of a page of posts (a blog's front page, a forum thread),
+/// each under its own date line, or the chunks of one article cut apart by ads and rails.
+struct Twins {
+    /// The twins and the top, in document order.
+    nodes: Vec<u32>,
+    /// Text between consecutive twins holds a date: each block is a post of its own.
+    dated_gaps: bool,
+}
+
+/// Bytes of text read between two twins when looking for a date line.
+pub const TWIN_GAP_BYTES: usize = 1024;
+
+impl Twins {
+    fn of(page: &Page, st: &[Stats], scored: &[bool], out: &[bool], top: u32) -> Twins {
+        let t = &page.nodes[top as usize];
+        let mut nodes = vec![top];
+        if t.class != 0 {
+            let (top_start, top_end) = (top, st[top as usize].end);
+            nodes = (1..page.nodes.len() as u32)
+                .filter(|&j| {
+                    let (n, ji) = (&page.nodes[j as usize], j as usize);
+                    j == top
+                        || (scored[ji]
+                            && !out[ji]
+                            && n.tag == t.tag
+                            && n.class == t.class
+                            && n.depth == t.depth
+                            && (st[ji].end <= top_start || j >= top_end))
+                })
+                .collect();
+        }
+        let dated_gaps = nodes
+            .windows(2)
+            .any(|w| crate::published::has_date(&gap_text(page, w[0], w[1])));
+        Twins { nodes, dated_gaps }
+    }
+
+    fn are_posts(&self) -> bool {
+        self.nodes.len() > 1 && self.dated_gaps
+    }
+}
+
+/// The text between the end of node `a` and the start of node `b` (at most
+/// [`TWIN_GAP_BYTES`] of it, nearest `b`).
+fn gap_text(page: &Page, a: u32, b: u32) -> String {
+    let (from, to) = (
+        page.nodes[a as usize].close as usize,
+        page.nodes[b as usize].open as usize,
+    );
+    let mut pieces = Vec::new();
+    let mut bytes = 0;
+    for ev in page.events[from.min(to)..to].iter().rev() {
+        if let Event::Text(x, y) = *ev {
+            pieces.push(&page.text[x as usize..y as usize]);
+            bytes += (y - x) as usize;
+            if bytes >= TWIN_GAP_BYTES {
+                break;
+            }
+        }
+    }
+    pieces.reverse();
+    pieces.join(" ")
+}
+
+/// Readability's starting score: the tag's prior plus what the class names say. A class
+/// name counts in full only on a block holding an article's worth of text
+/// ([`MIN_BODY_CHARS`]): on a short one (`<div class=floor_text>` over a forum post, a
+/// `<div class=post-info>` beside the article) it would outweigh the block's own text.
+fn initial_score(page: &Page, st: &[Stats], i: usize) -> f32 {
     let node = &page.nodes[i];
     let tag = match node.tag {
         Tag::Div | Tag::Article | Tag::Main | Tag::Section => 5.0,
@@ -336,7 +456,8 @@ fn initial_score(page: &Page, i: usize) -> f32 {
     } else {
         0.0
     };
-    tag + node.hint as f32 + markup
+    let text_share = (st[i].chars as f32 / MIN_BODY_CHARS as f32).min(1.0);
+    tag + node.hint as f32 * text_share + markup
 }
 
 /// The node's text ends like a sentence.
@@ -827,5 +948,84 @@ mod tests {
         assert!(b.text.contains("First part"), "{}", b.text);
         assert!(b.text.contains("Second part"), "{}", b.text);
         assert!(!b.text.contains("Teaser"));
+    }
+
+    fn text_of(html: &str) -> String {
+        let base = Url::parse("http://example.com/").unwrap();
+        body(&scan(html), &base).text
+    }
+
+    #[test]
+    fn short_block_with_a_content_class_does_not_beat_the_post() {
+        let post = "《太行山上》主要讲述八路军总司令朱德率领刚刚改编完的八路军三个主力师东渡黄河，\
+                    挺进抗日前线，开辟建立太行山根据地的光辉历程。"
+            .repeat(6);
+        let html = format!(
+            "<body><div class=floor_wrap><div class=div_floor><div class=div_floor_text>楼层： 第 1 楼，时间：2005-08-28，分数：100。</div>\
+             <div class=div_floor_score>分数：100</div></div></div>\
+             <div><div><table><tr><td>◎译　名　太行山上<br>◎链　接　<a href=/x>http://image.bbs.example.com/UploadFile/2005-8/20058242234839669.jpg</a>\
+             <br>{post}<br>看点</td></tr></table></div></div></body>"
+        );
+        let text = text_of(&html);
+        assert!(text.contains("主要讲述八路军"), "{text}");
+    }
+
+    #[test]
+    fn on_a_page_of_dated_posts_the_first_post_is_the_article() {
+        let post = |title: &str, date: &str, words: &str, n: usize| {
+            format!(
+                "<table><tr><td class=post-title>{title}</td><td class=post-title>{date}</td></tr>\
+                 <tr><td class=post-body>{}</td></tr></table>",
+                format!("{words}，这是博客文章的正文，写了很多内容。").repeat(n)
+            )
+        };
+        let html = format!(
+            "<body><div class=posts>{}{}{}</div></body>",
+            post("湘菜粤菜", "2005-06-14 03:25:55", "湘菜粤菜兵分两路", 8),
+            post("我真的累了", "2005-06-13 15:00:14", "当斑竹半年来", 12),
+            post("旧文", "2005-06-12 10:00:00", "旧的文章", 6),
+        );
+        let text = text_of(&html);
+        assert!(text.contains("湘菜粤菜兵分两路"), "{text}");
+        assert!(!text.contains("当斑竹半年来"), "{text}");
+    }
+
+    #[test]
+    fn chunks_of_one_article_in_separate_rows_are_joined() {
+        let chunk = |words: &str| {
+            format!(
+                "<div class=grid><div class=\"grid-item article__body\">{}</div>\
+                 <div class=rail><div class=ad>Advertisement</div></div></div>",
+                format!("<p>{words}, and the reporter explained more about it, at length.</p>")
+                    .repeat(4)
+            )
+        };
+        let html = format!(
+            "<body><div class=chunks>{}<div class=full-bleed-ad>Advertisement</div>{}</div></body>",
+            chunk("The first part of the story"),
+            chunk("The second part of the story")
+        );
+        let text = text_of(&html);
+        assert!(text.contains("first part"), "{text}");
+        assert!(text.contains("second part"), "{text}");
+        assert!(!text.contains("Advertisement"), "{text}");
+    }
+
+    #[test]
+    fn short_paragraphs_in_the_template_of_kept_ones_are_kept() {
+        let sentence = "The president made an unscheduled trip to the hospital on Saturday, which \
+                        the White House called a quick exam, and reporters asked many questions. ";
+        let html = format!(
+            "<body><table><tr><td>\
+             <div class=body__paragraph>You should not believe them, not at all.</div>\
+             <div class=body__paragraph>{}</div>\
+             <div class=body__paragraph>And neither should you, the reader.</div>\
+             <div class=byline-box>Chris Cillizza is an editor at large</div></td></tr></table></body>",
+            sentence.repeat(8)
+        );
+        let text = text_of(&html);
+        assert!(text.contains("You should not believe them"), "{text}");
+        assert!(text.contains("And neither should you"), "{text}");
+        assert!(!text.contains("editor at large"), "{text}");
     }
 }

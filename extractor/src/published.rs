@@ -290,6 +290,11 @@ fn floor(s: &str, mut i: usize) -> usize {
     i
 }
 
+/// `s` holds a date (any of the forms [`parse`] reads).
+pub(crate) fn has_date(s: &str) -> bool {
+    !dates_in(s).is_empty()
+}
+
 /// Parses the first date in `s` (a meta value, a `datetime`, or text).
 pub fn parse(s: &str) -> Option<String> {
     dates_in(s).into_iter().next().map(|(_, v, _)| v)

@@ -382,6 +382,9 @@ pub struct Node {
     pub punct: u32,
     /// A hash of the tag name: tells apart the end tags of elements that are all `Other`.
     pub name: u32,
+    /// A hash of its `class` attribute (0 without one): the posts of a blog page repeat
+    /// one template, and their blocks share tag, depth and class.
+    pub class: u32,
 }
 
 /// The page read as a sequence: element opens and closes, and text between them.
@@ -477,6 +480,13 @@ struct Scan {
     hint_cache: Vec<(String, hints::Hint)>,
 }
 
+/// FNV-1a: a cheap hash of short strings (class names).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
 /// Slots of [`Scan::hint_cache`].
 const HINT_CACHE_SLOTS: usize = 256;
 
@@ -497,6 +507,7 @@ pub fn scan(html: &str) -> Page {
             chars: 0,
             punct: 0,
             name: 0,
+            class: 0,
         });
         s.page.events.push(Event::Open(0));
         s.stack.push(0);
@@ -539,6 +550,7 @@ impl Scan {
         let mut meta_key: Option<String> = None;
         let mut meta_content: Option<&str> = None;
         let mut hidden = false;
+        let mut class = 0u32;
         for attr in el.attributes() {
             let Some(an) = attr
                 .name_source_location()
@@ -558,6 +570,9 @@ impl Scan {
             lower[..an.len()].make_ascii_lowercase();
             match &lower[..an.len()] {
                 b"id" | b"class" if id_class.len() < MAX_SHORT_BYTES => {
+                    if an.eq_ignore_ascii_case("class") && !value.trim().is_empty() {
+                        class = fnv1a(value.as_bytes()) as u32 | 1;
+                    }
                     id_class.push_str(value);
                     id_class.push(' ');
                 }
@@ -739,6 +754,7 @@ impl Scan {
             chars: 0,
             punct: 0,
             name,
+            class,
         });
         self.page.events.push(Event::Open(index));
         if el.can_have_content() {
@@ -757,10 +773,7 @@ impl Scan {
         if self.hint_cache.is_empty() {
             self.hint_cache = vec![(String::new(), hints::Hint::default()); HINT_CACHE_SLOTS];
         }
-        let slot = id_class.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-        }) as usize
-            % HINT_CACHE_SLOTS;
+        let slot = fnv1a(id_class.as_bytes()) as usize % HINT_CACHE_SLOTS;
         let entry = &mut self.hint_cache[slot];
         if entry.0 != id_class {
             entry.0.clear();
