@@ -34,12 +34,14 @@ const FAR_RANK: u8 = 10;
 pub const SEARCH_AROUND: u32 = 3072;
 
 /// The author of `page`. `span` is the body's text range, `body` its text as extracted,
-/// `date_pos` where the date was read.
+/// `date_pos` where the date was read, `issuer` the body that signed the document (see
+/// [`crate::signature`]): after the declared author, before bylines in the text.
 pub fn author(
     page: &Page,
     span: Option<(u32, u32)>,
     body: &str,
     date_pos: Option<u32>,
+    issuer: Option<String>,
 ) -> Option<String> {
     if let Some(a) = crate::meta(page, META_KEYS).and_then(clean) {
         return Some(a);
@@ -48,6 +50,9 @@ pub fn author(
         if let Some(a) = json_author(json).and_then(|a| clean(&a)) {
             return Some(a);
         }
+    }
+    if issuer.is_some() {
+        return issuer;
     }
     if let Some(a) = chinese_byline(page, span, date_pos) {
         return Some(a);
@@ -284,7 +289,7 @@ fn chinese_byline(page: &Page, span: Option<(u32, u32)>, date_pos: Option<u32>) 
             // "作者须知", "作者手记": not a byline.
             Vec::new()
         } else {
-            let names = names_after(after, name_re, rank > 0);
+            let names = names_after(after, name_re, rank > 0, rank != 4);
             if names.is_empty() && rank == 0 {
                 pen_name(after).into_iter().collect()
             } else {
@@ -343,12 +348,51 @@ fn chinese_byline(page: &Page, span: Option<(u32, u32)>, date_pos: Option<u32>) 
         if names.is_empty() || !others_ok {
             continue;
         }
-        let key = (2, (lo as i64 + m.start() as i64 - anchor).abs());
+        // "刘欢的家(组图)</a>(房产)": a tag after a linked headline, not a byline.
+        // (Checked last: it walks the events.)
+        if after_link(page, (lo + all.start()) as u32) {
+            continue;
+        }
+
+        // Far from the body, a bracket is a tag in a list of headlines ("(房产)").
+        let pos = (lo + m.start()) as u32;
+        let far = pos + NEAR_BODY < start || pos > end + NEAR_BODY;
+        let key = (
+            2 + if far { FAR_RANK } else { 0 },
+            (pos as i64 - anchor).abs(),
+        );
         if best.as_ref().is_none_or(|(k, _)| key < *k) {
             best = Some((key, names.join(" ")));
         }
     }
     best.and_then(|(_, n)| clean(&n))
+}
+
+/// The text just before byte `pos` of the page's text (spaces aside) is link text.
+fn after_link(page: &Page, pos: u32) -> bool {
+    let text = &page.text;
+    let before = text[..floor(text, pos as usize)].trim_end_matches(' ');
+    if before.is_empty() || before.ends_with('\n') {
+        return false;
+    }
+    let at = before.len() as u32 - 1;
+    // The text event holding `at`, and the element open around it.
+    let mut stack: Vec<u32> = Vec::new();
+    for ev in &page.events {
+        match *ev {
+            crate::scan::Event::Open(n) => stack.push(n),
+            crate::scan::Event::Close(_) => {
+                stack.pop();
+            }
+            crate::scan::Event::Text(a, b) if a <= at && at < b => {
+                return stack
+                    .last()
+                    .is_some_and(|&n| page.nodes[n as usize].flags & flag::IN_LINK != 0);
+            }
+            crate::scan::Event::Text(..) => {}
+        }
+    }
+    false
 }
 
 /// The names after a label: `：张三 李四`, `记者 张三`.
@@ -369,7 +413,7 @@ fn pen_name(after: &str) -> Option<String> {
     ok.then(|| word.to_string())
 }
 
-fn names_after(after: &str, name_re: &Regex, need_surname: bool) -> Vec<String> {
+fn names_after(after: &str, name_re: &Regex, need_surname: bool, pen_names: bool) -> Vec<String> {
     let line = after.split('\n').next().unwrap_or("");
     let rest = line.trim_start_matches([' ', '：', ':', '/', '／', ']', '】', '　']);
     let mut names = Vec::new();
@@ -391,7 +435,15 @@ fn names_after(after: &str, name_re: &Regex, need_surname: bool) -> Vec<String> 
             .min()
             .map_or(word, |cut| &word[..cut]);
         let word = word.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '·');
+        // A word alone after the label, to the end of its line ("编辑：山石"), is the
+        // editor's (pen) name whatever its first character, unless it names a publication.
+        let alone = i == 0 && rest.trim_end() == word;
+        let pen_name = pen_names
+            && alone
+            && word.chars().count() <= 3
+            && !ORGANISATION_ENDS.iter().any(|e| word.ends_with(e));
         let surname_ok = !need_surname
+            || pen_name
             || (word.chars().next().is_some_and(|c| SURNAMES.contains(c))
                 && word.chars().count() <= 3);
         if name_re.is_match(word) && surname_ok {
@@ -454,7 +506,7 @@ mod tests {
 
     fn byline(html: &str) -> Option<String> {
         let page = scan(html);
-        author(&page, None, "", None)
+        author(&page, None, "", None, None)
     }
 
     #[test]
@@ -483,6 +535,20 @@ mod tests {
     }
 
     #[test]
+    fn bracket_after_a_linked_headline_is_a_tag() {
+        assert_eq!(
+            byline("<p>正文很长的一段话。</p><p>编辑：山石</p><div><a href=/a>歌坛大哥大刘欢的家(组图)</a>\
+                    <span>(房产)</span></div>")
+            .as_deref(),
+            Some("山石")
+        );
+        assert_eq!(
+            byline("<p>正文很长的一段话，最后一句。（姚峰 上海报道）</p>").as_deref(),
+            Some("姚峰")
+        );
+    }
+
+    #[test]
     fn chinese_labels_ranked() {
         assert_eq!(
             byline("<p>来源：新华网 作者：李四</p>").as_deref(),
@@ -501,5 +567,13 @@ mod tests {
             Some("尹娟")
         );
         assert_eq!(byline("<p>来源：新华网</p>"), None);
+        // A pen name alone after the label, with no common surname.
+        assert_eq!(
+            byline("<p>来源：新闻晨报</p><p>编辑：山石</p>").as_deref(),
+            Some("山石")
+        );
+        assert_eq!(byline("<p>编辑：本报</p>"), None);
+        assert_eq!(byline("<p>来源：央视</p>"), None);
+        assert_eq!(byline("<p>记者 山石流水 报道</p>"), None);
     }
 }

@@ -14,6 +14,7 @@
 //! - [`density`]: body scoring over the records (text and symbol density, link density,
 //!   class hints) and the paragraphs of the winning subtree.
 //! - [`title`], [`published`], [`author`]: metadata from meta tags, JSON-LD and text.
+//! - [`signature`]: the issuer and signing date that close an official document.
 //! - [`links`]: outlinks and URL resolution.
 //! - [`eval`]: the benchmark metric (AEB shingles, with the CJK rule for CWCED).
 //! - [`entities`]: HTML character references (`lol_html` leaves them in the text).
@@ -27,6 +28,7 @@ pub mod hints;
 pub mod links;
 pub mod published;
 pub mod scan;
+pub mod signature;
 /// The worker stage (I/O glue): a `Page` in, a `Document` and the page's outlinks out.
 pub mod stage;
 pub mod title;
@@ -74,11 +76,23 @@ pub fn extract(html: &str, page_url: &Url) -> Article {
     let base = links::base_url(&page, page_url);
     let body = density::body(&page, &base);
     let published = published::published(&page, body.span);
+    let signed = signature::signature(&page, body.span);
     let site_name = meta(&page, &["og:site_name", "application-name"]).map(str::to_string);
+    let date_pos = published.as_ref().and_then(|p| p.pos);
     Article {
         title: title::title(&page, site_name.as_deref()),
-        published: published.as_ref().map(|p| p.value.clone()),
-        author: author::author(&page, body.span, &body.text, published.and_then(|p| p.pos)),
+        // A signed document is dated by its signature, not by the day the site posted it.
+        published: signed
+            .as_ref()
+            .map(|s| s.date.clone())
+            .or_else(|| published.map(|p| p.value)),
+        author: author::author(
+            &page,
+            body.span,
+            &body.text,
+            date_pos,
+            signed.map(|s| s.issuer),
+        ),
         text: body.text,
         body_html: body.html,
         images: body.images,

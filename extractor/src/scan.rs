@@ -879,14 +879,18 @@ impl Scan {
     }
 
     /// Separates the text of blocks in [`Page::text`] (no event refers to the separator).
+    /// A block whose text ends in spaces (`吉林省人民政府　　</div>`) has its collapsed space
+    /// turned into the line break, in place, so the next block still starts a line.
     fn block_boundary(&mut self, tag: Tag) {
-        if tag.is_block()
-            && !self.space_before
-            && !self.page.text.is_empty()
-            && self.page.text.len() < MAX_TEXT_BYTES
-        {
+        if !tag.is_block() || self.page.text.is_empty() {
+            return;
+        }
+        if !self.space_before && self.page.text.len() < MAX_TEXT_BYTES {
             self.page.text.push('\n');
             self.space_before = true;
+        } else if self.space_before && self.page.text.ends_with(' ') {
+            self.page.text.pop();
+            self.page.text.push('\n');
         }
     }
 
@@ -1244,6 +1248,16 @@ mod tests {
         let p = scan("<div><b>bold</B> <i>it<p>para</i> more</p></span>after</div>");
         assert_eq!(texts(&p, Tag::P), ["para more"]);
         assert_eq!(texts(&p, Tag::Div), ["bold it\npara more\nafter"]);
+    }
+
+    #[test]
+    fn blocks_ending_in_spaces_still_end_their_line() {
+        let p = scan(
+            "<body><div>　　吉林省人民政府　　　　</div><div>　　2022年1月27日　　</div><p>x</p>",
+        );
+        assert_eq!(p.text.trim(), "吉林省人民政府\n2022年1月27日\nx");
+        // Text events keep their offsets: each block's text reads back whole.
+        assert_eq!(texts(&p, Tag::Div), ["吉林省人民政府", "2022年1月27日"]);
     }
 
     #[test]
