@@ -1058,9 +1058,15 @@ fn next_markup(s: &str) -> Option<usize> {
 /// The end tag `</name>` of a raw-text element in `s` (any case): where it starts and
 /// where it ends.
 fn find_end_tag(s: &str, name: &str) -> Option<(usize, usize)> {
+    // Scripts run to hundreds of kilobytes: a vectorised search for `</` (the automaton's
+    // prefilter), not `str::find`'s two-way search.
+    static END_TAG_OPEN: std::sync::OnceLock<aho_corasick::AhoCorasick> =
+        std::sync::OnceLock::new();
+    let opener = END_TAG_OPEN
+        .get_or_init(|| aho_corasick::AhoCorasick::new(["</"]).expect("static pattern"));
     let bytes = s.as_bytes();
     let mut from = 0;
-    while let Some(i) = s[from..].find("</") {
+    while let Some(i) = opener.find(&bytes[from..]).map(|m| m.start()) {
         let at = from + i;
         let after_name = at + 2 + name.len();
         let matches = bytes
