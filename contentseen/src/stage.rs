@@ -68,8 +68,7 @@ impl ContentSeenStage {
             },
             Op::HSet {
                 key: self.keys.recrawl_interval(),
-                field: doc.url.clone(),
-                value: in_secs.to_string().into_bytes(),
+                fields: vec![(doc.url.clone(), in_secs.to_string().into_bytes())],
             },
         ])
     }

@@ -24,9 +24,10 @@
 //! 1. `SADD` the fingerprint to its k+1 band sets, then `INCRBY` the counter
 //!    by the batch size: every document of the batch gets a number taken
 //!    after its insert.
-//! 2. Record: `HSETNX sequrl` (number → URL), `HSETNX fps` (fingerprint →
-//!    number; the first document with this fingerprint keeps it); then look
-//!    up: `SMEMBERS` of the k+1 band sets.
+//! 2. Record: `HSETNX fps` (fingerprint → number; the first document with
+//!    this fingerprint keeps it), `HSET sequrl` (number → URL; one command
+//!    per block of numbers the batch took); then look up the k+1 band sets
+//!    (`DUMP`, read as their members: [`pipeline::rdb`]).
 //! 3. Only when needed (a match within k, or a fingerprint recorded before):
 //!    `HGET fps` of those fingerprints.
 //! 4. Only for duplicates: `HGET sequrl` of the earliest match's number.
@@ -197,18 +198,28 @@ impl Table {
         let nbands = self.layout.bands().len();
         // 2. Record every document, then look every one up.
         let mut ops = Vec::with_capacity(docs.len() * (2 + nbands));
+        // Numbers are taken once, so the URL records of a batch (consecutive
+        // numbers) need no NX: one HSET per block they fall in.
+        let mut url_blocks: Vec<(String, Vec<(String, Vec<u8>)>)> = Vec::new();
         for (&(fp, url), &seq) in docs.iter().zip(seqs) {
-            ops.push(Op::HSetNx {
-                key: self.url_key(seq),
-                field: seq.to_string(),
-                value: url.as_bytes().to_vec(),
-            });
             ops.push(Op::HSetNx {
                 key: self.sequence_key(fp),
                 field: (fp as i64).to_string(),
                 value: seq.to_string().into_bytes(),
             });
+            let key = self.url_key(seq);
+            let entry = (seq.to_string(), url.as_bytes().to_vec());
+            match url_blocks.last_mut() {
+                Some((k, fields)) if *k == key => fields.push(entry),
+                _ => url_blocks.push((key, vec![entry])),
+            }
         }
+        ops.extend(
+            url_blocks
+                .into_iter()
+                .map(|(key, fields)| Op::HSet { key, fields }),
+        );
+        let lookups = ops.len();
         for &(fp, _) in docs {
             ops.extend(self.band_keys(fp).map(|key| Op::SMembers { key }));
         }
@@ -232,9 +243,8 @@ impl Table {
         // Per document: its own number if it recorded it, and its matches.
         let mut own: Vec<Option<i64>> = Vec::with_capacity(docs.len());
         let mut matches: Vec<Vec<u64>> = Vec::with_capacity(docs.len());
-        let lookups = 2 * docs.len();
         for (i, (&(fp, _), &seq)) in docs.iter().zip(seqs).enumerate() {
-            let recorded = replies[2 * i + 1].int()? == 1;
+            let recorded = replies[i].int()? == 1;
             own.push(recorded.then_some(seq));
             if !recorded {
                 want(fp);

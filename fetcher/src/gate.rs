@@ -146,8 +146,7 @@ mod tests {
         store
             .one(Op::HSet {
                 key: keys.host("http://h"),
-                field: "backoff_until_ms".into(),
-                value: far.to_string().into_bytes(),
+                fields: vec![("backoff_until_ms".into(), far.to_string().into_bytes())],
             })
             .await
             .unwrap();

@@ -83,8 +83,7 @@ impl<'a> HostFeedback<'a> {
     fn set(&self, field: &str, value: u64) -> Op {
         Op::HSet {
             key: self.keys.host(self.origin),
-            field: field.to_string(),
-            value: value.to_string().into_bytes(),
+            fields: vec![(field.to_string(), value.to_string().into_bytes())],
         }
     }
 
@@ -152,7 +151,10 @@ mod tests {
         let keys = Keys::new("ns");
         let fb = HostFeedback::new(&keys, "http://h:1");
         let value = |op: Op| match op {
-            Op::HSet { field, value, .. } => (field, String::from_utf8(value).unwrap()),
+            Op::HSet { mut fields, .. } if fields.len() == 1 => {
+                let (field, value) = fields.remove(0);
+                (field, String::from_utf8(value).unwrap())
+            }
             other => panic!("{other:?}"),
         };
         assert_eq!(

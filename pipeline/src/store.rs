@@ -127,11 +127,10 @@ pub enum Op {
     ZRem { key: String, members: Vec<Vec<u8>> },
     /// ZCARD: reply Int.
     ZCard { key: String },
-    /// HSET of one field: reply Int(1 if new).
+    /// HSET of one or more fields: reply Int(number of new fields).
     HSet {
         key: String,
-        field: String,
-        value: Vec<u8>,
+        fields: Vec<(String, Vec<u8>)>,
     },
     /// Atomically, for each member: add it to `seen`; if it was new, add it to
     /// `claim` too. Then (re)set `claim`'s expiry and reply Ints with every
@@ -583,8 +582,8 @@ impl RedisStore {
                 Op::ZCard { key } => {
                     pipe.zcard(key);
                 }
-                Op::HSet { key, field, value } => {
-                    pipe.hset(key, field, value);
+                Op::HSet { key, fields } => {
+                    pipe.hset_multiple(key, fields);
                 }
                 Op::Claim {
                     seen,
@@ -1141,9 +1140,13 @@ fn apply(map: &mut HashMap<String, Value>, op: &Op) -> Result<Reply, StoreError>
             Some(_) => return Err(StoreError::WrongType(key.clone())),
             None => Reply::Int(0),
         },
-        Op::HSet { key, field, value } => {
+        Op::HSet { key, fields } => {
             let h = hash_mut(map, key)?;
-            Reply::Int(h.insert(field.clone(), value.clone()).is_none() as i64)
+            let new = fields
+                .iter()
+                .filter(|(f, v)| h.insert(f.clone(), v.clone()).is_none())
+                .count();
+            Reply::Int(new as i64)
         }
         Op::HostEnqueue {
             schedule,

@@ -9,6 +9,12 @@ use pipeline::messages::{decode, encode, FetchTask, VERSION};
 use pipeline::store::Op;
 use pipeline::{CrawlSpec, Store};
 
+/// The slow host's delay and the sweep's stale time: long enough that the
+/// steps between (`waiting` scans the key space, slow on a Redis that holds
+/// another test's million keys) fit well inside them.
+const SLOW_MS: u64 = 2_000;
+const STALE_MS: u64 = 1_000;
+
 fn task(url: &str) -> Vec<u8> {
     encode(&FetchTask {
         v: VERSION,
@@ -53,7 +59,7 @@ async fn scenario(store: Store, ns: &str) {
         &store,
         &keys,
         "http://slow",
-        300,
+        SLOW_MS,
         &["http://slow/1", "http://slow/2"],
     )
     .await;
@@ -76,19 +82,19 @@ async fn scenario(store: Store, ns: &str) {
     confirm(&store, &keys, t).await.unwrap();
     assert_eq!(waiting(&store, &keys).await.unwrap(), 1);
     assert!(take_due(&store, &keys, &s).await.unwrap().is_empty());
-    tokio::time::sleep(Duration::from_millis(350)).await;
+    tokio::time::sleep(Duration::from_millis(SLOW_MS + 50)).await;
     let t = take_due(&store, &keys, &s).await.unwrap();
     assert_eq!(urls(&t), ["http://slow/2"]);
 
     // Not confirmed (the releaser died): swept back after the stale time.
     let quick = ReleaseSettings {
-        stale_after: Duration::from_millis(100),
+        stale_after: Duration::from_millis(STALE_MS),
         ..ReleaseSettings::default()
     };
     assert_eq!(sweep(&store, &keys, &quick).await.unwrap(), 0);
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    tokio::time::sleep(Duration::from_millis(STALE_MS + 50)).await;
     assert_eq!(sweep(&store, &keys, &quick).await.unwrap(), 1);
-    tokio::time::sleep(Duration::from_millis(350)).await;
+    tokio::time::sleep(Duration::from_millis(SLOW_MS + 50)).await;
     let t = take_due(&store, &keys, &s).await.unwrap();
     assert_eq!(urls(&t), ["http://slow/2"]);
     confirm(&store, &keys, t).await.unwrap();
@@ -116,8 +122,7 @@ async fn scenario(store: Store, ns: &str) {
     store
         .one(Op::HSet {
             key: keys.host("http://bad"),
-            field: "fail_streak".into(),
-            value: b"9".to_vec(),
+            fields: vec![("fail_streak".into(), b"9".to_vec())],
         })
         .await
         .unwrap();
