@@ -200,7 +200,7 @@ impl Table {
         let mut ops = Vec::with_capacity(docs.len() * (2 + nbands));
         // Numbers are taken once, so the URL records of a batch (consecutive
         // numbers) need no NX: one HSET per block they fall in.
-        let mut url_blocks: Vec<(String, Vec<(String, Vec<u8>)>)> = Vec::new();
+        let mut url_blocks: Vec<Op> = Vec::new();
         for (&(fp, url), &seq) in docs.iter().zip(seqs) {
             ops.push(Op::HSetNx {
                 key: self.sequence_key(fp),
@@ -210,15 +210,14 @@ impl Table {
             let key = self.url_key(seq);
             let entry = (seq.to_string(), url.as_bytes().to_vec());
             match url_blocks.last_mut() {
-                Some((k, fields)) if *k == key => fields.push(entry),
-                _ => url_blocks.push((key, vec![entry])),
+                Some(Op::HSet { key: k, fields }) if *k == key => fields.push(entry),
+                _ => url_blocks.push(Op::HSet {
+                    key,
+                    fields: vec![entry],
+                }),
             }
         }
-        ops.extend(
-            url_blocks
-                .into_iter()
-                .map(|(key, fields)| Op::HSet { key, fields }),
-        );
+        ops.extend(url_blocks);
         let lookups = ops.len();
         for &(fp, _) in docs {
             ops.extend(self.band_keys(fp).map(|key| Op::SMembers { key }));
