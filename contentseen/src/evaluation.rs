@@ -17,7 +17,7 @@
 //! AEB articles share a topic and a site). Pure: the caller reads the
 //! bodies and computes fingerprints.
 
-use crate::simhash::{distance, Fingerprint};
+use crate::simhash::{distance, is_cjk, Fingerprint};
 
 /// Why two texts of a pair are near-duplicates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -117,11 +117,21 @@ fn sentence_of(other: &str) -> String {
     "The company did not respond to a request for comment.".to_string()
 }
 
-/// One light edit: 1–3 words changed, inserted or deleted, or a sentence added.
+/// One light edit: 1–3 words changed, inserted or deleted, or a sentence
+/// added. Words are space-separated; a "word" holding a line break is not
+/// edited (that would merge or split lines, which is not a word edit), and
+/// in a "word" of CJK text (written without spaces: a whole clause) the
+/// edit is two characters, the length of a typical Chinese word.
 fn light_edit(body: &str, other: &str, rng: &mut Rng) -> String {
     let mut words: Vec<String> = body.split(' ').map(str::to_string).collect();
     let vocab: Vec<&str> = other.split_whitespace().collect();
-    if words.len() < 2 || vocab.is_empty() {
+    let other_cjk: Vec<char> = other.chars().filter(|&c| is_cjk(c)).collect();
+    let editable = |words: &[String]| -> Vec<usize> {
+        (0..words.len())
+            .filter(|&i| !words[i].is_empty() && !words[i].contains('\n'))
+            .collect()
+    };
+    if editable(&words).len() < 2 || vocab.is_empty() {
         return format!("{body} Updated.");
     }
     match rng.below(4) {
@@ -135,15 +145,35 @@ fn light_edit(body: &str, other: &str, rng: &mut Rng) -> String {
         }
         op => {
             for _ in 0..1 + rng.below(3) {
-                let at = rng.below(words.len());
+                let places = editable(&words);
+                if places.len() < 2 {
+                    break;
+                }
+                let at = places[rng.below(places.len())];
+                let chars: Vec<char> = words[at].chars().collect();
+                let cjk = chars.iter().filter(|&&c| is_cjk(c)).count();
+                if cjk >= 4 && other_cjk.len() >= 2 {
+                    // Two characters of a CJK clause.
+                    let j = rng.below(chars.len() - 1);
+                    let k = rng.below(other_cjk.len() - 1);
+                    let new = &other_cjk[k..k + 2];
+                    let edited: String = match op {
+                        1 => [&chars[..j], new, &chars[j + 2..]].concat(),
+                        2 => [&chars[..j], new, &chars[j..]].concat(),
+                        _ => [&chars[..j], &chars[j + 2..]].concat(),
+                    }
+                    .into_iter()
+                    .collect();
+                    words[at] = edited;
+                    continue;
+                }
                 let w = vocab[rng.below(vocab.len())].to_string();
                 match op {
                     1 => words[at] = w,
                     2 => words.insert(at, w),
-                    _ if words.len() > 2 => {
+                    _ => {
                         words.remove(at);
                     }
-                    _ => {}
                 }
             }
         }
