@@ -485,6 +485,9 @@ pub struct RedisStore {
     url: String,
     conn: ConnectionManager,
     scripts: Arc<Scripts>,
+    /// The server answers `DUMP` (a server may disable or rename it, or an
+    /// ACL refuse it): sets are read from their payloads, else with SMEMBERS.
+    dump: bool,
 }
 
 impl RedisStore {
@@ -504,10 +507,24 @@ impl RedisStore {
             .get_connection_manager_with_config(config)
             .await
             .map_err(err)?;
+        // Probe once: `DUMP` of a key that does not exist answers nil.
+        let mut probe = conn.clone();
+        let dump = match redis::cmd("DUMP")
+            .arg("crawler:probe:dump")
+            .query_async::<redis::Value>(&mut probe)
+            .await
+        {
+            Ok(_) => true,
+            Err(e) => {
+                tracing::warn!(redis = %shown, error = %e, "DUMP refused: sets are read with SMEMBERS (slower)");
+                false
+            }
+        };
         Ok(RedisStore {
             url: shown.clone(),
             conn,
             scripts: Arc::new(Scripts::new()),
+            dump,
         })
     }
 
@@ -528,8 +545,11 @@ impl RedisStore {
                 Op::SAdd { key, members } => {
                     pipe.sadd(key, members);
                 }
-                Op::SMembers { key } => {
+                Op::SMembers { key } if self.dump => {
                     pipe.cmd("DUMP").arg(key);
+                }
+                Op::SMembers { key } => {
+                    pipe.smembers(key);
                 }
                 Op::Incr { key, by } => {
                     pipe.incr(key, *by);
@@ -692,6 +712,10 @@ impl RedisStore {
         let mut fallback: Vec<(usize, &str)> = Vec::new();
         for (i, (op, reply)) in ops.iter().zip(replies.iter_mut()).enumerate() {
             let Op::SMembers { key } = op else { continue };
+            if !self.dump {
+                *reply = Reply::Ints(reply.ints()?);
+                continue;
+            }
             match reply {
                 Reply::Nil => *reply = Reply::Ints(Vec::new()),
                 Reply::Data(payload) => match crate::rdb::set_members(payload) {

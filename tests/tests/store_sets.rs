@@ -3,6 +3,8 @@
 //! encoding a set of integers can have: intsets of 16-, 32- and 64-bit
 //! members, intsets whose blob Redis LZF-compresses, hash-table sets past
 //! `set-max-intset-entries`, a missing key; and the memory store agrees.
+//! A server that refuses `DUMP` (here: an ACL user without it) gets the
+//! same answers through SMEMBERS.
 
 use std::collections::BTreeSet;
 
@@ -97,6 +99,39 @@ async fn set_members_match_smembers_for_every_encoding() {
             assert_eq!(got, expected, "{name} ({encoding}) from {which}");
         }
     }
+    // A client whose user may not DUMP: probed at connect, SMEMBERS instead.
+    let user = format!("crawler-test-nodump-{ns}");
+    let () = redis::cmd("ACL")
+        .arg("SETUSER")
+        .arg(&user)
+        .arg("on")
+        .arg("nopass")
+        .arg("~*")
+        .arg("&*")
+        .arg("+@all")
+        .arg("-dump")
+        .query_async(&mut conn)
+        .await
+        .expect("ACL SETUSER");
+    let restricted = Store::redis(&format!("redis://{user}:x@127.0.0.1:6379/"))
+        .await
+        .expect("connect as the restricted user");
+    for (name, members) in sets() {
+        let key = format!("{ns}:set:{name}");
+        let replies = restricted
+            .exec(&[Op::SMembers { key }])
+            .await
+            .expect("SMembers without DUMP");
+        let got: BTreeSet<i64> = replies[0].ints().expect("ints").into_iter().collect();
+        assert_eq!(got, members.into_iter().collect(), "{name} without DUMP");
+    }
+    let _: i64 = redis::cmd("ACL")
+        .arg("DELUSER")
+        .arg(&user)
+        .query_async(&mut conn)
+        .await
+        .expect("ACL DELUSER");
+
     // A missing key is an empty set.
     let replies = redis
         .exec(&[Op::SMembers {
