@@ -485,9 +485,11 @@ pub struct RedisStore {
     url: String,
     conn: ConnectionManager,
     scripts: Arc<Scripts>,
-    /// The server answers `DUMP` (a server may disable or rename it, or an
-    /// ACL refuse it): sets are read from their payloads, else with SMEMBERS.
-    dump: bool,
+    /// Whether the server answers `DUMP` (a server may disable or rename it,
+    /// or an ACL refuse it): sets are read from their payloads, else with
+    /// SMEMBERS. Probed on the first set read, not at connect: most stages
+    /// never read a set.
+    dump: Arc<tokio::sync::OnceCell<bool>>,
 }
 
 impl RedisStore {
@@ -507,28 +509,47 @@ impl RedisStore {
             .get_connection_manager_with_config(config)
             .await
             .map_err(err)?;
-        // Probe once: `DUMP` of a key that does not exist answers nil.
-        let mut probe = conn.clone();
-        let dump = match redis::cmd("DUMP")
-            .arg("crawler:probe:dump")
-            .query_async::<redis::Value>(&mut probe)
-            .await
-        {
-            Ok(_) => true,
-            Err(e) => {
-                tracing::warn!(redis = %shown, error = %e, "DUMP refused: sets are read with SMEMBERS (slower)");
-                false
-            }
-        };
         Ok(RedisStore {
             url: shown.clone(),
             conn,
             scripts: Arc::new(Scripts::new()),
-            dump,
+            dump: Arc::default(),
         })
     }
 
+    /// Whether sets are read with `DUMP`: probed once, with `DUMP` of a key
+    /// that does not exist (nil). An error reply from the server means no;
+    /// a connection error is returned and the probe runs again next time.
+    async fn dump_allowed(&self) -> Result<bool, StoreError> {
+        self.dump
+            .get_or_try_init(|| async {
+                let mut conn = self.conn.clone();
+                match redis::cmd("DUMP")
+                    .arg("crawler:probe:dump")
+                    .query_async::<redis::Value>(&mut conn)
+                    .await
+                {
+                    Ok(_) => Ok(true),
+                    Err(e) if e.code().is_some() => {
+                        tracing::warn!(redis = %self.url, error = %e, "DUMP refused: sets are read with SMEMBERS (slower)");
+                        Ok(false)
+                    }
+                    Err(source) => Err(StoreError::Redis {
+                        url: self.url.clone(),
+                        source,
+                    }),
+                }
+            })
+            .await
+            .copied()
+    }
+
     async fn exec(&self, ops: &[Op]) -> Result<Vec<Reply>, StoreError> {
+        let dump = if ops.iter().any(|op| matches!(op, Op::SMembers { .. })) {
+            self.dump_allowed().await?
+        } else {
+            false
+        };
         let mut pipe = redis::pipe();
         let mut loaded: Vec<&str> = Vec::new();
         for op in ops {
@@ -545,7 +566,7 @@ impl RedisStore {
                 Op::SAdd { key, members } => {
                     pipe.sadd(key, members);
                 }
-                Op::SMembers { key } if self.dump => {
+                Op::SMembers { key } if dump => {
                     pipe.cmd("DUMP").arg(key);
                 }
                 Op::SMembers { key } => {
@@ -701,18 +722,23 @@ impl RedisStore {
                     source,
                 })?;
         let mut replies: Vec<Reply> = values.into_iter().map(reply_from_redis).collect();
-        self.read_set_payloads(ops, &mut replies).await?;
+        self.read_set_payloads(ops, &mut replies, dump).await?;
         Ok(replies)
     }
 
     /// Turns the `DUMP` payloads of [`Op::SMembers`] into their members;
     /// the sets whose payload is not understood are read with SMEMBERS, in
     /// one more round trip.
-    async fn read_set_payloads(&self, ops: &[Op], replies: &mut [Reply]) -> Result<(), StoreError> {
+    async fn read_set_payloads(
+        &self,
+        ops: &[Op],
+        replies: &mut [Reply],
+        dump: bool,
+    ) -> Result<(), StoreError> {
         let mut fallback: Vec<(usize, &str)> = Vec::new();
         for (i, (op, reply)) in ops.iter().zip(replies.iter_mut()).enumerate() {
             let Op::SMembers { key } = op else { continue };
-            if !self.dump {
+            if !dump {
                 *reply = Reply::Ints(reply.ints()?);
                 continue;
             }
