@@ -299,18 +299,15 @@ enum Fast {
 fn fast_class(c: char) -> Fast {
     let u = c as u32;
     match u {
-        // Latin-1 letters, Latin Extended-A, Greek, Cyrillic first: the
-        // common non-ASCII letters of space-separated text.
+        // Latin-1 letters, Latin Extended-A, Greek, Cyrillic tested first (the
+        // common non-ASCII letters of space-separated text; the same answer
+        // as the last arm, reached in fewer compares).
         0xC0..=0x12F
         | 0x134..=0x13E
         | 0x141..=0x148
         | 0x14A..=0x17E
         | 0x391..=0x3CE
-        | 0x400..=0x45F => match fast_letter(c) {
-            Some(Some(l)) => Fast::Letter(l),
-            Some(None) => Fast::Separator,
-            None => Fast::Slow,
-        },
+        | 0x400..=0x45F => letter_class(c),
         0..=0x7F if c.is_ascii_alphanumeric() => Fast::Letter(c.to_ascii_lowercase()),
         0..=0x7F => Fast::Separator,
         // Full-width ASCII.
@@ -329,11 +326,17 @@ fn fast_class(c: char) -> Fast {
             Fast::Separator
         }
         0x300C..=0x300F => Fast::Separator,
-        _ => match fast_letter(c) {
-            Some(Some(l)) => Fast::Letter(l),
-            Some(None) => Fast::Separator,
-            None => Fast::Slow,
-        },
+        _ => letter_class(c),
+    }
+}
+
+/// [`fast_letter`] as a [`Fast`] class: a letter, a separator, or the tables.
+#[inline(always)]
+fn letter_class(c: char) -> Fast {
+    match fast_letter(c) {
+        Some(Some(l)) => Fast::Letter(l),
+        Some(None) => Fast::Separator,
+        None => Fast::Slow,
     }
 }
 
