@@ -10,7 +10,7 @@
 //!    (`MEMORY USAGE` of every key) and as an `INFO memory` delta.
 //!
 //! Uses its own namespaces on the shared Redis and deletes their keys at the
-//! end (SCAN + UNLINK, never FLUSHDB). Set `CONTENTSEEN_BENCH_FPS=1000000`
+//! end (SCAN + DEL, never FLUSHDB). Set `CONTENTSEEN_BENCH_FPS=1000000`
 //! to stop after 1M, `CONTENTSEEN_BENCH_SKIP_REDIS=1` for 1–2 only,
 //! `CONTENTSEEN_BENCH_SKIP_QUALITY=1` to skip 1, `CONTENTSEEN_BENCH_SKIP_MEMORY=1`
 //! to skip 4.
@@ -352,42 +352,9 @@ fn namespace_of(table: &Table) -> String {
     key.rsplitn(4, ':').last().unwrap_or_default().to_string()
 }
 
-async fn keys_of(conn: &mut MultiplexedConnection, pattern: &str) -> Vec<String> {
-    let mut cursor: u64 = 0;
-    let mut out = Vec::new();
-    loop {
-        let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
-            .arg(cursor)
-            .arg("MATCH")
-            .arg(pattern)
-            .arg("COUNT")
-            .arg(10_000)
-            .query_async(conn)
-            .await
-            .expect("SCAN");
-        out.extend(batch);
-        if next == 0 {
-            return out;
-        }
-        cursor = next;
-    }
-}
-
-async fn used_memory(conn: &mut MultiplexedConnection) -> i64 {
-    let info: String = redis::cmd("INFO")
-        .arg("memory")
-        .query_async(conn)
-        .await
-        .expect("INFO");
-    info.lines()
-        .find_map(|l| l.strip_prefix("used_memory:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0)
-}
-
 /// Total `MEMORY USAGE` and count of the keys matching `pattern`.
-async fn memory_of(conn: &mut MultiplexedConnection, pattern: &str) -> (u64, usize) {
-    let keys = keys_of(conn, pattern).await;
+async fn memory_of(store: &Store, conn: &mut MultiplexedConnection, pattern: &str) -> (u64, usize) {
+    let keys = store.keys_matching(pattern).await.expect("SCAN");
     let mut total = 0u64;
     for chunk in keys.chunks(2000) {
         let mut pipe = redis::pipe();
@@ -420,18 +387,28 @@ async fn encodings(conn: &mut MultiplexedConnection, keys: &[String]) -> String 
         .join(", ")
 }
 
-async fn report_memory(conn: &mut MultiplexedConnection, ns: &str, fps: u64, baseline: i64) {
-    let (band, nb) = memory_of(conn, &format!("{ns}:band:*")).await;
-    let (seq, ns_) = memory_of(conn, &format!("{ns}:fps:*")).await;
-    let (url, nu) = memory_of(conn, &format!("{ns}:sequrl:*")).await;
-    let delta = used_memory(conn).await - baseline;
-    let sample: Vec<String> = keys_of(conn, &format!("{ns}:band:0:1*"))
+async fn report_memory(
+    store: &Store,
+    conn: &mut MultiplexedConnection,
+    ns: &str,
+    fps: u64,
+    baseline: i64,
+) {
+    let (band, nb) = memory_of(store, conn, &format!("{ns}:band:*")).await;
+    let (seq, ns_) = memory_of(store, conn, &format!("{ns}:fps:*")).await;
+    let (url, nu) = memory_of(store, conn, &format!("{ns}:sequrl:*")).await;
+    let delta = store.used_memory().await.expect("INFO memory") - baseline;
+    let sample: Vec<String> = store
+        .keys_matching(&format!("{ns}:band:0:1*"))
         .await
+        .expect("SCAN")
         .into_iter()
         .take(500)
         .collect();
-    let seq_sample: Vec<String> = keys_of(conn, &format!("{ns}:fps:1*"))
+    let seq_sample: Vec<String> = store
+        .keys_matching(&format!("{ns}:fps:1*"))
         .await
+        .expect("SCAN")
         .into_iter()
         .take(500)
         .collect();
@@ -458,18 +435,6 @@ async fn report_memory(conn: &mut MultiplexedConnection, ns: &str, fps: u64, bas
         per(band + seq),
         delta as f64 / fps as f64
     );
-}
-
-async fn delete_namespace(conn: &mut MultiplexedConnection, ns: &str) -> usize {
-    let keys = keys_of(conn, &format!("{ns}:*")).await;
-    for chunk in keys.chunks(1000) {
-        let () = redis::cmd("UNLINK")
-            .arg(chunk)
-            .query_async(conn)
-            .await
-            .expect("UNLINK");
-    }
-    keys.len()
 }
 
 /// Documents/s through [`Table::decide`] with `conns` connections and
@@ -545,6 +510,8 @@ async fn main() {
         .expect("connect to Redis at 127.0.0.1:6379");
     // Bulk loads and MEMORY USAGE scans of 10M run long on a busy server.
     conn.set_response_timeout(Duration::from_secs(600));
+    // Key scans, INFO and deletion go through the project's store.
+    let store = Store::redis(REDIS_URL).await.expect("redis store");
     let run = std::process::id();
 
     // 3. Throughput over a table of 1M.
@@ -575,7 +542,10 @@ async fn main() {
             1e6 / redis_us
         );
     }
-    let n = delete_namespace(&mut conn, &ns_t).await;
+    let n = store
+        .delete_matching(&format!("{ns_t}:*"))
+        .await
+        .expect("delete");
     println!("(deleted {n} keys of {ns_t})");
 
     if std::env::var_os("CONTENTSEEN_BENCH_SKIP_MEMORY").is_some() {
@@ -584,7 +554,7 @@ async fn main() {
     // 4. Memory at 1M and 10M.
     let ns_m = format!("bench-cs-{run}-m");
     let table = Table::new(Store::memory(), &ns_m, Layout::default());
-    let baseline = used_memory(&mut conn).await;
+    let baseline = store.used_memory().await.expect("INFO memory");
     let mut loaded = 0;
     for target in [1_000_000u64, 10_000_000] {
         let target = target.min(max);
@@ -599,8 +569,11 @@ async fn main() {
             t0.elapsed().as_secs_f64()
         );
         loaded = target;
-        report_memory(&mut conn, &ns_m, loaded, baseline).await;
+        report_memory(&store, &mut conn, &ns_m, loaded, baseline).await;
     }
-    let n = delete_namespace(&mut conn, &ns_m).await;
+    let n = store
+        .delete_matching(&format!("{ns_m}:*"))
+        .await
+        .expect("delete");
     println!("(deleted {n} keys of {ns_m})");
 }
