@@ -256,3 +256,25 @@ impl TestEnv {
         TestEnv { namespace, logs }
     }
 }
+
+/// The small test site of the fetcher tests: every kind of page, a few of each, and the
+/// hostile endpoints at full size (1 GiB body, 1 GiB gzip bomb, one byte per second,
+/// headers that never come), served on 127.0.0.1 with the given robots.txt.
+pub async fn serve_fetcher_site(robots_txt: Option<String>) -> testsite::ServerHandle {
+    let site = testsite::Site::generate(&testsite::SiteConfig {
+        articles: 12,
+        zh_articles: 2,
+        mirrors: 1,
+        copies: 1,
+        edits: 1,
+        same_topic_pairs: 1,
+        private_pages: 2,
+        redirects: 2,
+        robots_txt,
+        hostile: testsite::HostileSettings::default(),
+        ..testsite::SiteConfig::default()
+    });
+    testsite::serve(site, "127.0.0.1:0".parse().expect("address"))
+        .await
+        .expect("serve the test site")
+}

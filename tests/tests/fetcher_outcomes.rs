@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use crawler_tests::{TestEnv, REDIS_URL};
+use crawler_tests::{serve_fetcher_site, TestEnv, REDIS_URL};
 use fetcher::http::{Client, FetchSettings, AGENT_NAME, CONTACT_URL};
 use fetcher::FetcherStage;
 use pipeline::keys::Keys;
@@ -19,7 +19,6 @@ use pipeline::messages::{decode, FetchTask, Page, UrlBatch, VERSION};
 use pipeline::store::Op;
 use pipeline::worker::Stage;
 use pipeline::{CrawlSpec, Queue, Store};
-use testsite::{serve, HostileSettings, ServerHandle, Site, SiteConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Short limits, so that each hostile fetch ends in about a second.
@@ -33,30 +32,6 @@ fn test_settings() -> FetchSettings {
         allow_private: true,
         ..FetchSettings::default()
     }
-}
-
-/// A small site; the hostile endpoints keep their full size (1 GiB body,
-/// 1 GiB gzip bomb, one byte per second, headers that never come).
-fn small_site(robots_txt: Option<String>) -> Site {
-    Site::generate(&SiteConfig {
-        articles: 12,
-        zh_articles: 2,
-        mirrors: 1,
-        copies: 1,
-        edits: 1,
-        same_topic_pairs: 1,
-        private_pages: 2,
-        redirects: 2,
-        robots_txt,
-        hostile: HostileSettings::default(),
-        ..SiteConfig::default()
-    })
-}
-
-async fn serve_site(robots_txt: Option<String>) -> ServerHandle {
-    serve(small_site(robots_txt), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap()
 }
 
 /// The stage, its store and namespace.
@@ -212,7 +187,7 @@ fn assert_final(ran: &Ran, outcome: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pages_redirects_and_errors_end_in_their_outcomes() {
-    let site = serve_site(Some(testsite::DEFAULT_ROBOTS_TXT.into())).await;
+    let site = serve_fetcher_site(Some(testsite::DEFAULT_ROBOTS_TXT.into())).await;
     let f = Fetcher::new("fetch-outcomes", test_settings()).await;
 
     // ok: an HTML page, published for extraction.
@@ -333,7 +308,7 @@ async fn closed_port_url() -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn transient_failures_are_retried_a_bounded_number_of_times() {
-    let site = serve_site(Some(testsite::DEFAULT_ROBOTS_TXT.into())).await;
+    let site = serve_fetcher_site(Some(testsite::DEFAULT_ROBOTS_TXT.into())).await;
     let origin = origin_of(&site.base_url());
     let f = Fetcher::new("fetch-retry", test_settings()).await;
 
@@ -404,7 +379,7 @@ async fn transient_failures_are_retried_a_bounded_number_of_times() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_servers_end_in_bounded_time_and_memory() {
-    let site = serve_site(Some(testsite::DEFAULT_ROBOTS_TXT.into())).await;
+    let site = serve_fetcher_site(Some(testsite::DEFAULT_ROBOTS_TXT.into())).await;
     let settings = test_settings();
     let limit = settings.total_timeout + Duration::from_millis(700);
     let f = Fetcher::new("fetch-hostile", settings).await;
@@ -449,7 +424,7 @@ async fn hostile_servers_end_in_bounded_time_and_memory() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn robots_txt_disallow_and_crawl_delay_are_obeyed() {
-    let site = serve_site(Some(testsite::robots_txt_with_crawl_delay(0.2))).await;
+    let site = serve_fetcher_site(Some(testsite::robots_txt_with_crawl_delay(0.2))).await;
     let origin = origin_of(&site.base_url());
     let f = Fetcher::new("fetch-robots", test_settings()).await;
 
@@ -490,7 +465,7 @@ async fn robots_txt_disallow_and_crawl_delay_are_obeyed() {
     assert!(cached.contains("Crawl-delay: 0.2"), "{cached}");
 
     // A site without robots.txt (404): everything allowed.
-    let open = serve_site(None).await;
+    let open = serve_fetcher_site(None).await;
     assert_eq!(f.fetch(&open.url("/private/0")).await.outcome(), "ok");
     let open_host = f.host(&origin_of(&open.base_url())).await;
     assert!(!open_host.contains_key("delay_ms"), "{open_host:?}");
@@ -610,7 +585,7 @@ async fn robots_txt_disallow_and_crawl_delay_are_obeyed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn private_addresses_are_refused() {
-    let site = serve_site(Some(testsite::DEFAULT_ROBOTS_TXT.into())).await;
+    let site = serve_fetcher_site(Some(testsite::DEFAULT_ROBOTS_TXT.into())).await;
     let f = Fetcher::new(
         "fetch-ssrf",
         FetchSettings {
@@ -643,7 +618,7 @@ async fn private_addresses_are_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_redirect_loop_ends_within_max_redirects() {
-    let site = serve_site(Some(testsite::DEFAULT_ROBOTS_TXT.into())).await;
+    let site = serve_fetcher_site(Some(testsite::DEFAULT_ROBOTS_TXT.into())).await;
     let f = Fetcher::new("fetch-loop", test_settings()).await;
     // Play the frontier without its seen-set: follow every redirect batch.
     // (The real frontier drops the repeat of /loop/a even sooner.)

@@ -7,32 +7,12 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use crawler_tests::{peak_rss_bytes, TestEnv, AMQP_URL, REDIS_URL};
+use crawler_tests::{peak_rss_bytes, serve_fetcher_site, TestEnv, AMQP_URL, REDIS_URL};
 use pipeline::keys::Keys;
 use pipeline::messages::{encode, FetchTask, VERSION};
 use pipeline::store::Op;
 use pipeline::{Broker, CrawlSpec, Queue, Store};
-use testsite::{serve, PageKind, ServerHandle, Site, SiteConfig};
-
-fn small_site() -> Site {
-    Site::generate(&SiteConfig {
-        articles: 12,
-        zh_articles: 2,
-        mirrors: 1,
-        copies: 1,
-        edits: 1,
-        same_topic_pairs: 1,
-        private_pages: 2,
-        redirects: 2,
-        ..SiteConfig::default()
-    })
-}
-
-async fn serve_site() -> ServerHandle {
-    serve(small_site(), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap()
-}
+use testsite::PageKind;
 
 /// Waits until every URL has a `fetch:<url>` record; returns them.
 async fn wait_for_records(
@@ -93,7 +73,7 @@ fn task(url: &str) -> Vec<u8> {
 async fn the_fetcher_binary_survives_hostile_servers_in_bounded_time_and_memory() {
     // Full-size hostile endpoints: a 1 GiB body, a gzip bomb inflating to
     // 1 GiB, one byte per second, headers that never come, an endless body.
-    let site = serve_site().await;
+    let site = serve_fetcher_site(Some(testsite::DEFAULT_ROBOTS_TXT.into())).await;
     let env = TestEnv::new("fetch-hostile-bin");
     // A 4 MiB body cap (reached in milliseconds even on a loaded machine); a
     // 3 s total timeout; final outcomes.
@@ -184,7 +164,7 @@ async fn the_fetcher_binary_survives_hostile_servers_in_bounded_time_and_memory(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lying_pages_are_stored_right_and_failures_are_queryable() {
-    let site = serve_site().await;
+    let site = serve_fetcher_site(Some(testsite::DEFAULT_ROBOTS_TXT.into())).await;
     let env = TestEnv::new("fetch-pipeline");
     let workers = env.start_all();
 
