@@ -676,7 +676,7 @@ impl<'a> Renderer<'a> {
 
     fn resolve(&self, page: &Page, url: u32) -> Option<String> {
         let raw = page.urls.get(url as usize)?;
-        links::resolve(self.base?, raw).map(String::from)
+        links::resolve_to_string(self.base?, raw)
     }
 
     fn flush_line(&mut self) {

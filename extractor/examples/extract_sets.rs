@@ -1,0 +1,66 @@
+//! Runs `extract()` over every page of the AEB and CWCED sets (`shared/bench`), for profiling
+//! (`valgrind --tool=callgrind`) and for checking that a change leaves the output identical.
+//!
+//! `cargo run --release -p extractor --example extract_sets -- [dump FILE] [aeb-only] [times N]`
+//! - `dump FILE`: writes each page's `Article` as one JSON line to FILE;
+//! - `aeb-only`: skips CWCED (the profile of the benchmark's timed set);
+//! - `times N`: runs the whole set N times after one warm-up run (the dump is of the warm-up).
+//!
+//! The timed runs are in [`measured`]: `--toggle-collect='extract_sets::measured'` counts
+//! them alone (not the loading, nor the one-time set-up of lazily built tables).
+
+#[path = "../tests/support/sets.rs"]
+mod sets;
+
+use std::io::Write;
+
+use url::Url;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let arg_after = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let dump = arg_after("dump");
+    let times: usize = arg_after("times").and_then(|t| t.parse().ok()).unwrap_or(1);
+    let aeb_only = args.iter().any(|a| a == "aeb-only");
+
+    let mut pages: Vec<(String, Url)> = Vec::new();
+    for p in sets::aeb().unwrap_or_default() {
+        let url = Url::parse(&p.url)
+            .unwrap_or_else(|_| Url::parse("http://example.com/").expect("static url"));
+        pages.push((p.html, url));
+    }
+    if !aeb_only {
+        for p in sets::cwced().unwrap_or_default() {
+            let url =
+                Url::parse(&format!("http://cwced.example/{}.html", p.id)).expect("static url");
+            pages.push((p.html, url));
+        }
+    }
+    let mut out = dump.map(|f| {
+        std::io::BufWriter::new(std::fs::File::create(f).expect("dump file can be created"))
+    });
+    for (html, url) in &pages {
+        let a = extractor::extract(html, url);
+        if let Some(out) = out.as_mut() {
+            serde_json::to_writer(&mut *out, &a).expect("dump written");
+            writeln!(out).expect("dump written");
+        }
+    }
+    measured(&pages, times);
+    eprintln!("{} pages x {times}", pages.len());
+}
+
+/// `times` extractions of every page.
+#[inline(never)]
+fn measured(pages: &[(String, Url)], times: usize) {
+    for _ in 0..times {
+        for (html, url) in pages {
+            std::hint::black_box(extractor::extract(html, url));
+        }
+    }
+}
