@@ -119,78 +119,79 @@ pub enum Tag {
 }
 
 impl Tag {
-    fn from_name(name: &str) -> Tag {
+    /// The kind of a lowercased tag name.
+    fn from_name(name: &[u8]) -> Tag {
         match name {
-            "html" => Tag::Html,
-            "head" => Tag::Head,
-            "body" => Tag::Body,
-            "title" => Tag::Title,
-            "meta" => Tag::Meta,
-            "base" => Tag::Base,
-            "script" => Tag::Script,
-            "style" => Tag::Style,
-            "noscript" => Tag::Noscript,
-            "template" => Tag::Template,
-            "iframe" | "frame" | "frameset" | "noframes" | "noembed" => Tag::Iframe,
-            "svg" => Tag::Svg,
-            "math" => Tag::Math,
-            "canvas" => Tag::Canvas,
-            "object" | "embed" | "applet" | "audio" | "video" | "map" => Tag::Object,
-            "select" | "datalist" => Tag::Select,
-            "option" | "optgroup" => Tag::Option,
-            "textarea" => Tag::Textarea,
-            "button" => Tag::Button,
-            "input" => Tag::Input,
-            "nav" => Tag::Nav,
-            "header" => Tag::Header,
-            "footer" => Tag::Footer,
-            "aside" => Tag::Aside,
-            "form" => Tag::Form,
-            "menu" => Tag::Menu,
-            "a" => Tag::A,
-            "img" => Tag::Img,
-            "picture" => Tag::Picture,
-            "figure" => Tag::Figure,
-            "figcaption" => Tag::Figcaption,
-            "p" => Tag::P,
-            "div" => Tag::Div,
-            "span" => Tag::Span,
-            "br" => Tag::Br,
-            "hr" => Tag::Hr,
-            "h1" => Tag::H1,
-            "h2" => Tag::H2,
-            "h3" => Tag::H3,
-            "h4" => Tag::H4,
-            "h5" => Tag::H5,
-            "h6" => Tag::H6,
-            "ul" => Tag::Ul,
-            "ol" => Tag::Ol,
-            "li" => Tag::Li,
-            "dl" => Tag::Dl,
-            "dt" => Tag::Dt,
-            "dd" => Tag::Dd,
-            "table" => Tag::Table,
-            "thead" => Tag::Thead,
-            "tbody" => Tag::Tbody,
-            "tfoot" => Tag::Tfoot,
-            "tr" => Tag::Tr,
-            "td" => Tag::Td,
-            "th" => Tag::Th,
-            "caption" => Tag::Caption,
-            "blockquote" => Tag::Blockquote,
-            "pre" => Tag::Pre,
-            "code" => Tag::Code,
-            "article" => Tag::Article,
-            "section" => Tag::Section,
-            "main" => Tag::Main,
-            "time" => Tag::Time,
-            "address" => Tag::Address,
-            "center" => Tag::Center,
-            "details" => Tag::Details,
-            "summary" => Tag::Summary,
-            "dialog" => Tag::Dialog,
-            "font" => Tag::Font,
-            "label" => Tag::Label,
+            b"html" => Tag::Html,
+            b"head" => Tag::Head,
+            b"body" => Tag::Body,
+            b"title" => Tag::Title,
+            b"meta" => Tag::Meta,
+            b"base" => Tag::Base,
+            b"script" => Tag::Script,
+            b"style" => Tag::Style,
+            b"noscript" => Tag::Noscript,
+            b"template" => Tag::Template,
+            b"iframe" | b"frame" | b"frameset" | b"noframes" | b"noembed" => Tag::Iframe,
+            b"svg" => Tag::Svg,
+            b"math" => Tag::Math,
+            b"canvas" => Tag::Canvas,
+            b"object" | b"embed" | b"applet" | b"audio" | b"video" | b"map" => Tag::Object,
+            b"select" | b"datalist" => Tag::Select,
+            b"option" | b"optgroup" => Tag::Option,
+            b"textarea" => Tag::Textarea,
+            b"button" => Tag::Button,
+            b"input" => Tag::Input,
+            b"nav" => Tag::Nav,
+            b"header" => Tag::Header,
+            b"footer" => Tag::Footer,
+            b"aside" => Tag::Aside,
+            b"form" => Tag::Form,
+            b"menu" => Tag::Menu,
+            b"a" => Tag::A,
+            b"img" => Tag::Img,
+            b"picture" => Tag::Picture,
+            b"figure" => Tag::Figure,
+            b"figcaption" => Tag::Figcaption,
+            b"p" => Tag::P,
+            b"div" => Tag::Div,
+            b"span" => Tag::Span,
+            b"br" => Tag::Br,
+            b"hr" => Tag::Hr,
+            b"h1" => Tag::H1,
+            b"h2" => Tag::H2,
+            b"h3" => Tag::H3,
+            b"h4" => Tag::H4,
+            b"h5" => Tag::H5,
+            b"h6" => Tag::H6,
+            b"ul" => Tag::Ul,
+            b"ol" => Tag::Ol,
+            b"li" => Tag::Li,
+            b"dl" => Tag::Dl,
+            b"dt" => Tag::Dt,
+            b"dd" => Tag::Dd,
+            b"table" => Tag::Table,
+            b"thead" => Tag::Thead,
+            b"tbody" => Tag::Tbody,
+            b"tfoot" => Tag::Tfoot,
+            b"tr" => Tag::Tr,
+            b"td" => Tag::Td,
+            b"th" => Tag::Th,
+            b"caption" => Tag::Caption,
+            b"blockquote" => Tag::Blockquote,
+            b"pre" => Tag::Pre,
+            b"code" => Tag::Code,
+            b"article" => Tag::Article,
+            b"section" => Tag::Section,
+            b"main" => Tag::Main,
+            b"time" => Tag::Time,
+            b"address" => Tag::Address,
+            b"center" => Tag::Center,
+            b"details" => Tag::Details,
+            b"summary" => Tag::Summary,
+            b"dialog" => Tag::Dialog,
+            b"font" => Tag::Font,
+            b"label" => Tag::Label,
             _ => Tag::Other,
         }
     }
@@ -997,19 +998,26 @@ impl Scan {
         let mut i = 0;
         while i < bytes.len() {
             let b = bytes[i];
-            let (c, len) = if b < 0x80 {
-                (b as char, 1)
+            let (class, len) = if b < 0x80 {
+                (ASCII_CLASS[b as usize], 1)
             } else {
                 let c = decoded[i..].chars().next().unwrap_or(' ');
-                (c, c.len_utf8())
+                let class = if c.is_whitespace() {
+                    SPACE
+                } else if is_punct(c) {
+                    PUNCT
+                } else {
+                    WORD
+                };
+                (class, c.len_utf8())
             };
-            if c.is_whitespace() {
+            if class == SPACE {
                 if run < i {
                     self.page.text.push_str(&decoded[run..i]);
                     self.space_before = false;
                 }
                 run = i + len;
-                if pre && c == '\n' {
+                if pre && b == b'\n' {
                     self.page.text.push('\n');
                     self.space_before = true;
                 } else if !self.space_before {
@@ -1018,9 +1026,7 @@ impl Scan {
                 }
             } else {
                 chars += 1;
-                if is_punct(c) {
-                    punct += 1;
-                }
+                punct += u32::from(class == PUNCT);
             }
             i += len;
         }
@@ -1094,36 +1100,45 @@ fn tag_at(html: &str, at: usize) -> (Tag, u32, Option<&'static str>) {
 /// The kind, name hash and raw-text name (for `script`, `style`, `title`, `textarea`, ...)
 /// of the tag name `s` starts with, read without allocating (`DIV class=x>` is a `Div`).
 fn tag_named(s: &str) -> (Tag, u32, Option<&'static str>) {
-    let bytes = s.as_bytes();
-    let end = bytes
-        .iter()
-        .position(|b| b.is_ascii_whitespace() || *b == b'/' || *b == b'>')
-        .unwrap_or(bytes.len());
-    let name = &bytes[..end];
-    let hash = name.iter().fold(0x811c_9dc5u32, |h, b| {
-        (h ^ u32::from(b.to_ascii_lowercase())).wrapping_mul(0x0100_0193)
-    });
-    if name.len() > 12 {
-        return (Tag::Other, hash, None);
-    }
+    // The longest name with a kind of its own is 10 bytes (`figcaption`).
     let mut lower = [0u8; 12];
-    lower[..name.len()].copy_from_slice(name);
-    lower[..name.len()].make_ascii_lowercase();
-    let lower = std::str::from_utf8(&lower[..name.len()]).unwrap_or("");
-    const RAW: &[&str] = &[
-        "script",
-        "style",
-        "title",
-        "textarea",
-        "iframe",
-        "xmp",
-        "noembed",
-        "noframes",
-        "noscript",
-        "plaintext",
-    ];
-    let raw = RAW.iter().find(|r| **r == lower).copied();
-    (Tag::from_name(lower), hash, raw)
+    let mut len = 0;
+    let mut hash = 0x811c_9dc5u32;
+    for &b in s.as_bytes() {
+        if b.is_ascii_whitespace() || b == b'/' || b == b'>' {
+            break;
+        }
+        let b = b.to_ascii_lowercase();
+        hash = (hash ^ u32::from(b)).wrapping_mul(0x0100_0193);
+        if let Some(slot) = lower.get_mut(len) {
+            *slot = b;
+        }
+        len += 1;
+    }
+    let Some(name) = lower.get(..len) else {
+        return (Tag::Other, hash, None);
+    };
+    let tag = Tag::from_name(name);
+    let raw = match tag {
+        Tag::Script => Some("script"),
+        Tag::Style => Some("style"),
+        Tag::Title => Some("title"),
+        Tag::Textarea => Some("textarea"),
+        Tag::Noscript => Some("noscript"),
+        Tag::Iframe => match name {
+            b"iframe" => Some("iframe"),
+            b"noembed" => Some("noembed"),
+            b"noframes" => Some("noframes"),
+            _ => None,
+        },
+        Tag::Other => match name {
+            b"xmp" => Some("xmp"),
+            b"plaintext" => Some("plaintext"),
+            _ => None,
+        },
+        _ => None,
+    };
+    (tag, hash, raw)
 }
 
 /// `display:none` or `visibility:hidden` in a `style` value (any case and spacing), read
@@ -1160,8 +1175,33 @@ fn has_hiding_style(style: &str) -> bool {
     style.contains(':') && (declares(b"display", b"none") || declares(b"visibility", b"hidden"))
 }
 
+/// [`ASCII_CLASS`] of a character that is neither whitespace nor punctuation.
+const WORD: u8 = 0;
+/// [`ASCII_CLASS`] of whitespace (`char::is_whitespace`).
+const SPACE: u8 = 1;
+/// [`ASCII_CLASS`] of punctuation ([`is_punct`]).
+const PUNCT: u8 = 2;
+
+/// [`WORD`], [`SPACE`] or [`PUNCT`] of each ASCII byte: the text loop's table.
+const ASCII_CLASS: [u8; 128] = {
+    let mut table = [WORD; 128];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8 as char;
+        table[b] = if c.is_whitespace() {
+            SPACE
+        } else if is_punct(c) {
+            PUNCT
+        } else {
+            WORD
+        };
+        b += 1;
+    }
+    table
+};
+
 /// Sentence punctuation, ASCII and CJK: the "symbols" of text-and-symbol density.
-pub fn is_punct(c: char) -> bool {
+pub const fn is_punct(c: char) -> bool {
     matches!(
         c,
         '.' | ','
@@ -1264,6 +1304,30 @@ mod tests {
         assert_eq!(p.text.trim(), "吉林省人民政府\n2022年1月27日\nx");
         // Text events keep their offsets: each block's text reads back whole.
         assert_eq!(texts(&p, Tag::Div), ["吉林省人民政府", "2022年1月27日"]);
+    }
+
+    #[test]
+    fn tag_names_any_case() {
+        let fnv = |s: &str| {
+            s.bytes().fold(0x811c_9dc5u32, |h, b| {
+                (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+            })
+        };
+        assert_eq!(
+            tag_named("SCRIPT type=x>"),
+            (Tag::Script, fnv("script"), Some("script"))
+        );
+        assert_eq!(tag_named("Div/>"), (Tag::Div, fnv("div"), None));
+        assert_eq!(tag_named("xmp>"), (Tag::Other, fnv("xmp"), Some("xmp")));
+        assert_eq!(
+            tag_named("noembed\n"),
+            (Tag::Iframe, fnv("noembed"), Some("noembed"))
+        );
+        assert_eq!(tag_named("frame>"), (Tag::Iframe, fnv("frame"), None));
+        assert_eq!(tag_named("figcaption>").0, Tag::Figcaption);
+        let long = "a-custom-element-name";
+        assert_eq!(tag_named(long), (Tag::Other, fnv(long), None));
+        assert_eq!(tag_named(""), (Tag::Other, fnv(""), None));
     }
 
     #[test]
