@@ -9,6 +9,8 @@
 //! fingerprint within distance k: no false negatives. A layout that breaks
 //! this (too few bands, overlapping or missing bits) is refused.
 
+use crate::reach::Probe;
+
 /// One band: `bits` bits starting at bit `shift`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Band {
@@ -104,6 +106,28 @@ impl Layout {
             .enumerate()
             .map(move |(i, b)| (i, b.value(fp)))
     }
+
+    /// The keys a lookup reads: the fingerprint's own, then for every bit
+    /// of `probe.flips` the key of its band with that bit flipped.
+    pub fn lookup_keys(&self, probe: &Probe) -> impl Iterator<Item = (usize, u64)> + '_ {
+        let (fp, flips) = (probe.fingerprint, probe.flips);
+        let flipped = (0..64u32)
+            .filter(move |bit| flips >> bit & 1 == 1)
+            .filter_map(move |bit| {
+                let i = self
+                    .bands
+                    .iter()
+                    .position(|b| (b.shift..b.shift + b.bits).contains(&bit))?;
+                Some((i, self.bands[i].value(fp ^ (1 << bit))))
+            });
+        self.keys(fp).chain(flipped)
+    }
+
+    /// Whether a lookup reads a key that `stored` is filed under.
+    pub fn sees(&self, probe: &Probe, stored: u64) -> bool {
+        self.lookup_keys(probe)
+            .any(|(i, v)| self.bands[i].value(stored) == v)
+    }
 }
 
 impl Default for Layout {
@@ -143,6 +167,27 @@ mod tests {
         let l = Layout::even(4).unwrap();
         assert_eq!(l.bands().iter().map(|b| b.bits).sum::<u32>(), 64);
         assert_eq!(l.bands().len(), 5);
+    }
+
+    #[test]
+    fn a_probe_also_reads_its_flipped_keys() {
+        let layout = Layout::default();
+        let fp = 0x0123_4567_89ab_cdefu64;
+        let probe = Probe {
+            fingerprint: fp,
+            radius: 7,
+            flips: (1 << 2) | (1 << 40),
+        };
+        let keys: Vec<(usize, u64)> = layout.lookup_keys(&probe).collect();
+        assert_eq!(keys.len(), 6);
+        assert_eq!(keys[4], (0, 0xcdef ^ 0b100));
+        assert_eq!(keys[5], (2, 0x4567 ^ (1 << 8)));
+        // Differs in every band: seen only through a flipped bit.
+        let other = fp ^ (1 << 2) ^ (1 << 17) ^ (1 << 33) ^ (1 << 50) ^ (1 << 51);
+        assert!(layout.sees(&probe, other));
+        assert!(!layout.sees(&Probe::exact(&layout, fp), other));
+        let other = fp ^ (1 << 3) ^ (1 << 17) ^ (1 << 33) ^ (1 << 50);
+        assert!(!layout.sees(&probe, other));
     }
 
     #[test]

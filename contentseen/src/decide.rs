@@ -19,6 +19,7 @@
 //! later document with the very same fingerprint finds that record as its
 //! own and points at its owner (or is the owner again, on a redelivery).
 
+use crate::reach::Probe;
 use crate::simhash::distance;
 
 /// A stored fingerprint within distance k, seen by a lookup.
@@ -27,6 +28,8 @@ pub struct Seen {
     pub fingerprint: u64,
     /// Its sequence number, `None` while its owner has not recorded one.
     pub seq: Option<i64>,
+    /// The search radius its owner recorded with it.
+    pub radius: u32,
 }
 
 /// The earliest document among a lookup's matches.
@@ -45,19 +48,19 @@ pub enum Verdict {
     Duplicate { of: String, distance: u32 },
 }
 
-/// For a document with fingerprint `fp`, whose fingerprint's record holds
-/// `own_seq`, the earliest of itself and every recorded match within
-/// `max_distance`. The document is the original when that is its own
-/// record and the record is its own (the caller checks the record's URL).
-pub fn earliest(fp: u64, own_seq: i64, seen: &[Seen], max_distance: u32) -> Earliest {
+/// For a document looked up by `probe`, whose fingerprint's record holds
+/// `own_seq`, the earliest of itself and every recorded match within both
+/// radii. The document is the original when that is its own record and the
+/// record is its own (the caller checks the record's URL).
+pub fn earliest(probe: &Probe, own_seq: i64, seen: &[Seen]) -> Earliest {
     let mut best = Earliest {
         seq: own_seq,
         distance: 0,
     };
     for s in seen {
         let Some(seq) = s.seq else { continue };
-        let d = distance(fp, s.fingerprint);
-        if d <= max_distance && seq < best.seq {
+        let d = distance(probe.fingerprint, s.fingerprint);
+        if probe.accepts(d, s.radius) && seq < best.seq {
             best = Earliest { seq, distance: d };
         }
     }
@@ -72,13 +75,24 @@ mod tests {
         Seen {
             fingerprint: fp,
             seq,
+            radius: 3,
         }
+    }
+
+    /// `earliest` for an exact lookup within 3.
+    fn earliest_k3(fp: u64, own_seq: i64, seen: &[Seen]) -> Earliest {
+        let probe = Probe {
+            fingerprint: fp,
+            radius: 3,
+            flips: 0,
+        };
+        earliest(&probe, own_seq, seen)
     }
 
     #[test]
     fn lowest_sequence_within_k_wins() {
         let fp = 0b1111u64;
-        let e = earliest(fp, 5, &[seen(0b0111, Some(3))], 3);
+        let e = earliest_k3(fp, 5, &[seen(0b0111, Some(3))]);
         assert_eq!(
             e,
             Earliest {
@@ -87,7 +101,7 @@ mod tests {
             }
         );
         // Later matches do not make me a duplicate.
-        let e = earliest(fp, 5, &[seen(0b0111, Some(9))], 3);
+        let e = earliest_k3(fp, 5, &[seen(0b0111, Some(9))]);
         assert_eq!(
             e,
             Earliest {
@@ -96,7 +110,7 @@ mod tests {
             }
         );
         // Exactly k counts; k+1 does not.
-        let e = earliest(0, 5, &[seen(0b111, Some(1))], 3);
+        let e = earliest_k3(0, 5, &[seen(0b111, Some(1))]);
         assert_eq!(
             e,
             Earliest {
@@ -104,17 +118,16 @@ mod tests {
                 distance: 3
             }
         );
-        let e = earliest(0, 5, &[seen(0b1111, Some(1))], 3);
+        let e = earliest_k3(0, 5, &[seen(0b1111, Some(1))]);
         assert_eq!(e.seq, 5);
         // Unrecorded sequence numbers count as later.
-        let e = earliest(fp, 5, &[seen(0b0111, None)], 3);
+        let e = earliest_k3(fp, 5, &[seen(0b0111, None)]);
         assert_eq!(e.seq, 5);
         // The lowest of several.
-        let e = earliest(
+        let e = earliest_k3(
             0,
             50,
             &[seen(1, Some(40)), seen(3, Some(7)), seen(7, Some(9))],
-            3,
         );
         assert_eq!(
             e,
@@ -123,6 +136,27 @@ mod tests {
                 distance: 2
             }
         );
+    }
+
+    #[test]
+    fn short_bodies_match_within_the_smaller_radius() {
+        let short = Probe {
+            fingerprint: 0,
+            radius: 7,
+            flips: 0,
+        };
+        let far = |radius| Seen {
+            fingerprint: 0b11_1111,
+            seq: Some(1),
+            radius,
+        };
+        // Distance 6: a short match counts, a long one (radius 3) does not.
+        assert_eq!(earliest(&short, 5, &[far(7)]).seq, 1);
+        assert_eq!(earliest(&short, 5, &[far(6)]).seq, 1);
+        assert_eq!(earliest(&short, 5, &[far(5)]).seq, 5);
+        assert_eq!(earliest(&short, 5, &[far(3)]).seq, 5);
+        // A long document does not reach a short one beyond its own 3.
+        assert_eq!(earliest_k3(0, 5, &[far(7)]).seq, 5);
     }
 
     #[test]
@@ -142,16 +176,12 @@ mod tests {
                 } else {
                     (fy, y_seq, fx, x_seq)
                 };
-                let later = earliest(
-                    later_fp,
-                    later_seq,
-                    &[seen(earlier_fp, Some(earlier_seq))],
-                    3,
-                );
+                let later =
+                    earliest_k3(later_fp, later_seq, &[seen(earlier_fp, Some(earlier_seq))]);
                 assert_eq!(later.seq, earlier_seq);
                 // The earlier one sees the later one unrecorded or higher.
                 for other in [None, Some(later_seq)] {
-                    let e = earliest(earlier_fp, earlier_seq, &[seen(later_fp, other)], 3);
+                    let e = earliest_k3(earlier_fp, earlier_seq, &[seen(later_fp, other)]);
                     assert_eq!(e.seq, earlier_seq);
                 }
             }

@@ -17,7 +17,9 @@
 //! AEB articles share a topic and a site). Pure: the caller reads the
 //! bodies and computes fingerprints.
 
-use crate::simhash::{distance, is_cjk, Fingerprint};
+use crate::bands::Layout;
+use crate::reach::{Probe, Reach};
+use crate::simhash::{distance, is_cjk, Sketch};
 
 /// Why two texts of a pair are near-duplicates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -239,12 +241,34 @@ pub fn build(bodies: &[String], per_kind: usize, seed: u64) -> EvalSet {
     }
 }
 
-/// True when two fingerprints count as duplicates at distance `k`: SimHashes
-/// within k, or equal exact hashes of short bodies.
-pub fn is_duplicate(a: Fingerprint, b: Fingerprint, k: u32) -> bool {
-    match (a, b) {
-        (Fingerprint::Sim(x), Fingerprint::Sim(y)) => distance(x, y) <= k,
-        (Fingerprint::Exact(x), Fingerprint::Exact(y)) => x == y,
+/// How a text of the set is looked up: a SimHash lookup, or the exact hash
+/// of a body too short for one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lookup {
+    Sim(Probe),
+    Exact(u64),
+}
+
+impl Lookup {
+    /// The lookup the contentseen stage makes for a body.
+    pub fn of(sketch: &Sketch, layout: &Layout, reach: &Reach) -> Lookup {
+        reach
+            .probe(layout, sketch)
+            .map_or(Lookup::Exact(sketch.fingerprint.value()), Lookup::Sim)
+    }
+}
+
+/// True when `later`, looked up after `earlier` was stored, is found to be
+/// its near-duplicate, as the table decides: its lookup reads a band key
+/// `earlier` is filed under and the distance is within both radii; or the
+/// exact hashes of two short bodies are equal.
+pub fn is_duplicate(layout: &Layout, earlier: &Lookup, later: &Lookup) -> bool {
+    match (earlier, later) {
+        (Lookup::Sim(a), Lookup::Sim(b)) => {
+            b.accepts(distance(a.fingerprint, b.fingerprint), a.radius)
+                && layout.sees(b, a.fingerprint)
+        }
+        (Lookup::Exact(x), Lookup::Exact(y)) => x == y,
         _ => false,
     }
 }
@@ -297,19 +321,21 @@ impl Scores {
     }
 }
 
-/// Scores fingerprints (one per text of `set`, same order) at distance `k`.
-pub fn score(set: &EvalSet, fps: &[Fingerprint], k: u32) -> Scores {
+/// Scores lookups (one per text of `set`, same order): in every pair the
+/// second text (the variant; of two distinct bodies, the later one) looks
+/// up the first.
+pub fn score(set: &EvalSet, lookups: &[Lookup], layout: &Layout) -> Scores {
     let mut recall = [Count::default(); 3];
     for &(kind, a, b) in &set.pairs {
         let c = &mut recall[kind as usize];
         c.total += 1;
-        c.found += usize::from(is_duplicate(fps[a], fps[b], k));
+        c.found += usize::from(is_duplicate(layout, &lookups[a], &lookups[b]));
     }
     let mut distinct = Count::default();
     for i in 0..set.bases {
         for j in i + 1..set.bases {
             distinct.total += 1;
-            distinct.found += usize::from(is_duplicate(fps[i], fps[j], k));
+            distinct.found += usize::from(is_duplicate(layout, &lookups[i], &lookups[j]));
         }
     }
     Scores { recall, distinct }
@@ -318,7 +344,7 @@ pub fn score(set: &EvalSet, fps: &[Fingerprint], k: u32) -> Scores {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::simhash::fingerprint;
+    use crate::simhash::sketch;
 
     fn bodies() -> Vec<String> {
         (0..6)
@@ -343,15 +369,55 @@ mod tests {
         for &(_, x, y) in &set.pairs {
             assert_ne!(set.texts[x], set.texts[y]);
         }
-        let fps: Vec<Fingerprint> = set.texts.iter().map(|t| fingerprint(t)).collect();
-        let s = score(&set, &fps, 3);
+        let layout = Layout::default();
+        let lookups = |reach: &Reach| -> Vec<Lookup> {
+            set.texts
+                .iter()
+                .map(|t| Lookup::of(&sketch(t), &layout, reach))
+                .collect()
+        };
+        let s = score(&set, &lookups(&Reach::default()), &layout);
         assert_eq!(s.distinct.total, 15);
         assert_eq!(s.distinct.found, 0);
         assert!(s.recall_of(Kind::Mirror).found > 0);
-        // Distance 64 finds everything, so precision falls to the share of
-        // near-duplicate pairs.
-        let all = score(&set, &fps, 64);
+        // Reaching every distance finds everything, so precision falls to
+        // the share of near-duplicate pairs.
+        let all = Layout::new(63, &[1; 64]).unwrap();
+        let lookups: Vec<Lookup> = set
+            .texts
+            .iter()
+            .map(|t| Lookup::of(&sketch(t), &all, &Reach::exact()))
+            .collect();
+        let all = score(&set, &lookups, &all);
         assert_eq!(all.recall_of(Kind::Edit).rate(), 1.0);
         assert!(all.precision(&[Kind::Edit]) < 1.0);
+    }
+
+    #[test]
+    fn a_later_text_finds_an_earlier_one_only_through_a_key_it_reads() {
+        let layout = Layout::default();
+        let probe = |fp, radius, flips| {
+            Lookup::Sim(Probe {
+                fingerprint: fp,
+                radius,
+                flips,
+            })
+        };
+        let fp = 0xFFFF_0000_FFFF_0000u64;
+        // 5 bits apart, 1 or 2 in every band.
+        let other = fp ^ 1 ^ (0b11 << 16) ^ (1 << 32) ^ (1 << 48);
+        assert!(is_duplicate(&layout, &probe(fp, 7, 0), &probe(other, 7, 1)));
+        assert!(!is_duplicate(
+            &layout,
+            &probe(fp, 7, 0),
+            &probe(other, 7, 2)
+        ));
+        assert!(!is_duplicate(
+            &layout,
+            &probe(fp, 3, 0),
+            &probe(other, 7, 1)
+        ));
+        assert!(is_duplicate(&layout, &Lookup::Exact(4), &Lookup::Exact(4)));
+        assert!(!is_duplicate(&layout, &Lookup::Exact(4), &probe(4, 3, 0)));
     }
 }

@@ -7,6 +7,8 @@
 //!
 //! - [`simhash`]: the 64-bit SimHash of a body text (pure).
 //! - [`bands`]: the banded table layout and its no-false-negative guarantee (pure).
+//! - [`reach`]: how far a document's lookup reaches: a larger radius for
+//!   short bodies, and the extra band keys that reach it (pure).
 //! - [`decide`]: which document of a near-duplicate cluster is the original (pure).
 //! - [`table`]: the banded table in the store and the race-free
 //!   insert-number-record-look-up protocol, for one document or a batch;
@@ -30,6 +32,7 @@
 pub mod bands;
 pub mod decide;
 pub mod evaluation;
+pub mod reach;
 pub mod simhash;
 pub mod stage;
 pub mod table;

@@ -577,40 +577,66 @@ impl<const N: usize> FeatureSum<N> {
     }
 
     /// Bit i set when the weight of the features with bit i set is more
-    /// than half the total weight.
-    fn simhash(mut self) -> u64 {
+    /// than half the total weight; with each bit's margin.
+    fn simhash(mut self) -> (u64, [u32; 64]) {
         self.unigrams.flush();
         self.shingles.flush();
         let (wu, ws) = (self.unigram_weight as u64, self.shingle_weight as u64);
         let total = wu * self.unigrams.count + ws * self.shingles.count;
         let mut fp = 0u64;
-        for bit in 0..64 {
+        let mut margins = [0u32; 64];
+        for (bit, margin) in margins.iter_mut().enumerate() {
             let set = wu * self.unigrams.totals[bit] as u64 + ws * self.shingles.totals[bit] as u64;
             if 2 * set > total {
                 fp |= 1 << bit;
             }
+            *margin = (2 * set).abs_diff(total).min(u32::MAX as u64) as u32;
         }
-        fp
+        (fp, margins)
     }
 }
 
 /// The fingerprint of a body text with the given features.
 pub fn fingerprint_with(text: &str, features: &Features) -> Fingerprint {
+    sketch_with(text, features).fingerprint
+}
+
+/// A body's fingerprint with what a lookup needs beyond its bits: how long
+/// the body is (short bodies are searched further, [`crate::reach`]) and
+/// how firmly each bit is set (an edit flips the weakest bits first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sketch {
+    pub fingerprint: Fingerprint,
+    /// Tokens in the whole body (every line).
+    pub tokens: usize,
+    /// Per bit, how far the weight of the features that set it is from
+    /// half the total weight, in the features' weight units (0: a tie).
+    /// All 0 for an [`Fingerprint::Exact`] body.
+    pub margins: [u32; 64],
+}
+
+/// The [`Sketch`] of a body text, with the [`DEFAULT`] features.
+pub fn sketch(text: &str) -> Sketch {
+    sketch_with(text, &DEFAULT)
+}
+
+/// The [`Sketch`] of a body text with the given features.
+pub fn sketch_with(text: &str, features: &Features) -> Sketch {
     // The shingle size as a constant: the window loop unrolls.
     match features.shingle.min(MAX_SHINGLE) {
-        0 => fingerprint_n::<0>(text, features),
-        1 => fingerprint_n::<1>(text, features),
-        2 => fingerprint_n::<2>(text, features),
-        3 => fingerprint_n::<3>(text, features),
-        4 => fingerprint_n::<4>(text, features),
-        5 => fingerprint_n::<5>(text, features),
-        6 => fingerprint_n::<6>(text, features),
-        7 => fingerprint_n::<7>(text, features),
-        _ => fingerprint_n::<MAX_SHINGLE>(text, features),
+        0 => sketch_n::<0>(text, features),
+        1 => sketch_n::<1>(text, features),
+        2 => sketch_n::<2>(text, features),
+        3 => sketch_n::<3>(text, features),
+        4 => sketch_n::<4>(text, features),
+        5 => sketch_n::<5>(text, features),
+        6 => sketch_n::<6>(text, features),
+        7 => sketch_n::<7>(text, features),
+        _ => sketch_n::<MAX_SHINGLE>(text, features),
     }
 }
 
-fn fingerprint_n<const N: usize>(text: &str, features: &Features) -> Fingerprint {
+fn sketch_n<const N: usize>(text: &str, features: &Features) -> Sketch {
     let mut sum = FeatureSum::<N>::new(features);
     let mut scratch = Scratch::default();
     let mut count = 0usize;
@@ -639,11 +665,15 @@ fn fingerprint_n<const N: usize>(text: &str, features: &Features) -> Fingerprint
         }
     }
     if count < MIN_TOKENS {
-        return Fingerprint::Exact(exact);
+        return Sketch {
+            fingerprint: Fingerprint::Exact(exact),
+            tokens: count,
+            margins: [0; 64],
+        };
     }
     if sum.fed < MIN_TOKENS && features.min_line_tokens > 0 {
         // Mostly short lines (a list, verse): every line counts.
-        return fingerprint_n::<N>(
+        return sketch_n::<N>(
             text,
             &Features {
                 min_line_tokens: 0,
@@ -651,7 +681,12 @@ fn fingerprint_n<const N: usize>(text: &str, features: &Features) -> Fingerprint
             },
         );
     }
-    Fingerprint::Sim(sum.simhash())
+    let (fp, margins) = sum.simhash();
+    Sketch {
+        fingerprint: Fingerprint::Sim(fp),
+        tokens: count,
+        margins,
+    }
 }
 
 /// Hamming distance between two fingerprints.

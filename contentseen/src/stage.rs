@@ -20,13 +20,16 @@ use pipeline::{Queue, Store, StoredDocument};
 
 use crate::bands::Layout;
 use crate::decide::Verdict;
-use crate::simhash::{distance, fingerprint, Fingerprint};
+use crate::reach::Reach;
+use crate::simhash::{distance, sketch, Fingerprint, Sketch};
 use crate::table::Table;
 
 pub struct ContentSeenStage {
     store: Store,
     keys: Keys,
     table: Table,
+    /// How far each document's lookup reaches (short bodies further).
+    reach: Reach,
     /// Within this distance a refetched page counts as unchanged.
     max_distance: u32,
 }
@@ -39,6 +42,7 @@ impl ContentSeenStage {
         ContentSeenStage {
             max_distance: layout.max_distance(),
             table: Table::new(store.clone(), namespace, layout),
+            reach: Reach::default(),
             store,
             keys: Keys::new(namespace),
         }
@@ -165,17 +169,18 @@ impl ContentSeenStage {
     /// stored already (a redelivery).
     async fn verdict(
         &self,
-        fp: Fingerprint,
+        sketch: &Sketch,
         url: &str,
         doc_key: &str,
     ) -> Result<Option<Verdict>, StageError> {
         let stored = Op::Get {
             key: doc_key.to_string(),
         };
-        match fp {
-            Fingerprint::Sim(v) => {
+        // A lookup for a SimHash; none for a body too short for one.
+        match self.reach.probe(self.table.layout(), sketch) {
+            Some(probe) => {
                 let mut ops = vec![stored];
-                ops.extend(self.table.insert_ops(&[v]));
+                ops.extend(self.table.insert_ops(&[probe.fingerprint]));
                 let replies = self.store.exec(&ops).await?;
                 if replies
                     .first()
@@ -190,11 +195,11 @@ impl ContentSeenStage {
                     StageError::Transient(format!("no sequence number for {url}"))
                 })?;
                 let seqs = Table::sequences(1, counter)?;
-                let verdicts = self.table.record_and_decide(&[(v, url)], &seqs).await?;
+                let verdicts = self.table.record_and_decide(&[(probe, url)], &seqs).await?;
                 Ok(verdicts.into_iter().next())
             }
-            Fingerprint::Exact(h) => {
-                let key = self.keys.exact(h);
+            None => {
+                let key = self.keys.exact(sketch.fingerprint.value());
                 let replies = self
                     .store
                     .exec(&[
@@ -236,7 +241,8 @@ impl Stage for ContentSeenStage {
 
     async fn handle(&self, doc: Document) -> Result<Outcome, StageError> {
         let doc_key = self.keys.document(&doc.url);
-        let fp = fingerprint(&doc.text);
+        let sketch = sketch(&doc.text);
+        let fp = sketch.fingerprint;
         if doc.recrawl {
             if let Some(outcome) = self.refetched(&doc, fp, &doc_key).await? {
                 return Ok(outcome);
@@ -251,7 +257,7 @@ impl Stage for ContentSeenStage {
             None => Vec::new(),
         };
         // None: a redelivery of a document already stored, nothing to do.
-        let Some(verdict) = self.verdict(fp, &doc.url, &doc_key).await? else {
+        let Some(verdict) = self.verdict(&sketch, &doc.url, &doc_key).await? else {
             return Ok(Outcome::default());
         };
         let (duplicate_of, distance) = match &verdict {

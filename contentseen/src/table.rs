@@ -8,12 +8,13 @@
 //!   is an intset: 8 bytes each). The hot path: every lookup reads k+1 of
 //!   them. 4 × 65,536 keys with the default layout, spread over the whole
 //!   key space (no hash tag), so Redis Cluster shards them evenly.
-//! - `<ns>:fps:<shard>`: the fingerprint's top [`SEQUENCE_SHARD_BITS`] bits
-//!   pick the shard, a hash from fingerprint (i64) to the sequence number of
-//!   the first document that had it. Integers only: a listpack of about 15
-//!   bytes per entry while a shard holds at most 128 entries (10M
-//!   fingerprints give 76 per shard on average). Read only for the matches
-//!   within distance k.
+//! - `<ns>:fpr:<shard>`: the fingerprint's top [`SEQUENCE_SHARD_BITS`] bits
+//!   pick the shard, a hash from fingerprint (i64) to the record of the
+//!   first document that had it: its sequence number and its search radius
+//!   ([`crate::reach`]), as `seq << RADIUS_BITS | radius` ([`record`]).
+//!   Integers only: a listpack of about 15 bytes per entry while a shard
+//!   holds at most 128 entries (10M fingerprints give 76 per shard on
+//!   average). Read only for the matches within the radius.
 //! - `<ns>:sequrl:<block>`: sequence number >> [`URL_BLOCK_BITS`] picks the
 //!   block, a hash from sequence number to the URL that took it. Read only
 //!   for the original a duplicate points at.
@@ -24,12 +25,14 @@
 //! 1. `SADD` the fingerprint to its k+1 band sets, then `INCRBY` the counter
 //!    by the batch size: every document of the batch gets a number taken
 //!    after its insert.
-//! 2. Record: `HSETNX fps` (fingerprint → number; the first document with
-//!    this fingerprint keeps it), `HSET sequrl` (number → URL; one command
-//!    per block of numbers the batch took); then look up the k+1 band sets
-//!    (`DUMP`, read as their members: [`pipeline::rdb`]).
-//! 3. Only when needed (a match within k, or a fingerprint recorded before):
-//!    `HGET fps` of those fingerprints.
+//! 2. Record: `HSETNX fpr` (fingerprint → number and radius; the first
+//!    document with this fingerprint keeps it), `HSET sequrl` (number →
+//!    URL; one command per block of numbers the batch took); then look up
+//!    the k+1 band sets, and for a short body one more per band
+//!    ([`Layout::lookup_keys`]) (`DUMP`, read as their members:
+//!    [`pipeline::rdb`]).
+//! 3. Only when needed (a match within the radius, or a fingerprint
+//!    recorded before): `HGET fpr` of those fingerprints.
 //! 4. Only for duplicates: `HGET sequrl` of the earliest match's number.
 //!
 //! Within one pipeline Redis runs the commands of a connection in order, so
@@ -56,6 +59,7 @@ use pipeline::Store;
 
 use crate::bands::Layout;
 use crate::decide::{earliest, Seen, Verdict};
+use crate::reach::{Probe, RADIUS_BITS};
 use crate::simhash::distance;
 
 /// Shards of the fingerprint → sequence number hash: 2^17, so 10M
@@ -81,6 +85,19 @@ impl From<TableError> for StageError {
     fn from(e: TableError) -> Self {
         StageError::Transient(e.to_string())
     }
+}
+
+/// The `fpr` value of a document: its sequence number and search radius.
+pub fn record(seq: i64, radius: u32) -> i64 {
+    (seq << RADIUS_BITS) | i64::from(radius & ((1 << RADIUS_BITS) - 1))
+}
+
+/// The sequence number and search radius of an `fpr` value.
+pub fn parse_record(value: i64) -> (i64, u32) {
+    (
+        value >> RADIUS_BITS,
+        (value & ((1 << RADIUS_BITS) - 1)) as u32,
+    )
 }
 
 /// A stored fingerprint near a queried one.
@@ -132,7 +149,7 @@ impl Table {
         &self.store
     }
 
-    /// The `fps` shard key of a fingerprint.
+    /// The `fpr` shard key of a fingerprint.
     pub fn sequence_key(&self, fp: u64) -> String {
         self.keys
             .fingerprint_sequence(fp >> (64 - SEQUENCE_SHARD_BITS))
@@ -176,12 +193,12 @@ impl Table {
         Ok((0..n as i64).map(|i| last - n as i64 + 1 + i).collect())
     }
 
-    /// All rounds for a batch of (fingerprint, URL): one verdict each.
-    pub async fn decide(&self, docs: &[(u64, &str)]) -> Result<Vec<Verdict>, TableError> {
+    /// All rounds for a batch of (lookup, URL): one verdict each.
+    pub async fn decide(&self, docs: &[(Probe, &str)]) -> Result<Vec<Verdict>, TableError> {
         if docs.is_empty() {
             return Ok(Vec::new());
         }
-        let fps: Vec<u64> = docs.iter().map(|d| d.0).collect();
+        let fps: Vec<u64> = docs.iter().map(|d| d.0.fingerprint).collect();
         let ops = self.insert_ops(&fps);
         let replies = self.store.exec(&ops).await?;
         let seqs = Self::sequences(docs.len(), get(&replies, ops.len() - 1)?)?;
@@ -191,21 +208,21 @@ impl Table {
     /// Rounds 2–4 for a batch whose round 1 ([`Table::insert_ops`]) is done.
     pub async fn record_and_decide(
         &self,
-        docs: &[(u64, &str)],
+        docs: &[(Probe, &str)],
         seqs: &[i64],
     ) -> Result<Vec<Verdict>, TableError> {
-        let k = self.layout.max_distance();
         let nbands = self.layout.bands().len();
         // 2. Record every document, then look every one up.
         let mut ops = Vec::with_capacity(docs.len() * (2 + nbands));
         // Numbers are taken once, so the URL records of a batch (consecutive
         // numbers) need no NX: one HSET per block they fall in.
         let mut url_blocks: Vec<Op> = Vec::new();
-        for (&(fp, url), &seq) in docs.iter().zip(seqs) {
+        for (&(probe, url), &seq) in docs.iter().zip(seqs) {
+            let fp = probe.fingerprint;
             ops.push(Op::HSetNx {
                 key: self.sequence_key(fp),
                 field: (fp as i64).to_string(),
-                value: seq.to_string().into_bytes(),
+                value: record(seq, probe.radius).to_string().into_bytes(),
             });
             let key = self.url_key(seq);
             let entry = (seq.to_string(), url.as_bytes().to_vec());
@@ -218,10 +235,19 @@ impl Table {
             }
         }
         ops.extend(url_blocks);
-        let lookups = ops.len();
-        for &(fp, _) in docs {
-            ops.extend(self.band_keys(fp).map(|key| Op::SMembers { key }));
+        // Where each document's lookups start in `ops`.
+        let mut lookups = Vec::with_capacity(docs.len() + 1);
+        for (probe, _) in docs {
+            lookups.push(ops.len());
+            ops.extend(
+                self.layout
+                    .lookup_keys(probe)
+                    .map(|(band, value)| Op::SMembers {
+                        key: self.keys.band(band, value),
+                    }),
+            );
         }
+        lookups.push(ops.len());
         let replies = self.store.exec(&ops).await?;
         if replies.len() != ops.len() {
             return Err(TableError::Replies {
@@ -242,17 +268,18 @@ impl Table {
         // Per document: its own number if it recorded it, and its matches.
         let mut own: Vec<Option<i64>> = Vec::with_capacity(docs.len());
         let mut matches: Vec<Vec<u64>> = Vec::with_capacity(docs.len());
-        for (i, (&(fp, _), &seq)) in docs.iter().zip(seqs).enumerate() {
+        for (i, (&(probe, _), &seq)) in docs.iter().zip(seqs).enumerate() {
+            let fp = probe.fingerprint;
             let recorded = replies[i].int()? == 1;
             own.push(recorded.then_some(seq));
             if !recorded {
                 want(fp);
             }
             let mut near = Vec::new();
-            for r in &replies[lookups + i * nbands..lookups + (i + 1) * nbands] {
+            for r in &replies[lookups[i]..lookups[i + 1]] {
                 for m in r.ints()? {
                     let c = m as u64;
-                    if c != fp && distance(fp, c) <= k && !near.contains(&c) {
+                    if c != fp && distance(fp, c) <= probe.radius && !near.contains(&c) {
                         near.push(c);
                         want(c);
                     }
@@ -261,8 +288,8 @@ impl Table {
             matches.push(near);
         }
 
-        // 3. The sequence numbers of the matches (and of fingerprints
-        //    another document recorded first).
+        // 3. The records of the matches (and of fingerprints another
+        //    document recorded first).
         let ops: Vec<Op> = order
             .iter()
             .map(|&c| Op::HGet {
@@ -271,34 +298,37 @@ impl Table {
             })
             .collect();
         let replies = self.store.exec(&ops).await?;
-        let mut seq_of: HashMap<u64, Option<i64>> = HashMap::with_capacity(order.len());
+        let mut record_of: HashMap<u64, Option<(i64, u32)>> = HashMap::with_capacity(order.len());
         for (i, &c) in order.iter().enumerate() {
-            seq_of.insert(c, opt_int(get(&replies, i)?)?);
+            record_of.insert(c, opt_int(get(&replies, i)?)?.map(parse_record));
         }
+        let seq_of = |c: &u64| record_of.get(c).copied().flatten().map(|r| r.0);
 
         // The earliest per document; URLs to read for the others.
         let mut picks = Vec::with_capacity(docs.len());
         let mut urls_wanted: Vec<(i64, u64)> = Vec::new();
-        for (i, (&(fp, _), &seq)) in docs.iter().zip(seqs).enumerate() {
+        for (i, (&(probe, _), &seq)) in docs.iter().zip(seqs).enumerate() {
             // A fingerprint recorded by another document that is not
             // readable yet cannot happen on one server (records are never
             // deleted); count it as ours.
-            let own_seq = own[i]
-                .or_else(|| seq_of.get(&fp).copied().flatten())
-                .unwrap_or(seq);
+            let own_seq = own[i].or_else(|| seq_of(&probe.fingerprint)).unwrap_or(seq);
             let seen: Vec<Seen> = matches[i]
                 .iter()
-                .map(|&c| Seen {
-                    fingerprint: c,
-                    seq: seq_of.get(&c).copied().flatten(),
+                .map(|&c| {
+                    let r = record_of.get(&c).copied().flatten();
+                    Seen {
+                        fingerprint: c,
+                        seq: r.map(|r| r.0),
+                        radius: r.map_or(0, |r| r.1),
+                    }
                 })
                 .collect();
-            let e = earliest(fp, own_seq, &seen, k);
+            let e = earliest(&probe, own_seq, &seen);
             if e.seq != seq && !urls_wanted.iter().any(|u| u.0 == e.seq) {
                 let owner_fp = seen
                     .iter()
                     .find(|s| s.seq == Some(e.seq))
-                    .map_or(fp, |s| s.fingerprint);
+                    .map_or(probe.fingerprint, |s| s.fingerprint);
                 urls_wanted.push((e.seq, owner_fp));
             }
             picks.push(e);
@@ -343,16 +373,23 @@ impl Table {
             .collect())
     }
 
-    /// Read-only: every stored fingerprint within distance k of `fp`, with
-    /// the first document that had it, nearest first.
-    pub async fn near(&self, fp: u64) -> Result<Vec<Near>, TableError> {
-        let k = self.layout.max_distance();
-        let ops: Vec<Op> = self.band_keys(fp).map(|key| Op::SMembers { key }).collect();
+    /// Read-only: every stored fingerprint the lookup `probe` reaches
+    /// (within its radius and the fingerprint's own; within k for one not
+    /// recorded yet), with the first document that had it, nearest first.
+    pub async fn near(&self, probe: &Probe) -> Result<Vec<Near>, TableError> {
+        let fp = probe.fingerprint;
+        let ops: Vec<Op> = self
+            .layout
+            .lookup_keys(probe)
+            .map(|(band, value)| Op::SMembers {
+                key: self.keys.band(band, value),
+            })
+            .collect();
         let mut found: Vec<u64> = Vec::new();
         for r in self.store.exec(&ops).await? {
             for m in r.ints()? {
                 let c = m as u64;
-                if distance(fp, c) <= k && !found.contains(&c) {
+                if distance(fp, c) <= probe.radius && !found.contains(&c) {
                     found.push(c);
                 }
             }
@@ -365,21 +402,25 @@ impl Table {
             })
             .collect();
         let replies = self.store.exec(&ops).await?;
-        let mut seqs = Vec::with_capacity(found.len());
-        for i in 0..found.len() {
-            seqs.push(opt_int(get(&replies, i)?)?);
+        let mut records = Vec::with_capacity(found.len());
+        for (i, &c) in found.iter().enumerate() {
+            let r = opt_int(get(&replies, i)?)?.map(parse_record);
+            let radius = r.map_or(self.layout.max_distance(), |r| r.1);
+            if probe.accepts(distance(fp, c), radius) {
+                records.push((c, r.map(|r| r.0)));
+            }
         }
-        let ops: Vec<Op> = seqs
+        let ops: Vec<Op> = records
             .iter()
-            .flatten()
-            .map(|&s| Op::HGet {
+            .filter_map(|r| r.1)
+            .map(|s| Op::HGet {
                 key: self.url_key(s),
                 field: s.to_string(),
             })
             .collect();
         let mut urls = self.store.exec(&ops).await?.into_iter();
-        let mut out = Vec::with_capacity(found.len());
-        for (&c, seq) in found.iter().zip(&seqs) {
+        let mut out = Vec::with_capacity(records.len());
+        for (c, seq) in records {
             let url = match seq {
                 Some(_) => urls.next().map(|r| r.string()).transpose()?.flatten(),
                 None => None,
@@ -403,12 +444,22 @@ mod tests {
         Table::new(Store::memory(), "t", Layout::default())
     }
 
+    /// An exact lookup (radius k = 3).
+    fn p(fp: u64) -> Probe {
+        Probe::exact(&Layout::default(), fp)
+    }
+
     #[tokio::test]
     async fn first_is_original_and_near_ones_point_at_it() {
         let t = table();
         let fp = 0x0123_4567_89ab_cdefu64;
         let v = t
-            .decide(&[(fp, "a"), (fp ^ 0b111, "b"), (fp ^ 0b1111, "c"), (fp, "d")])
+            .decide(&[
+                (p(fp), "a"),
+                (p(fp ^ 0b111), "b"),
+                (p(fp ^ 0b1111), "c"),
+                (p(fp), "d"),
+            ])
             .await
             .unwrap();
         assert_eq!(v[0], Verdict::Original);
@@ -435,12 +486,12 @@ mod tests {
             }
         );
         // A redelivery of a stays the original; of d stays a duplicate.
-        let v = t.decide(&[(fp, "a"), (fp, "d")]).await.unwrap();
+        let v = t.decide(&[(p(fp), "a"), (p(fp), "d")]).await.unwrap();
         assert_eq!(v[0], Verdict::Original);
         assert!(matches!(&v[1], Verdict::Duplicate { of, .. } if of == "a"));
         // Far fingerprints are originals, high bits as well as low.
         let v = t
-            .decide(&[(!fp, "far"), (fp ^ (0b1111 << 60), "high")])
+            .decide(&[(p(!fp), "far"), (p(fp ^ (0b1111 << 60)), "high")])
             .await
             .unwrap();
         assert_eq!(v, vec![Verdict::Original, Verdict::Original]);
@@ -450,15 +501,64 @@ mod tests {
     async fn near_lists_matches_within_k_with_their_urls() {
         let t = table();
         let fp = u64::MAX - 5; // negative as i64
-        t.decide(&[(fp, "a"), (fp ^ (1 << 63), "b"), (fp ^ 0xF0, "far")])
-            .await
-            .unwrap();
-        let near = t.near(fp ^ 0b11).await.unwrap();
+        t.decide(&[
+            (p(fp), "a"),
+            (p(fp ^ (1 << 63)), "b"),
+            (p(fp ^ 0xF0), "far"),
+        ])
+        .await
+        .unwrap();
+        let near = t.near(&p(fp ^ 0b11)).await.unwrap();
         let got: Vec<(u32, Option<&str>)> = near
             .iter()
             .map(|n| (n.distance, n.url.as_deref()))
             .collect();
         assert_eq!(got, vec![(2, Some("a")), (3, Some("b"))]);
+    }
+
+    #[tokio::test]
+    async fn short_bodies_reach_past_k_within_both_radii() {
+        let t = table();
+        let fp = 0x0123_4567_89ab_cdefu64;
+        // Differs in 2 bits of every band but band 0, where it differs in
+        // bit 5 only: the probe of band 0 with bit 5 flipped finds it.
+        let near = fp ^ (1 << 5) ^ (0b11 << 20) ^ (0b11 << 36) ^ (0b11 << 50);
+        let short = |fp, radius| Probe {
+            fingerprint: fp,
+            radius,
+            flips: (1 << 5) | (1 << 16) | (1 << 32) | (1 << 48),
+        };
+        let v = t.decide(&[(short(fp, 7), "a")]).await.unwrap();
+        assert_eq!(v, vec![Verdict::Original]);
+        let v = t.decide(&[(short(near, 7), "b")]).await.unwrap();
+        assert_eq!(
+            v,
+            vec![Verdict::Duplicate {
+                of: "a".into(),
+                distance: 7
+            }]
+        );
+        // Not within the stored document's radius: a long article stored
+        // with radius 3 is no match at 7.
+        let t = table();
+        t.decide(&[(p(fp), "long")]).await.unwrap();
+        let v = t.decide(&[(short(near, 7), "short")]).await.unwrap();
+        assert_eq!(v, vec![Verdict::Original]);
+        // Read-only lookups apply the same rule: only the short one itself.
+        let found = t.near(&short(near, 7)).await.unwrap();
+        let urls: Vec<Option<&str>> = found.iter().map(|n| n.url.as_deref()).collect();
+        assert_eq!(urls, vec![Some("short")]);
+        // Without the flipped key it is not seen at all.
+        let t = table();
+        t.decide(&[(short(fp, 7), "a")]).await.unwrap();
+        let blind = Probe {
+            flips: 0,
+            ..short(near, 7)
+        };
+        assert_eq!(
+            t.decide(&[(blind, "c")]).await.unwrap(),
+            vec![Verdict::Original]
+        );
     }
 
     #[tokio::test]
@@ -468,7 +568,7 @@ mod tests {
         // Inserted in the bands but never recorded (its worker died).
         let ops = t.insert_ops(&[fp ^ 1]);
         t.store().exec(&ops[..ops.len() - 1]).await.unwrap();
-        let v = t.decide(&[(fp, "me")]).await.unwrap();
+        let v = t.decide(&[(p(fp), "me")]).await.unwrap();
         assert_eq!(v, vec![Verdict::Original]);
     }
 }

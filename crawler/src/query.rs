@@ -7,7 +7,8 @@ use std::io::Read;
 use anyhow::Context;
 use clap::Args;
 use contentseen::bands::Layout;
-use contentseen::simhash::{fingerprint, Fingerprint};
+use contentseen::reach::Reach;
+use contentseen::simhash::{sketch, Fingerprint};
 use contentseen::table::Table;
 use pipeline::keys::Keys;
 use pipeline::store::Op;
@@ -19,8 +20,9 @@ pub struct QueryArgs {
     #[arg(long)]
     pub duplicates: bool,
     /// Read a body text from stdin and list the stored documents within
-    /// Hamming distance k of its SimHash (one JSON line each, nearest
-    /// first, with `query_distance`). Same as giving `-` as the URL.
+    /// Hamming distance k of its SimHash, or within the larger radius the
+    /// workers give a short text (one JSON line each, nearest first, with
+    /// `query_distance`). Same as giving `-` as the URL.
     #[arg(long, conflicts_with = "duplicates")]
     pub text: bool,
     /// k for `--text`: the distance the contentseen workers use.
@@ -98,7 +100,9 @@ pub async fn run(service: &pipeline::ServiceConfig, args: QueryArgs) -> anyhow::
 }
 
 /// The stored documents near `text`: within k of its SimHash through the
-/// banded table, or with its exact hash for a body too short for SimHash.
+/// banded table (further for a short text, as the contentseen stage
+/// decides: `contentseen::reach`), or with its exact hash for a body too
+/// short for SimHash.
 async fn near_text(
     store: &Store,
     keys: &Keys,
@@ -106,16 +110,19 @@ async fn near_text(
     layout: Layout,
     text: &str,
 ) -> anyhow::Result<()> {
-    let fp = fingerprint(text);
-    let matches: Vec<(String, u32)> = match fp {
-        Fingerprint::Sim(v) => Table::new(store.clone(), namespace, layout)
-            .near(v)
+    let sketch = sketch(text);
+    let fp = sketch.fingerprint;
+    let matches: Vec<(String, u32)> = match Reach::default().probe(&layout, &sketch) {
+        Some(probe) => Table::new(store.clone(), namespace, layout)
+            .near(&probe)
             .await?
             .into_iter()
             .filter_map(|n| Some((n.url?, n.distance)))
             .collect(),
-        Fingerprint::Exact(h) => store
-            .one(Op::Get { key: keys.exact(h) })
+        None => store
+            .one(Op::Get {
+                key: keys.exact(fp.value()),
+            })
             .await?
             .string()?
             .map(|u| (u, 0))

@@ -145,12 +145,13 @@ impl Keys {
         format!("{}:band:{band}:{value:x}", self.ns)
     }
 
-    /// The sequence numbers of stored fingerprints (contentseen): shard
-    /// `shard` (the fingerprint's top bits) of a hash, field = fingerprint
-    /// (i64), value = the sequence number of the first document that had it.
-    /// Integer fields and values keep it a compact listpack.
+    /// The records of stored fingerprints (contentseen): shard `shard` (the
+    /// fingerprint's top bits) of a hash, field = fingerprint (i64), value =
+    /// the record of the first document that had it (its sequence number
+    /// and search radius, one integer). Integer fields and values keep it a
+    /// compact listpack.
     pub fn fingerprint_sequence(&self, shard: u64) -> String {
-        format!("{}:fps:{shard:x}", self.ns)
+        format!("{}:fpr:{shard:x}", self.ns)
     }
 
     /// Which document took a sequence number (contentseen): block `block`

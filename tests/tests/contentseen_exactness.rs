@@ -7,6 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::time::Instant;
 
 use contentseen::bands::Layout;
+use contentseen::reach::Probe;
 use contentseen::simhash::distance;
 use contentseen::table::Table;
 use crawler_tests::REDIS_URL;
@@ -114,7 +115,8 @@ async fn banded_lookups_return_exactly_what_a_scan_returns() {
     for chunk in probes.chunks(8) {
         let lookups = chunk.iter().map(|&p| {
             let table = table.clone();
-            tokio::spawn(async move { table.near(p).await })
+            let probe = Probe::exact(table.layout(), p);
+            tokio::spawn(async move { table.near(&probe).await })
         });
         for handle in lookups.collect::<Vec<_>>() {
             let near = handle.await.expect("task").expect("lookup");
