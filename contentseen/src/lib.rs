@@ -18,8 +18,8 @@
 //! - [`evaluation`]: the near-duplicate evaluation set built from article
 //!   bodies, and precision/recall of "duplicate" (pure; the benchmark runs it).
 //!
-//! Redis keys: `band:<i>:<value>` (sets of i64 fingerprints), `fps:<shard>`
-//! (fingerprint → sequence number of its first document), `sequrl:<block>`
+//! Redis keys: `band:<i>:<value>` (sets of i64 fingerprints), `fpr:<shard>`
+//! (fingerprint → sequence number and search radius of its first document), `sequrl:<block>`
 //! (sequence number → URL), `fpseq` (the counter), `exact:<hash>` (short
 //! bodies), `doc:<url>`, `docs`, `dups:<url>`, `stats`, and for crawls that
 //! recrawl `recrawl` (refetches by due time) and `recrawl:interval`. A

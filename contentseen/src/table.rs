@@ -41,7 +41,7 @@
 //! Cluster, where a pipeline's commands to different nodes run
 //! concurrently, a client must wait for round 1's `SADD` replies before the
 //! `INCRBY`, and for the records before the lookups: two more round trips,
-//! the same rule. A document that sees a match recorded in `fps` but no URL
+//! the same rule. A document that sees a match recorded in `fpr` but no URL
 //! for its number (only possible on a cluster) retries later
 //! ([`TableError::MissingUrl`]).
 //!
