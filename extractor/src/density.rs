@@ -667,7 +667,7 @@ impl<'a> Renderer<'a> {
         }
         self.line.push_str(t);
         escape_into(&mut self.line_html, t);
-        let chars = t.chars().filter(|c| !c.is_whitespace()).count() as u32;
+        let chars = non_space_chars(t);
         self.line_chars += chars;
         if self.in_link {
             self.line_link_chars += chars;
@@ -909,22 +909,57 @@ fn html_tag(tag: Tag) -> &'static str {
     }
 }
 
+/// Appends `s` HTML-escaped (`&`, `<`, `>`, `"`): the runs between those copied whole.
 fn escape_into(out: &mut String, s: &str) {
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            _ => out.push(c),
-        }
+    let mut from = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let escaped = match b {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'"' => "&quot;",
+            _ => continue,
+        };
+        out.push_str(&s[from..i]);
+        out.push_str(escaped);
+        from = i + 1;
     }
+    out.push_str(&s[from..]);
+}
+
+/// Characters of `s` that are not whitespace (`char::is_whitespace`); ASCII text is counted
+/// by bytes.
+fn non_space_chars(s: &str) -> u32 {
+    let count = if s.is_ascii() {
+        s.bytes()
+            .filter(|b| !matches!(b, b'\t'..=b'\r' | b' '))
+            .count()
+    } else {
+        s.chars().filter(|c| !c.is_whitespace()).count()
+    };
+    count as u32
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::scan::scan;
+
+    #[test]
+    fn escaping_and_counting() {
+        let mut out = String::from("x");
+        escape_into(&mut out, "a<b> & \"c\" é&&");
+        assert_eq!(out, "xa&lt;b&gt; &amp; &quot;c&quot; é&amp;&amp;");
+        for s in [
+            "",
+            " a\tb\x0b\x0c\r\n c ",
+            "\u{3000}中 文\u{a0}x",
+            "\x1c\x1f",
+        ] {
+            let want = s.chars().filter(|c| !c.is_whitespace()).count() as u32;
+            assert_eq!(non_space_chars(s), want, "{s:?}");
+        }
+    }
 
     fn section(words: &str) -> String {
         let p = format!("<p>{words}, and the researchers said more about it, in detail.</p>");

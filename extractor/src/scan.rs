@@ -992,14 +992,14 @@ impl Scan {
         let start = self.page.text.len();
         let mut chars = 0u32;
         let mut punct = 0u32;
-        // Runs of non-space characters are copied whole; whitespace collapses to one space.
+        // Runs of text are copied whole; other whitespace collapses to one space.
         let mut run = 0;
         let bytes = decoded.as_bytes();
         let mut i = 0;
         while i < bytes.len() {
             let b = bytes[i];
             let (class, len) = if b < 0x80 {
-                (ASCII_CLASS[b as usize], 1)
+                (BYTE_CLASS[b as usize], 1)
             } else {
                 let c = decoded[i..].chars().next().unwrap_or(' ');
                 let class = if c.is_whitespace() {
@@ -1011,7 +1011,17 @@ impl Scan {
                 };
                 (class, c.len_utf8())
             };
-            if class == SPACE {
+            if class != SPACE {
+                chars += 1;
+                punct += u32::from(class == PUNCT);
+            } else if b == b' '
+                && i > run
+                && bytes
+                    .get(i + 1)
+                    .is_some_and(|&next| BYTE_CLASS[next as usize] <= PUNCT)
+            {
+                // One space between two words is what collapsing writes: it stays in the run.
+            } else {
                 if run < i {
                     self.page.text.push_str(&decoded[run..i]);
                     self.space_before = false;
@@ -1024,9 +1034,6 @@ impl Scan {
                     self.page.text.push(' ');
                     self.space_before = true;
                 }
-            } else {
-                chars += 1;
-                punct += u32::from(class == PUNCT);
             }
             i += len;
         }
@@ -1175,16 +1182,19 @@ fn has_hiding_style(style: &str) -> bool {
     style.contains(':') && (declares(b"display", b"none") || declares(b"visibility", b"hidden"))
 }
 
-/// [`ASCII_CLASS`] of a character that is neither whitespace nor punctuation.
+/// [`BYTE_CLASS`] of a character that is neither whitespace nor punctuation.
 const WORD: u8 = 0;
-/// [`ASCII_CLASS`] of whitespace (`char::is_whitespace`).
-const SPACE: u8 = 1;
-/// [`ASCII_CLASS`] of punctuation ([`is_punct`]).
-const PUNCT: u8 = 2;
+/// [`BYTE_CLASS`] of punctuation ([`is_punct`]). Its value is 1: a run of `WORD` and `PUNCT`
+/// bytes counts its punctuation by adding the classes up.
+const PUNCT: u8 = 1;
+/// [`BYTE_CLASS`] of whitespace (`char::is_whitespace`).
+const SPACE: u8 = 2;
+/// [`BYTE_CLASS`] of the bytes of non-ASCII characters: the character is decoded to be read.
+const NON_ASCII: u8 = 3;
 
-/// [`WORD`], [`SPACE`] or [`PUNCT`] of each ASCII byte: the text loop's table.
-const ASCII_CLASS: [u8; 128] = {
-    let mut table = [WORD; 128];
+/// [`WORD`], [`PUNCT`], [`SPACE`] or [`NON_ASCII`] of each byte: the text loop's table.
+const BYTE_CLASS: [u8; 256] = {
+    let mut table = [NON_ASCII; 256];
     let mut b = 0;
     while b < 128 {
         let c = b as u8 as char;
