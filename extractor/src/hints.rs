@@ -111,51 +111,72 @@ enum Kind {
 
 /// All substring lists in one automaton: one pass over the class string finds every match.
 struct Matcher {
-    automaton: aho_corasick::AhoCorasick,
+    /// Aho-Corasick with standard semantics: the match states of a position list every
+    /// pattern that ends there, so a walk over its states sees all (overlapping) matches.
+    dfa: aho_corasick::dfa::DFA,
     kinds: Vec<Kind>,
+}
+
+/// The patterns of the automaton, each with its kind.
+fn patterns() -> impl Iterator<Item = (&'static str, Kind)> {
+    [
+        (POSITIVE, Kind::Positive),
+        (NEGATIVE, Kind::Negative),
+        (AUTHOR, Kind::Author),
+        (DATE, Kind::Date),
+    ]
+    .into_iter()
+    .flat_map(|(list, kind)| list.iter().map(move |p| (*p, kind)))
 }
 
 fn matcher() -> &'static Matcher {
     static M: std::sync::OnceLock<Matcher> = std::sync::OnceLock::new();
     M.get_or_init(|| {
-        let mut patterns = Vec::new();
-        let mut kinds = Vec::new();
-        for (list, kind) in [
-            (POSITIVE, Kind::Positive),
-            (NEGATIVE, Kind::Negative),
-            (AUTHOR, Kind::Author),
-            (DATE, Kind::Date),
-        ] {
-            for p in list {
-                patterns.push(*p);
-                kinds.push(kind);
-            }
-        }
-        let automaton = aho_corasick::AhoCorasick::new(&patterns).expect("static patterns");
-        Matcher { automaton, kinds }
+        let dfa = aho_corasick::dfa::DFA::new(patterns().map(|(p, _)| p)).expect("static patterns");
+        let kinds = patterns().map(|(_, k)| k).collect();
+        Matcher { dfa, kinds }
     })
 }
 
 /// Reads a lowercased `id class` string.
 pub fn classify(id_class: &str) -> Hint {
+    use aho_corasick::automaton::Automaton;
+    use aho_corasick::Anchored;
+
     let mut hint = Hint::default();
     if id_class.trim().is_empty() {
         return hint;
     }
     let m = matcher();
     let (mut positive, mut negative) = (false, false);
-    for found in m.automaton.find_overlapping_iter(id_class) {
-        match m.kinds[found.pattern().as_usize()] {
-            Kind::Positive => positive = true,
-            Kind::Negative => negative = true,
-            Kind::Author => hint.flags |= flag::AUTHOR,
-            Kind::Date => hint.flags |= flag::DATE,
+    // The search loop of `find_overlapping_iter` without its per-match bookkeeping: the
+    // states are walked by hand and only the kinds of their matches are kept.
+    let Ok(mut state) = m.dfa.start_state(Anchored::No) else {
+        return hint;
+    };
+    for &b in id_class.as_bytes() {
+        state = m.dfa.next_state(Anchored::No, state, b);
+        if !m.dfa.is_match(state) {
+            continue;
+        }
+        for i in 0..m.dfa.match_len(state) {
+            match m.kinds[m.dfa.match_pattern(state, i).as_usize()] {
+                Kind::Positive => positive = true,
+                Kind::Negative => negative = true,
+                Kind::Author => hint.flags |= flag::AUTHOR,
+                Kind::Date => hint.flags |= flag::DATE,
+            }
         }
     }
+    // Words are the runs of ASCII letters and digits (a non-ASCII character separates
+    // them, and each of its bytes is not ASCII).
     negative = negative
         || id_class
-            .split(|c: char| !c.is_ascii_alphanumeric())
-            .any(|w| NEGATIVE_WORDS.contains(&w));
+            .as_bytes()
+            .split(|b| !b.is_ascii_alphanumeric())
+            .any(|w| {
+                w.len() <= MAX_NEGATIVE_WORD && NEGATIVE_WORDS.iter().any(|n| n.as_bytes() == w)
+            });
     if positive {
         hint.weight += CLASS_WEIGHT;
     }
@@ -165,9 +186,82 @@ pub fn classify(id_class: &str) -> Hint {
     hint
 }
 
+/// The length of the longest of [`NEGATIVE_WORDS`].
+const MAX_NEGATIVE_WORD: usize = {
+    let mut max = 0;
+    let mut i = 0;
+    while i < NEGATIVE_WORDS.len() {
+        if NEGATIVE_WORDS[i].len() > max {
+            max = NEGATIVE_WORDS[i].len();
+        }
+        i += 1;
+    }
+    max
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `classify` as it was first written, with the automaton's own overlapping search and
+    /// words split by chars: the hand-walked version must agree with it.
+    fn reference(automaton: &aho_corasick::AhoCorasick, id_class: &str) -> Hint {
+        let mut hint = Hint::default();
+        if id_class.trim().is_empty() {
+            return hint;
+        }
+        let kinds: Vec<Kind> = patterns().map(|(_, k)| k).collect();
+        let (mut positive, mut negative) = (false, false);
+        for found in automaton.find_overlapping_iter(id_class) {
+            match kinds[found.pattern().as_usize()] {
+                Kind::Positive => positive = true,
+                Kind::Negative => negative = true,
+                Kind::Author => hint.flags |= flag::AUTHOR,
+                Kind::Date => hint.flags |= flag::DATE,
+            }
+        }
+        negative = negative
+            || id_class
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .any(|w| NEGATIVE_WORDS.contains(&w));
+        if positive {
+            hint.weight += CLASS_WEIGHT;
+        }
+        if negative {
+            hint.weight -= CLASS_WEIGHT;
+        }
+        hint
+    }
+
+    #[test]
+    fn agrees_with_the_overlapping_search() {
+        let mut pieces: Vec<&str> = patterns().map(|(p, _)| p).collect();
+        pieces.extend(NEGATIVE_WORDS);
+        pieces.extend([
+            " ", "-", "_", "x", "é", "中", "1", "a", "", "  ", "col-md-6",
+        ]);
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        };
+        let automaton = aho_corasick::AhoCorasick::new(patterns().map(|(p, _)| p)).unwrap();
+        for _ in 0..50_000 {
+            let mut s = String::new();
+            for _ in 0..next() % 6 {
+                let piece = pieces[(next() % pieces.len() as u64) as usize];
+                // Cut pieces too, so that partial patterns and words show up.
+                let cut = (next() % (piece.len() as u64 + 1)) as usize;
+                s.push_str(piece.get(..cut).unwrap_or(piece));
+                if next() % 2 == 0 {
+                    s.push([' ', '-', '_', 'é'][(next() % 4) as usize]);
+                }
+            }
+            assert_eq!(classify(&s), reference(&automaton, &s), "{s:?}");
+        }
+    }
 
     #[test]
     fn content_and_boilerplate() {
