@@ -107,6 +107,8 @@ enum Kind {
     Negative,
     Author,
     Date,
+    /// One of [`NEGATIVE_WORDS`]: boilerplate when it is a whole word.
+    NegativeWord,
 }
 
 /// All substring lists in one automaton: one pass over the class string finds every match.
@@ -124,6 +126,7 @@ fn patterns() -> impl Iterator<Item = (&'static str, Kind)> {
         (NEGATIVE, Kind::Negative),
         (AUTHOR, Kind::Author),
         (DATE, Kind::Date),
+        (NEGATIVE_WORDS, Kind::NegativeWord),
     ]
     .into_iter()
     .flat_map(|(list, kind)| list.iter().map(move |p| (*p, kind)))
@@ -154,29 +157,31 @@ pub fn classify(id_class: &str) -> Hint {
     let Ok(mut state) = m.dfa.start_state(Anchored::No) else {
         return hint;
     };
-    for &b in id_class.as_bytes() {
+    let bytes = id_class.as_bytes();
+    // Words are the runs of ASCII letters and digits (a non-ASCII character separates
+    // them, and each of its bytes is not ASCII).
+    let in_word = |at: usize| bytes.get(at).is_some_and(u8::is_ascii_alphanumeric);
+    for (at, &b) in bytes.iter().enumerate() {
         state = m.dfa.next_state(Anchored::No, state, b);
         if !m.dfa.is_match(state) {
             continue;
         }
         for i in 0..m.dfa.match_len(state) {
-            match m.kinds[m.dfa.match_pattern(state, i).as_usize()] {
+            let pattern = m.dfa.match_pattern(state, i);
+            match m.kinds[pattern.as_usize()] {
                 Kind::Positive => positive = true,
                 Kind::Negative => negative = true,
                 Kind::Author => hint.flags |= flag::AUTHOR,
                 Kind::Date => hint.flags |= flag::DATE,
+                Kind::NegativeWord => {
+                    let start = (at + 1).saturating_sub(m.dfa.pattern_len(pattern));
+                    let whole = start.checked_sub(1).is_none_or(|before| !in_word(before))
+                        && !in_word(at + 1);
+                    negative |= whole;
+                }
             }
         }
     }
-    // Words are the runs of ASCII letters and digits (a non-ASCII character separates
-    // them, and each of its bytes is not ASCII).
-    negative = negative
-        || id_class
-            .as_bytes()
-            .split(|b| !b.is_ascii_alphanumeric())
-            .any(|w| {
-                w.len() <= MAX_NEGATIVE_WORD && NEGATIVE_WORDS.iter().any(|n| n.as_bytes() == w)
-            });
     if positive {
         hint.weight += CLASS_WEIGHT;
     }
@@ -185,19 +190,6 @@ pub fn classify(id_class: &str) -> Hint {
     }
     hint
 }
-
-/// The length of the longest of [`NEGATIVE_WORDS`].
-const MAX_NEGATIVE_WORD: usize = {
-    let mut max = 0;
-    let mut i = 0;
-    while i < NEGATIVE_WORDS.len() {
-        if NEGATIVE_WORDS[i].len() > max {
-            max = NEGATIVE_WORDS[i].len();
-        }
-        i += 1;
-    }
-    max
-};
 
 #[cfg(test)]
 mod tests {
@@ -218,6 +210,7 @@ mod tests {
                 Kind::Negative => negative = true,
                 Kind::Author => hint.flags |= flag::AUTHOR,
                 Kind::Date => hint.flags |= flag::DATE,
+                Kind::NegativeWord => {}
             }
         }
         negative = negative
