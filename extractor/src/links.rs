@@ -179,6 +179,7 @@ pub fn outlinks(page: &Page, base: &Url) -> Vec<Outlink> {
     let keys: Vec<Option<&str>> = resolved.iter().map(Option::as_deref).collect();
     let firsts = first_occurrences(&keys);
     let mut out = Vec::new();
+    let mut anchor_buffer = String::new();
     for ((&(node, _), url), first) in page.links.iter().zip(resolved).zip(firsts) {
         let Some(url) = url.filter(|_| first) else {
             continue;
@@ -187,7 +188,10 @@ pub fn outlinks(page: &Page, base: &Url) -> Vec<Outlink> {
             (false, String::new())
         } else {
             let n = &page.nodes[node as usize];
-            (n.flags & flag::NOFOLLOW != 0, anchor_text(page, node))
+            (
+                n.flags & flag::NOFOLLOW != 0,
+                anchor_text(page, node, &mut anchor_buffer).to_string(),
+            )
         };
         out.push(Outlink {
             url,
@@ -202,8 +206,8 @@ pub fn outlinks(page: &Page, base: &Url) -> Vec<Outlink> {
 /// than a hash set: no hashing of every string, and no worst case an attacker could pick.
 fn first_occurrences(keys: &[Option<&str>]) -> Vec<bool> {
     let mut order: Vec<usize> = (0..keys.len()).filter(|&i| keys[i].is_some()).collect();
-    // Stable: equal keys stay in page order, so the first of a run is the first on the page.
-    order.sort_by_key(|&i| keys[i]);
+    // Equal keys in page order, so the first of a run is the first on the page.
+    order.sort_unstable_by(|&a, &b| keys[a].cmp(&keys[b]).then(a.cmp(&b)));
     let mut first = vec![false; keys.len()];
     let mut previous: Option<&str> = None;
     for i in order {
@@ -215,9 +219,11 @@ fn first_occurrences(keys: &[Option<&str>]) -> Vec<bool> {
     first
 }
 
-/// The link's text, whitespace collapsed, at most [`MAX_ANCHOR_CHARS`] characters.
-fn anchor_text(page: &Page, node: u32) -> String {
-    let mut out = String::new();
+/// The link's text, whitespace collapsed, at most [`MAX_ANCHOR_CHARS`] characters, written
+/// into `out` (cleared first: one buffer serves every link, and each anchor is then copied
+/// out at its size).
+fn anchor_text<'a>(page: &Page, node: u32, out: &'a mut String) -> &'a str {
+    out.clear();
     let n = &page.nodes[node as usize];
     let (mut chars, mut space, mut prev_end) = (0, false, None);
     for ev in &page.events[n.open as usize..=n.close as usize] {

@@ -476,9 +476,62 @@ struct Scan {
     in_title: bool,
     /// The `id` and `class` of the element being read (a buffer kept between elements).
     id_class: String,
-    /// Recent `id class` strings and their hints, by a hash of the string: pages repeat the
-    /// same classes on hundreds of elements.
-    hint_cache: Vec<(String, hints::Hint)>,
+    /// Recent `id class` strings and their hints: pages repeat the same classes on hundreds
+    /// of elements.
+    hint_cache: HintCache,
+}
+
+/// [`hints::classify`] remembered for recent strings: a slot per hash of the string (the
+/// last string of that hash wins), the strings themselves kept in one buffer.
+#[derive(Default)]
+struct HintCache {
+    /// [`HINT_CACHE_SLOTS`] slots once used.
+    slots: Vec<HintSlot>,
+    /// The strings of the slots, one after the other (and strings slots no longer hold).
+    strings: String,
+}
+
+/// One string of [`HintCache`]: `strings[start..start + len]`, and its hint.
+#[derive(Debug, Default, Clone, Copy)]
+struct HintSlot {
+    start: u32,
+    /// 0 for an empty slot (no string classified is empty).
+    len: u32,
+    hint: hints::Hint,
+}
+
+/// Bytes of [`HintCache::strings`] before it is emptied with all slots (a page with
+/// endless distinct classes).
+const HINT_CACHE_BYTES: usize = 256 << 10;
+
+impl HintCache {
+    /// The hint of the non-empty string `id_class`, classified unless the slot of its hash
+    /// holds it.
+    fn hint(&mut self, id_class: &str) -> hints::Hint {
+        if self.slots.is_empty() {
+            self.slots = vec![HintSlot::default(); HINT_CACHE_SLOTS];
+        }
+        let index = fnv1a(id_class.as_bytes()) as usize % HINT_CACHE_SLOTS;
+        let slot = self.slots[index];
+        let held = self
+            .strings
+            .get(slot.start as usize..(slot.start + slot.len) as usize);
+        if slot.len > 0 && held == Some(id_class) {
+            return slot.hint;
+        }
+        if self.strings.len() + id_class.len() > HINT_CACHE_BYTES {
+            self.strings.clear();
+            self.slots.fill(HintSlot::default());
+        }
+        let hint = hints::classify(id_class);
+        self.slots[index] = HintSlot {
+            start: self.strings.len() as u32,
+            len: id_class.len() as u32,
+            hint,
+        };
+        self.strings.push_str(id_class);
+        hint
+    }
 }
 
 /// FNV-1a: a cheap hash of short strings (class names).
@@ -488,7 +541,7 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-/// Slots of [`Scan::hint_cache`].
+/// Slots of [`HintCache`].
 const HINT_CACHE_SLOTS: usize = 256;
 
 /// Reads `html` in one pass. Never fails: on a parser error the page read so far is returned.
@@ -496,6 +549,11 @@ pub fn scan(html: &str) -> Page {
     let state = Rc::new(RefCell::new(Scan::default()));
     {
         let mut s = state.borrow_mut();
+        // Room for what pages hold per byte of HTML (about one element per 240 bytes and
+        // one byte of visible text per 11), so the vectors rarely grow during the pass.
+        s.page.nodes.reserve((html.len() / 256).min(MAX_NODES));
+        s.page.events.reserve((html.len() / 64).min(4 * MAX_NODES));
+        s.page.text.reserve((html.len() / 16).min(MAX_TEXT_BYTES));
         s.page.nodes.push(Node {
             tag: Tag::Root,
             parent: NONE,
@@ -771,17 +829,7 @@ impl Scan {
         if id_class.is_empty() {
             return hints::Hint::default();
         }
-        if self.hint_cache.is_empty() {
-            self.hint_cache = vec![(String::new(), hints::Hint::default()); HINT_CACHE_SLOTS];
-        }
-        let slot = fnv1a(id_class.as_bytes()) as usize % HINT_CACHE_SLOTS;
-        let entry = &mut self.hint_cache[slot];
-        if entry.0 != id_class {
-            entry.0.clear();
-            entry.0.push_str(id_class);
-            entry.1 = hints::classify(id_class);
-        }
-        entry.1
+        self.hint_cache.hint(id_class)
     }
 
     /// An end tag read between the reported start tags: closes the innermost open element
@@ -1338,6 +1386,24 @@ mod tests {
         let long = "a-custom-element-name";
         assert_eq!(tag_named(long), (Tag::Other, fnv(long), None));
         assert_eq!(tag_named(""), (Tag::Other, fnv(""), None));
+    }
+
+    #[test]
+    fn hint_cache_answers_as_classify() {
+        let mut cache = HintCache::default();
+        let strings: Vec<String> = (0..20_000)
+            .map(|i| match i % 4 {
+                0 => format!("post-{i} article-body "),
+                1 => "sidebar widget ".to_string(),
+                2 => format!("x{} ", "y".repeat(i % 300)),
+                _ => format!("byline c{} ", i % 7),
+            })
+            .collect();
+        for s in &strings {
+            assert_eq!(cache.hint(s), hints::classify(s), "{s}");
+        }
+        // The string buffer was emptied on the way, and stays bounded.
+        assert!(cache.strings.len() <= HINT_CACHE_BYTES);
     }
 
     #[test]
