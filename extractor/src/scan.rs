@@ -1062,6 +1062,18 @@ impl Scan {
             if class != SPACE {
                 chars += 1;
                 punct += u32::from(class == PUNCT);
+                // The ASCII letters and punctuation that follow, by the table alone.
+                i += len;
+                while let Some(&next) = bytes.get(i) {
+                    let class = BYTE_CLASS[next as usize];
+                    if class > PUNCT {
+                        break;
+                    }
+                    chars += 1;
+                    punct += u32::from(class);
+                    i += 1;
+                }
+                continue;
             } else if b == b' '
                 && i > run
                 && bytes
@@ -1081,6 +1093,17 @@ impl Scan {
                 } else if !self.space_before {
                     self.page.text.push(' ');
                     self.space_before = true;
+                }
+                if !pre {
+                    // The ASCII whitespace that follows collapses into this space.
+                    while bytes
+                        .get(run)
+                        .is_some_and(|&next| BYTE_CLASS[next as usize] == SPACE)
+                    {
+                        run += 1;
+                    }
+                    i = run;
+                    continue;
                 }
             }
             i += len;
