@@ -464,6 +464,9 @@ struct Scan {
     page: Page,
     /// Open elements, innermost last.
     stack: Vec<u32>,
+    /// How many elements of each kind [`Scan::stack`] holds: the implied-end-tag rules and
+    /// end tags skip their search of the stack when no element of the kind is open.
+    open_kinds: OpenKinds,
     /// Byte offset in the HTML just past the last tag seen: the text between tags is read
     /// from the source by offsets, not from `lol_html` text chunks (which it would decode).
     last_end: usize,
@@ -534,6 +537,18 @@ impl HintCache {
     }
 }
 
+/// A count per [`Tag`] (indexed by the tag's value).
+struct OpenKinds([u32; TAG_KINDS]);
+
+/// The number of [`Tag`] kinds.
+const TAG_KINDS: usize = Tag::Other as usize + 1;
+
+impl Default for OpenKinds {
+    fn default() -> Self {
+        OpenKinds([0; TAG_KINDS])
+    }
+}
+
 /// FNV-1a: a cheap hash of short strings (class names).
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
@@ -569,7 +584,7 @@ pub fn scan(html: &str) -> Page {
             class: 0,
         });
         s.page.events.push(Event::Open(0));
-        s.stack.push(0);
+        s.push(0);
     }
     let on_element = state.clone();
     let settings = Settings::new()
@@ -611,9 +626,10 @@ impl Scan {
         let mut hidden = false;
         let mut class = 0u32;
         for attr in el.attributes() {
-            let Some(an) = attr
+            let Some(kind) = attr
                 .name_source_location()
                 .and_then(|l| html.get(l.bytes()))
+                .and_then(Attr::named)
             else {
                 continue;
             };
@@ -621,30 +637,24 @@ impl Scan {
                 .value_source_location()
                 .and_then(|l| html.get(l.bytes()))
                 .unwrap_or("");
-            if an.len() > 16 {
-                continue;
-            }
-            let mut lower = [0u8; 16];
-            lower[..an.len()].copy_from_slice(an.as_bytes());
-            lower[..an.len()].make_ascii_lowercase();
-            match &lower[..an.len()] {
-                b"id" | b"class" if id_class.len() < MAX_SHORT_BYTES => {
-                    if an.eq_ignore_ascii_case("class") && !value.trim().is_empty() {
+            match kind {
+                Attr::Id | Attr::Class if id_class.len() < MAX_SHORT_BYTES => {
+                    if kind == Attr::Class && !value.trim().is_empty() {
                         class = fnv1a(value.as_bytes()) as u32 | 1;
                     }
                     id_class.push_str(value);
                     id_class.push(' ');
                 }
-                b"style" if has_hiding_style(value) => hidden = true,
-                b"hidden" => hidden = true,
+                Attr::Style if has_hiding_style(value) => hidden = true,
+                Attr::Hidden => hidden = true,
                 // Icons (img, span) are hidden decoratively; a hidden block is usually a menu.
-                b"aria-hidden"
+                Attr::AriaHidden
                     if !matches!(tag, Tag::Img | Tag::Span)
                         && value.eq_ignore_ascii_case("true") =>
                 {
                     hidden = true;
                 }
-                b"role" => {
+                Attr::Role => {
                     let v = value.trim();
                     if [
                         "navigation",
@@ -662,7 +672,7 @@ impl Scan {
                         flags |= flag::CHROME;
                     }
                 }
-                b"itemprop" => {
+                Attr::Itemprop => {
                     let v = value.to_ascii_lowercase();
                     if v.contains("articlebody") || v == "text" {
                         flags |= flag::ARTICLE_BODY;
@@ -677,7 +687,7 @@ impl Scan {
                         meta_key.get_or_insert(v);
                     }
                 }
-                b"rel" => {
+                Attr::Rel => {
                     for r in value.split_ascii_whitespace() {
                         if ["nofollow", "ugc", "sponsored"]
                             .iter()
@@ -690,10 +700,8 @@ impl Scan {
                         }
                     }
                 }
-                b"href" if matches!(tag, Tag::A | Tag::Base) => url = Some(value),
-                b"src" | b"data-src" | b"data-original" | b"data-lazy-src" | b"data-url"
-                    if tag == Tag::Img =>
-                {
+                Attr::Href if matches!(tag, Tag::A | Tag::Base) => url = Some(value),
+                Attr::ImageSource if tag == Tag::Img => {
                     // Lazy loaders put a placeholder in `src` and the image in `data-*`.
                     let placeholder =
                         url.is_none_or(|u: &str| u.trim().is_empty() || u.starts_with("data:"));
@@ -701,22 +709,24 @@ impl Scan {
                         url = Some(value);
                     }
                 }
-                b"name" | b"property" if tag == Tag::Meta => {
+                Attr::MetaKey if tag == Tag::Meta => {
                     meta_key = Some(value.to_ascii_lowercase());
                 }
-                b"content" if tag == Tag::Meta || meta_content.is_none() => {
+                Attr::Content if tag == Tag::Meta || meta_content.is_none() => {
                     meta_content = Some(value)
                 }
-                b"type" if tag == Tag::Script && value.to_ascii_lowercase().contains("ld+json") => {
+                Attr::Type
+                    if tag == Tag::Script && value.to_ascii_lowercase().contains("ld+json") =>
+                {
                     flags |= flag::JSON_LD;
                 }
-                b"lang" if tag == Tag::Html && self.page.lang.is_none() => {
+                Attr::Lang if tag == Tag::Html && self.page.lang.is_none() => {
                     let v = value.trim();
                     if !v.is_empty() {
                         self.page.lang = Some(truncate(v, 64).to_string());
                     }
                 }
-                b"datetime" if tag == Tag::Time => {
+                Attr::Datetime if tag == Tag::Time => {
                     meta_content = Some(value);
                 }
                 _ => {}
@@ -817,7 +827,7 @@ impl Scan {
         });
         self.page.events.push(Event::Open(index));
         if el.can_have_content() {
-            self.stack.push(index);
+            self.push(index);
             self.raw_open = raw;
         } else {
             self.close_node(index);
@@ -838,7 +848,7 @@ impl Scan {
     /// at any block; an end tag that finds no element is ignored, and so are `</body>` and
     /// `</html>` (content after them still belongs to the body).
     fn end_tag(&mut self, tag: Tag, name: u32) {
-        if matches!(tag, Tag::Body | Tag::Html | Tag::Br | Tag::Root) {
+        if matches!(tag, Tag::Body | Tag::Html | Tag::Br | Tag::Root) || !self.is_open(tag) {
             return;
         }
         let block = tag.is_block() || tag.is_scope_boundary();
@@ -858,7 +868,7 @@ impl Scan {
 
     /// The implied end tags of the HTML parsing algorithm that matter for text structure.
     fn close_implied(&mut self, tag: Tag) {
-        if tag.closes_p() {
+        if tag.closes_p() && self.is_open(Tag::P) {
             self.close_in_scope(|t| t == Tag::P, |_| false);
         }
         match tag {
@@ -892,7 +902,7 @@ impl Scan {
                 |_| false,
             ),
             Tag::Option => self.close_in_scope(|t| t == Tag::Option, |t| t == Tag::Select),
-            Tag::A => self.close_in_scope(|t| t == Tag::A, |_| false),
+            Tag::A if self.is_open(Tag::A) => self.close_in_scope(|t| t == Tag::A, |_| false),
             _ if tag.is_heading() => {
                 if let Some(&top) = self.stack.last() {
                     if self.page.nodes[top as usize].tag.is_heading() && self.stack.len() > 1 {
@@ -943,11 +953,25 @@ impl Scan {
         }
     }
 
+    /// Opens node `n` (on top of the stack).
+    fn push(&mut self, n: u32) {
+        self.stack.push(n);
+        self.open_kinds.0[self.page.nodes[n as usize].tag as usize] += 1;
+    }
+
+    /// Closes the innermost open node.
     fn pop(&mut self) {
         if let Some(n) = self.stack.pop() {
+            let count = &mut self.open_kinds.0[self.page.nodes[n as usize].tag as usize];
+            *count = count.saturating_sub(1);
             self.close_node(n);
             self.raw_open = None;
         }
+    }
+
+    /// Some element of kind `tag` is open.
+    fn is_open(&self, tag: Tag) -> bool {
+        self.open_kinds.0[tag as usize] > 0
     }
 
     fn close_node(&mut self, n: u32) {
@@ -1219,6 +1243,66 @@ fn tag_named(s: &str) -> (Tag, u32, Option<&'static str>) {
     (tag, hash, raw)
 }
 
+/// The attributes the pass reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Attr {
+    Id,
+    Class,
+    Style,
+    Hidden,
+    AriaHidden,
+    Role,
+    Itemprop,
+    Rel,
+    Href,
+    /// `src`, or where lazy loaders put the image (`data-src`, `data-original`, ...).
+    ImageSource,
+    /// `name` or `property` (of `<meta>`).
+    MetaKey,
+    Content,
+    Type,
+    Lang,
+    Datetime,
+}
+
+impl Attr {
+    /// The attribute an attribute name (any case) stands for, if the pass reads it.
+    fn named(name: &str) -> Option<Attr> {
+        let bytes = name.as_bytes();
+        // Names are nearly always written in lowercase: copied only when they are not.
+        let mut buffer = [0u8; 16];
+        let lower = if bytes.iter().any(u8::is_ascii_uppercase) {
+            // Longer names are none of those below.
+            let lower = buffer.get_mut(..bytes.len())?;
+            lower.copy_from_slice(bytes);
+            lower.make_ascii_lowercase();
+            &*lower
+        } else {
+            bytes
+        };
+        Some(match lower {
+            b"id" => Attr::Id,
+            b"class" => Attr::Class,
+            b"style" => Attr::Style,
+            b"hidden" => Attr::Hidden,
+            b"aria-hidden" => Attr::AriaHidden,
+            b"role" => Attr::Role,
+            b"itemprop" => Attr::Itemprop,
+            b"rel" => Attr::Rel,
+            b"href" => Attr::Href,
+            b"src" | b"data-src" | b"data-original" | b"data-lazy-src" | b"data-url" => {
+                Attr::ImageSource
+            }
+            b"name" | b"property" => Attr::MetaKey,
+            b"content" => Attr::Content,
+            b"type" => Attr::Type,
+            b"lang" => Attr::Lang,
+            b"datetime" => Attr::Datetime,
+            _ => return None,
+        })
+    }
+}
+
 /// `display:none` or `visibility:hidden` in a `style` value (any case and spacing), read
 /// without allocating.
 fn has_hiding_style(style: &str) -> bool {
@@ -1350,6 +1434,15 @@ mod tests {
     }
 
     #[test]
+    fn implied_link_ends_and_stray_end_tags() {
+        let p =
+            scan("<body><p>one <a href=a>x <a href=b>y</a> z</p><p>two</a> 2</p><div>3</p></div>");
+        assert_eq!(texts(&p, Tag::A), ["x", "y"]);
+        assert_eq!(texts(&p, Tag::P), ["one x y z", "two 2"]);
+        assert_eq!(texts(&p, Tag::Div), ["3"]);
+    }
+
+    #[test]
     fn skipped_text_and_head() {
         let p = scan(
             "<html lang=en><head><title>T &amp; U</title><meta property='og:title' content='OG'>\
@@ -1427,6 +1520,17 @@ mod tests {
         }
         // The string buffer was emptied on the way, and stays bounded.
         assert!(cache.strings.len() <= HINT_CACHE_BYTES);
+    }
+
+    #[test]
+    fn attribute_names_any_case() {
+        assert_eq!(Attr::named("class"), Some(Attr::Class));
+        assert_eq!(Attr::named("CLASS"), Some(Attr::Class));
+        assert_eq!(Attr::named("Data-Lazy-Src"), Some(Attr::ImageSource));
+        assert_eq!(Attr::named("property"), Some(Attr::MetaKey));
+        assert_eq!(Attr::named("data-analytics-TRACKING-ID"), None);
+        assert_eq!(Attr::named("classes"), None);
+        assert_eq!(Attr::named(""), None);
     }
 
     #[test]
