@@ -4,7 +4,9 @@
 //! `cargo run --release -p extractor --example extract_sets -- [dump FILE] [aeb-only] [times N]`
 //! - `dump FILE`: writes each page's `Article` as one JSON line to FILE;
 //! - `aeb-only`: skips CWCED (the profile of the benchmark's timed set);
-//! - `times N`: runs the whole set N times after one warm-up run (the dump is of the warm-up).
+//! - `times N`: runs the whole set N times after one warm-up run (the dump is of the warm-up);
+//! - `smoothie`: the timed runs are of `dom_smoothie` instead (for a CPU-time ratio with
+//!   `perf stat -e task-clock`, less disturbed by a busy machine than wall time).
 //!
 //! The timed runs are in [`measured`]: `--toggle-collect='extract_sets::measured'` counts
 //! them alone (not the loading, nor the one-time set-up of lazily built tables).
@@ -27,6 +29,7 @@ fn main() {
     let dump = arg_after("dump");
     let times: usize = arg_after("times").and_then(|t| t.parse().ok()).unwrap_or(1);
     let aeb_only = args.iter().any(|a| a == "aeb-only");
+    let smoothie = args.iter().any(|a| a == "smoothie");
 
     let mut pages: Vec<(String, Url)> = Vec::new();
     for p in sets::aeb().unwrap_or_default() {
@@ -51,8 +54,26 @@ fn main() {
             writeln!(out).expect("dump written");
         }
     }
-    measured(&pages, times);
+    if smoothie {
+        measured_smoothie(&pages, times);
+    } else {
+        measured(&pages, times);
+    }
     eprintln!("{} pages x {times}", pages.len());
+}
+
+/// `times` extractions of every page by `dom_smoothie`, as the benchmark calls it.
+#[inline(never)]
+fn measured_smoothie(pages: &[(String, Url)], times: usize) {
+    for _ in 0..times {
+        for (html, url) in pages {
+            let text = dom_smoothie::Readability::new(html.as_str(), Some(url.as_str()), None)
+                .ok()
+                .and_then(|mut r| r.parse().ok())
+                .map(|a| a.text_content.to_string());
+            std::hint::black_box(text);
+        }
+    }
 }
 
 /// `times` extractions of every page.

@@ -171,10 +171,19 @@ fn plain_path_and_query(rest: &str, out: &mut String) -> Option<()> {
 
 /// Every `<a href>` of the page, deduplicated by URL (the first kept).
 pub fn outlinks(page: &Page, base: &Url) -> Vec<Outlink> {
+    // A link written twice in a row (a teaser's image and its headline) is not resolved
+    // again: it would resolve to the same URL and be dropped as a duplicate of the first.
+    let mut previous: Option<&str> = None;
     let resolved: Vec<Option<String>> = page
         .links
         .iter()
-        .map(|&(_, url)| resolve_to_string(base, page.urls.get(url as usize)?))
+        .map(|&(_, url)| {
+            let raw = page.urls.get(url as usize)?;
+            if previous.replace(raw) == Some(raw) {
+                return None;
+            }
+            resolve_to_string(base, raw)
+        })
         .collect();
     let keys: Vec<Option<&str>> = resolved.iter().map(Option::as_deref).collect();
     let firsts = first_occurrences(&keys);
