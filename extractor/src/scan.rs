@@ -1508,6 +1508,87 @@ mod tests {
         assert_eq!(texts(&p, Tag::Div), ["吉林省人民政府", "2022年1月27日"]);
     }
 
+    /// Visible text as first written, a char at a time: what `push_visible` must write.
+    /// Returns the non-space and punctuation characters of `raw`.
+    fn push_visible_reference(
+        text: &mut String,
+        space_before: &mut bool,
+        raw: &str,
+        pre: bool,
+    ) -> (u32, u32) {
+        let decoded = entities::decode(raw);
+        let (mut chars, mut punct, mut run) = (0, 0, 0);
+        for (i, c) in decoded.char_indices() {
+            if c.is_whitespace() {
+                if run < i {
+                    text.push_str(&decoded[run..i]);
+                    *space_before = false;
+                }
+                run = i + c.len_utf8();
+                if pre && c == '\n' {
+                    text.push('\n');
+                    *space_before = true;
+                } else if !*space_before {
+                    text.push(' ');
+                    *space_before = true;
+                }
+            } else {
+                chars += 1;
+                punct += u32::from(is_punct(c));
+            }
+        }
+        if run < decoded.len() {
+            text.push_str(&decoded[run..]);
+            *space_before = false;
+        }
+        (chars, punct)
+    }
+
+    #[test]
+    fn visible_text_collapses_as_char_by_char() {
+        const PIECES: &[&str] = &[
+            "word", "a", " ", "  ", "\n", "\t", "\r\n  ", "\u{a0}", "\u{3000}", "中文", "，", "。",
+            ".", ",", "!", "\"", "'", "(", "&amp;", "&nbsp;", "&#x20;", "é", "\u{b}", "\u{1c}",
+        ];
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        };
+        for _ in 0..2_000 {
+            let mut s = Scan::default();
+            s.page.nodes.push(scan("").nodes[0].clone());
+            let (mut text, mut space_before) = (String::new(), false);
+            let (mut chars, mut punct) = (0, 0);
+            for _ in 0..next() % 6 + 1 {
+                let raw: String = (0..next() % 8)
+                    .map(|_| PIECES[(next() % PIECES.len() as u64) as usize])
+                    .collect();
+                if raw.is_empty() {
+                    continue;
+                }
+                let pre = next() % 4 == 0;
+                let before = text.len();
+                let (c, p) = push_visible_reference(&mut text, &mut space_before, &raw, pre);
+                chars += c;
+                punct += p;
+                let events = s.page.events.len();
+                s.push_visible(&raw, 0, pre);
+                assert_eq!(s.page.text, text, "{raw:?} pre {pre}");
+                assert_eq!(s.space_before, space_before, "{raw:?} pre {pre}");
+                let event =
+                    (text.len() > before).then_some(Event::Text(before as u32, text.len() as u32));
+                assert_eq!(s.page.events.get(events).copied(), event, "{raw:?}");
+            }
+            assert_eq!(
+                (s.page.nodes[0].chars, s.page.nodes[0].punct),
+                (chars, punct)
+            );
+        }
+    }
+
     #[test]
     fn tag_names_any_case() {
         let fnv = |s: &str| {
