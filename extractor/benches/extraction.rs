@@ -3,7 +3,8 @@
 //! `cargo bench -p extractor --bench extraction` prints:
 //! - AEB (181 pages): F1, precision and recall of the body text (the AEB shingle metric), and
 //!   milliseconds per page (median and mean over pages; each page's time is the median of
-//!   `RUNS` timed calls of `extract()` alone, pages decompressed beforehand), for both;
+//!   `RUNS` timed calls of `extract()` alone, pages decompressed beforehand), for both, the
+//!   two extractors' calls interleaved so that machine noise weighs on both alike;
 //! - CWCED (35 Chinese pages): body F1 with one token per CJK character, the share of dated
 //!   pages whose year-month-day we get right, and the share of pages with an author whose
 //!   name we find (see `extractor::eval::author_matches`).
@@ -29,21 +30,25 @@ fn main() {
     };
     let verbose = std::env::var_os("EXTRACTOR_BENCH_VERBOSE").is_some();
 
-    let ours = measure(&aeb, |html, url| extractor::extract(html, url).text);
-    if std::env::var_os("EXTRACTOR_BENCH_PROFILE").is_some() {
-        // Only ours, many times over: for `perf record`.
-        for _ in 0..20 {
-            measure(&aeb, |html, url| extractor::extract(html, url).text);
-        }
-        return;
-    }
-    let theirs = measure(&aeb, |html, url| {
+    let ours_fn = |html: &str, url: &Url| extractor::extract(html, url).text;
+    let theirs_fn = |html: &str, url: &Url| {
         dom_smoothie::Readability::new(html, Some(url.as_str()), None)
             .ok()
             .and_then(|mut r| r.parse().ok())
             .map(|a| a.text_content.to_string())
             .unwrap_or_default()
-    });
+    };
+    if std::env::var_os("EXTRACTOR_BENCH_PROFILE").is_some() {
+        // Only ours, many times over: for `perf record`.
+        for _ in 0..20 {
+            for p in &aeb {
+                let url = page_url(p);
+                std::hint::black_box(ours_fn(&p.html, &url));
+            }
+        }
+        return;
+    }
+    let (ours, theirs) = measure(&aeb, ours_fn, theirs_fn);
     if verbose {
         for (i, p) in aeb.iter().enumerate() {
             let (pr, rc) = (ours.counts[i].precision(), ours.counts[i].recall());
@@ -145,25 +150,54 @@ struct Measured {
     ms: Vec<f64>,
 }
 
-fn measure(pages: &[sets::AebPage], f: impl Fn(&str, &Url) -> String) -> Measured {
-    let mut counts = Vec::new();
-    let mut ms = Vec::new();
+/// An extractor under test: page HTML and URL in, body text out.
+type Extract = dyn Fn(&str, &Url) -> String;
+
+fn page_url(p: &sets::AebPage) -> Url {
+    Url::parse(&p.url).unwrap_or_else(|_| Url::parse("http://example.com/").expect("static url"))
+}
+
+/// Both extractors over the pages, their timed calls interleaved page by
+/// page and call by call (ours, theirs, ours, ...), so that a machine
+/// slowing down or speeding up during the run weighs on both alike.
+fn measure(
+    pages: &[sets::AebPage],
+    ours: impl Fn(&str, &Url) -> String,
+    theirs: impl Fn(&str, &Url) -> String,
+) -> (Measured, Measured) {
+    let mut out = [
+        Measured {
+            counts: Vec::new(),
+            ms: Vec::new(),
+        },
+        Measured {
+            counts: Vec::new(),
+            ms: Vec::new(),
+        },
+    ];
+    let fs: [&Extract; 2] = [&ours, &theirs];
     for p in pages {
-        let url = Url::parse(&p.url)
-            .unwrap_or_else(|_| Url::parse("http://example.com/").expect("static url"));
-        let text = f(&p.html, &url); // warm-up, and the text we score
-        let mut times: Vec<f64> = (0..RUNS)
-            .map(|_| {
-                let t = Instant::now();
+        let url = page_url(p);
+        let mut times = [Vec::with_capacity(RUNS), Vec::with_capacity(RUNS)];
+        for (m, f) in out.iter_mut().zip(fs) {
+            let text = f(&p.html, &url); // warm-up, and the text we score
+            m.counts
+                .push(eval::compare(&p.truth, &text, Tokenizer::Words));
+        }
+        for _ in 0..RUNS {
+            for (t, f) in times.iter_mut().zip(fs) {
+                let start = Instant::now();
                 std::hint::black_box(f(std::hint::black_box(&p.html), &url));
-                t.elapsed().as_secs_f64() * 1e3
-            })
-            .collect();
-        times.sort_by(f64::total_cmp);
-        ms.push(times[RUNS / 2]);
-        counts.push(eval::compare(&p.truth, &text, Tokenizer::Words));
+                t.push(start.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        for (m, mut t) in out.iter_mut().zip(times) {
+            t.sort_by(f64::total_cmp);
+            m.ms.push(t[RUNS / 2]);
+        }
     }
-    Measured { counts, ms }
+    let [a, b] = out;
+    (a, b)
 }
 
 fn median(xs: &[f64]) -> f64 {
