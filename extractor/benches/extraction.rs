@@ -151,7 +151,7 @@ struct Measured {
 }
 
 /// An extractor under test: page HTML and URL in, body text out.
-type Extract = dyn Fn(&str, &Url) -> String;
+type Extract<'a> = dyn Fn(&str, &Url) -> String + 'a;
 
 fn page_url(p: &sets::AebPage) -> Url {
     Url::parse(&p.url).unwrap_or_else(|_| Url::parse("http://example.com/").expect("static url"))
@@ -175,7 +175,7 @@ fn measure(
             ms: Vec::new(),
         },
     ];
-    let fs: [&Extract; 2] = [&ours, &theirs];
+    let fs: [&Extract<'_>; 2] = [&ours, &theirs];
     for p in pages {
         let url = page_url(p);
         let mut times = [Vec::with_capacity(RUNS), Vec::with_capacity(RUNS)];
