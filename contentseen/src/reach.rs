@@ -16,21 +16,24 @@
 //! Beyond k the bands no longer guarantee a shared key, and probing every
 //! one-bit neighbour of every band (the exact way to reach 7 with 4 bands:
 //! 68 keys) would cost 17 times the reads. A lookup with a radius above k
-//! also reads, for each band, the key of its value with the band's
-//! **weakest bit** flipped: the bit whose weighted count is nearest to the
-//! half ([`Sketch::margins`]). An edit flips the weakest bits first, so
-//! when a band differs in one bit it is nearly always that one: 8 keys
-//! instead of 4, and on the evaluation set the same recall as the 68-key
-//! exact probe within 0.004. Measured on the AEB near-duplicate set
-//! (`cargo bench -p contentseen --bench contentseen`), light edits:
+//! also reads the band keys of its fingerprint with one of its
+//! [`PROBED_BITS`] (2) **weakest bits** flipped: the bits whose weighted
+//! count is nearest to the half ([`Sketch::margins`]). An edit flips the
+//! weakest bits first, so when a band differs in one bit it is most often
+//! one of those: 6 keys instead of 4. Measured on the AEB near-duplicate
+//! set (`cargo bench -p contentseen --bench contentseen`), light edits:
 //!
-//! | radius by length                          | keys | recall (4 draws)    | distinct pairs found |
-//! |-------------------------------------------|------|---------------------|----------------------|
-//! | 3 for all                                 | 4    | 0.888–0.913         | 2                    |
-//! | 6 under 300 tokens, weakest bit           | 8    | 0.943–0.965         | 2                    |
-//! | **5 / 6 / 7 under 600 / 300 / 150**, weakest bit | 8 | 0.980–0.987   | 2                    |
-//! | same radii, all 16 neighbours of each band | 68  | 0.980–0.991         | 2                    |
-//! | same radii, the 2 weakest bits overall    | 6    | 0.972–0.980         | 2                    |
+//! | radius by length                                  | keys | recall (4 draws) | distinct pairs found |
+//! |---------------------------------------------------|------|------------------|----------------------|
+//! | 3 for all                                         | 4    | 0.888–0.913      | 2                    |
+//! | 6 under 300 tokens, the 2 weakest bits            | 6    | 0.943–0.965      | 2                    |
+//! | **5 / 6 / 7 under 600 / 300 / 150, 2 weakest bits** | 6  | 0.972–0.978      | 2                    |
+//! | same radii, the weakest bit of each band          | 8    | 0.980–0.987      | 2                    |
+//! | same radii, all 16 neighbours of each band        | 68   | 0.980–0.991      | 2                    |
+//!
+//! The weakest bit of every band finds 0.5–1% more, for two more reads:
+//! through Redis a short body's two extra reads cost about 5 µs of Redis
+//! CPU (four cost about 15), and half of the AEB bodies are short.
 //!
 //! Distinct short articles are further apart than distinct long ones (no
 //! pair of distinct AEB bodies under 150 tokens is within 9), which is why
@@ -39,7 +42,7 @@
 //! What is guaranteed: within k, everything (pigeonhole, [`Layout`]), and
 //! two workers never both keep such a pair as originals ([`crate::decide`]).
 //! Between k and the radius a match is found when one band is equal or
-//! differs only in the looking-up document's weakest bit of that band;
+//! differs only in one of the looking-up document's probed bits;
 //! then too, concurrency can only do what some sequential order would
 //! (the earlier-numbered document stays the original).
 
@@ -49,6 +52,10 @@ use crate::simhash::{Fingerprint, Sketch};
 /// The search radius by body length: (fewer tokens than, radius), shortest
 /// first. Longer bodies get the layout's k.
 pub const SHORT_TEXT_RADII: [(usize, u32); 3] = [(150, 7), (300, 6), (600, 5)];
+
+/// How many of its weakest bits a short body's lookup flips, one at a
+/// time (one more band key read each).
+pub const PROBED_BITS: usize = 2;
 
 /// The largest radius a record can hold ([`crate::table`] keeps it in the
 /// low [`RADIUS_BITS`] bits of the sequence record).
@@ -102,12 +109,10 @@ impl Reach {
         let radius = self.radius(layout, sketch.tokens);
         let mut flips = 0u64;
         if radius > layout.max_distance() {
-            for band in layout.bands() {
-                let weakest = (band.shift..band.shift + band.bits)
-                    .min_by_key(|&bit| (sketch.margins[bit as usize], bit));
-                if let Some(bit) = weakest {
-                    flips |= 1 << bit;
-                }
+            let mut bits: [u8; 64] = std::array::from_fn(|b| b as u8);
+            bits.sort_unstable_by_key(|&b| (sketch.margins[b as usize], b));
+            for &b in &bits[..PROBED_BITS] {
+                flips |= 1 << b;
             }
         }
         Some(Probe {
@@ -179,20 +184,21 @@ mod tests {
     }
 
     #[test]
-    fn short_bodies_also_probe_the_weakest_bit_of_each_band() {
+    fn short_bodies_also_probe_their_weakest_bits() {
         let layout = Layout::default();
         let reach = Reach::default();
-        // Weakest overall: 3, 20, 5 (band 0 twice), 40, 63.
-        let s = sketch(0xABCD, 100, &[3, 20, 5, 40, 63]);
+        // Weakest first: 20, 3, 5, ...
+        let s = sketch(0xABCD, 100, &[20, 3, 5, 40, 63]);
         let p = reach.probe(&layout, &s).unwrap();
         assert_eq!(p.radius, 7);
-        assert_eq!(p.flips, (1 << 3) | (1 << 20) | (1 << 40) | (1 << 63));
+        assert_eq!(p.flips, (1 << 20) | (1 << 3));
+        assert_eq!(layout.lookup_keys(&p).count(), 4 + PROBED_BITS);
         // Long bodies: exact lookups.
         let p = reach.probe(&layout, &sketch(0xABCD, 1000, &[3])).unwrap();
         assert_eq!(p, Probe::exact(&layout, 0xABCD));
-        // Ties go to the lowest bit; no Sim fingerprint, no probe.
+        // Ties go to the lowest bits; no Sim fingerprint, no probe.
         let p = reach.probe(&layout, &sketch(1, 100, &[])).unwrap();
-        assert_eq!(p.flips, 1 | (1 << 16) | (1 << 32) | (1 << 48));
+        assert_eq!(p.flips, 0b11);
         let exact = Sketch {
             fingerprint: Fingerprint::Exact(7),
             tokens: 10,

@@ -28,7 +28,7 @@
 //! 2. Record: `HSETNX fpr` (fingerprint → number and radius; the first
 //!    document with this fingerprint keeps it), `HSET sequrl` (number →
 //!    URL; one command per block of numbers the batch took); then look up
-//!    the k+1 band sets, and for a short body one more per band
+//!    the k+1 band sets, and for a short body 2 more
 //!    ([`Layout::lookup_keys`]) (`DUMP`, read as their members:
 //!    [`pipeline::rdb`]).
 //! 3. Only when needed (a match within the radius, or a fingerprint
