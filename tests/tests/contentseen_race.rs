@@ -3,12 +3,13 @@
 //! original, and every duplicate must point (through `duplicate_of`) at its
 //! own cluster's original.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use contentseen::bands::Layout;
 use contentseen::reach::Reach;
-use contentseen::simhash::{distance, fingerprint, sketch, Fingerprint};
+use contentseen::simhash::{distance, sketch, Fingerprint};
 use crawler_tests::{root_of, TestEnv, AMQP_URL, REDIS_URL};
 use pipeline::keys::Keys;
 use pipeline::messages::{encode, Document};
@@ -23,19 +24,35 @@ fn doc(url: &str, text: &str) -> Document {
     Document::new("race", url, text)
 }
 
-fn sim(text: &str) -> u64 {
-    match fingerprint(text) {
-        Fingerprint::Sim(v) => v,
-        Fingerprint::Exact(_) => panic!("test texts are long enough for SimHash"),
+/// The SimHash and the search radius of a text, computed once per text
+/// (fingerprinting is slow in a debug build, and the checks repeat texts).
+fn fingerprint_and_radius(text: &str) -> (u64, u32) {
+    thread_local! {
+        static MEMO: RefCell<HashMap<String, (u64, u32)>> = RefCell::new(HashMap::new());
     }
+    MEMO.with(|memo| {
+        if let Some(&v) = memo.borrow().get(text) {
+            return v;
+        }
+        let s = sketch(text);
+        let fp = match s.fingerprint {
+            Fingerprint::Sim(v) => v,
+            Fingerprint::Exact(_) => panic!("test texts are long enough for SimHash"),
+        };
+        let v = (fp, Reach::default().radius(&Layout::default(), s.tokens));
+        memo.borrow_mut().insert(text.to_string(), v);
+        v
+    })
+}
+
+fn sim(text: &str) -> u64 {
+    fingerprint_and_radius(text).0
 }
 
 /// The distance within which two texts count as near-duplicates: the
 /// smaller of their search radii (k = 3 for long texts).
 fn reach(a: &str, b: &str) -> u32 {
-    let (layout, reach) = (Layout::default(), Reach::default());
-    let r = |t: &str| reach.radius(&layout, sketch(t).tokens);
-    r(a).min(r(b))
+    fingerprint_and_radius(a).1.min(fingerprint_and_radius(b).1)
 }
 
 /// Near-duplicate variants of a text: copies and light edits, each checked
