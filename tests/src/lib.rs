@@ -181,6 +181,25 @@ impl TestEnv {
 }
 
 /// Parses JSON lines of stored documents.
+/// The document stored under `url` in the namespace of `keys`; panics when
+/// none is stored.
+pub async fn stored_document(
+    store: &Store,
+    keys: &pipeline::keys::Keys,
+    url: &str,
+) -> StoredDocument {
+    let json = store
+        .one(pipeline::store::Op::Get {
+            key: keys.document(url),
+        })
+        .await
+        .expect("redis")
+        .data()
+        .expect("reply")
+        .unwrap_or_else(|| panic!("{url} not stored"));
+    serde_json::from_slice(&json).expect("document json")
+}
+
 pub fn parse_documents(jsonl: &str) -> Vec<StoredDocument> {
     jsonl
         .lines()

@@ -9,26 +9,12 @@ use contentseen::reach::Reach;
 use contentseen::simhash::{distance, sketch, Fingerprint};
 use contentseen::table::Table;
 use contentseen::ContentSeenStage;
-use crawler_tests::REDIS_URL;
+use crawler_tests::{stored_document, REDIS_URL};
 use pipeline::keys::Keys;
 use pipeline::messages::Document;
-use pipeline::store::Op;
 use pipeline::worker::Stage;
-use pipeline::{Store, StoredDocument};
+use pipeline::Store;
 use testsite::{PageKind, Site, SiteConfig};
-
-async fn stored(store: &Store, keys: &Keys, url: &str) -> StoredDocument {
-    let json = store
-        .one(Op::Get {
-            key: keys.document(url),
-        })
-        .await
-        .expect("redis")
-        .data()
-        .expect("reply")
-        .unwrap_or_else(|| panic!("{url} not stored"));
-    serde_json::from_slice(&json).expect("document json")
-}
 
 fn sim(text: &str) -> u64 {
     match sketch(text).fingerprint {
@@ -121,16 +107,18 @@ async fn light_edits_of_short_articles_are_found_past_k() {
         .await
         .expect("handle");
 
-    let e = stored(&store, &keys, "http://r/edit").await;
+    let e = stored_document(&store, &keys, "http://r/edit").await;
     assert_eq!(e.duplicate_of.as_deref(), Some("http://r/article"));
     assert_eq!(e.distance, Some(d));
     assert_eq!(e.text, "");
     assert_eq!(
-        stored(&store, &keys, "http://r/article").await.duplicate_of,
+        stored_document(&store, &keys, "http://r/article")
+            .await
+            .duplicate_of,
         None
     );
     for i in 0..4 {
-        let o = stored(&store, &keys, &format!("http://r/other{i}")).await;
+        let o = stored_document(&store, &keys, &format!("http://r/other{i}")).await;
         assert_eq!(
             o.duplicate_of, None,
             "distinct short article {i} was merged"

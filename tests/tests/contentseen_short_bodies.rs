@@ -6,28 +6,14 @@
 use contentseen::bands::Layout;
 use contentseen::simhash::{fingerprint, Fingerprint, MIN_TOKENS};
 use contentseen::ContentSeenStage;
-use crawler_tests::REDIS_URL;
+use crawler_tests::{stored_document, REDIS_URL};
 use pipeline::keys::Keys;
 use pipeline::messages::Document;
-use pipeline::store::Op;
 use pipeline::worker::Stage;
-use pipeline::{Store, StoredDocument};
+use pipeline::Store;
 
 fn doc(url: &str, text: &str) -> Document {
     Document::new("short", url, text)
-}
-
-async fn stored(store: &Store, keys: &Keys, url: &str) -> StoredDocument {
-    let json = store
-        .one(Op::Get {
-            key: keys.document(url),
-        })
-        .await
-        .expect("redis")
-        .data()
-        .expect("reply")
-        .unwrap_or_else(|| panic!("{url} not stored"));
-    serde_json::from_slice(&json).expect("document json")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -57,7 +43,7 @@ async fn short_bodies_match_exactly_and_only_exactly() {
     }
     let d = |u: &'static str| {
         let (store, keys) = (store.clone(), keys.clone());
-        async move { stored(&store, &keys, u).await }
+        async move { stored_document(&store, &keys, u).await }
     };
     assert_eq!(d("http://s/1").await.duplicate_of, None);
     let two = d("http://s/2").await;
@@ -92,7 +78,7 @@ async fn short_bodies_match_exactly_and_only_exactly() {
     }
     let mut originals = 0;
     for i in 0..12 {
-        let s = stored(&store, &keys, &format!("http://c/{i}")).await;
+        let s = stored_document(&store, &keys, &format!("http://c/{i}")).await;
         match s.duplicate_of {
             None => originals += 1,
             Some(of) => assert!(of.starts_with("http://c/")),
