@@ -233,13 +233,7 @@ mod tests {
         pieces.extend([
             " ", "-", "_", "x", "é", "中", "1", "a", "", "  ", "col-md-6",
         ]);
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            state ^= state >> 12;
-            state ^= state << 25;
-            state ^= state >> 27;
-            state.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        };
+        let mut next = crate::test_rng::xorshift();
         let automaton = aho_corasick::AhoCorasick::new(patterns().map(|(p, _)| p)).unwrap();
         for _ in 0..50_000 {
             let mut s = String::new();
@@ -248,7 +242,7 @@ mod tests {
                 // Cut pieces too, so that partial patterns and words show up.
                 let cut = (next() % (piece.len() as u64 + 1)) as usize;
                 s.push_str(piece.get(..cut).unwrap_or(piece));
-                if next() % 2 == 0 {
+                if next().is_multiple_of(2) {
                     s.push([' ', '-', '_', 'é'][(next() % 4) as usize]);
                 }
             }

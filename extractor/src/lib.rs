@@ -31,6 +31,8 @@ pub mod scan;
 pub mod signature;
 /// The worker stage (I/O glue): a `Page` in, a `Document` and the page's outlinks out.
 pub mod stage;
+#[cfg(test)]
+mod test_rng;
 pub mod title;
 
 use url::Url;

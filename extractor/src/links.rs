@@ -410,14 +410,7 @@ mod tests {
             "ftp://files.example.org/pub/",
         ]
         .map(|b| Url::parse(b).unwrap());
-        // xorshift64*: a fixed, reproducible sequence.
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            state ^= state >> 12;
-            state ^= state << 25;
-            state ^= state >> 27;
-            state.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        };
+        let mut next = crate::test_rng::xorshift();
         let mut answered = 0;
         for _ in 0..200_000 {
             let mut raw = String::new();
@@ -425,7 +418,7 @@ mod tests {
             raw.push_str(starts[(next() % starts.len() as u64) as usize]);
             for _ in 0..next() % 8 {
                 // Mostly plain letters, so that many hrefs stay on the fast path.
-                if next() % 3 == 0 {
+                if next().is_multiple_of(3) {
                     raw.push_str(PIECES[(next() % PIECES.len() as u64) as usize]);
                 } else {
                     raw.push_str(["a", "b.", "c/", "d-e", "f"][(next() % 5) as usize]);

@@ -1550,13 +1550,7 @@ mod tests {
             "word", "a", " ", "  ", "\n", "\t", "\r\n  ", "\u{a0}", "\u{3000}", "中文", "，", "。",
             ".", ",", "!", "\"", "'", "(", "&amp;", "&nbsp;", "&#x20;", "é", "\u{b}", "\u{1c}",
         ];
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            state ^= state >> 12;
-            state ^= state << 25;
-            state ^= state >> 27;
-            state.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        };
+        let mut next = crate::test_rng::xorshift();
         for _ in 0..2_000 {
             let mut s = Scan::default();
             s.page.nodes.push(scan("").nodes[0].clone());
@@ -1569,7 +1563,7 @@ mod tests {
                 if raw.is_empty() {
                     continue;
                 }
-                let pre = next() % 4 == 0;
+                let pre = next().is_multiple_of(4);
                 let before = text.len();
                 let (c, p) = push_visible_reference(&mut text, &mut space_before, &raw, pre);
                 chars += c;
