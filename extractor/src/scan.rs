@@ -643,18 +643,12 @@ impl Scan {
         let mut meta_content: Option<&str> = None;
         let mut hidden = false;
         let mut class = 0u32;
-        for attr in el.attributes() {
-            let Some(kind) = attr
-                .name_source_location()
-                .and_then(|l| html.get(l.bytes()))
-                .and_then(Attr::named)
-            else {
+        // The attributes are read from the tag's source: `Element::attributes` would build
+        // (and the rewriter drop) a vector of them for every element.
+        for (name, value) in RawAttributes::of(html.get(at.clone()).unwrap_or("")) {
+            let Some(kind) = Attr::named(name) else {
                 continue;
             };
-            let value = attr
-                .value_source_location()
-                .and_then(|l| html.get(l.bytes()))
-                .unwrap_or("");
             match kind {
                 Attr::Id | Attr::Class if id_class.len() < MAX_SHORT_BYTES => {
                     if kind == Attr::Class && !value.trim().is_empty() {
@@ -1179,8 +1173,8 @@ impl Scan {
 fn next_markup(s: &str) -> Option<usize> {
     let bytes = s.as_bytes();
     let mut from = 0;
-    // `str::find` with a char is a memchr.
-    while let Some(i) = s[from..].find('<') {
+    // The vectorised memchr (`str::find` with a char uses a word-at-a-time one).
+    while let Some(i) = bytes.get(from..).and_then(|rest| memchr::memchr(b'<', rest)) {
         let at = from + i;
         let next = bytes.get(at + 1).copied().unwrap_or(b' ');
         if next.is_ascii_alphabetic() || matches!(next, b'/' | b'!' | b'?') {
@@ -1269,6 +1263,93 @@ fn tag_named(s: &str) -> (Tag, u32, Option<&'static str>) {
         _ => None,
     };
     (tag, hash, raw)
+}
+
+/// The attributes of a start tag, read from its source (`<name attr=value ...>`) by the
+/// HTML tokenizer's rules: names end at whitespace, `/`, `>` or `=`; values are quoted
+/// (with `"` or `'`) or end at whitespace or `>`; a `/` between attributes is skipped. Yields
+/// each attribute's name (as written) and raw value (character references not decoded).
+struct RawAttributes<'a> {
+    tag: &'a str,
+    /// Where to read on: just past the previous attribute.
+    pos: usize,
+}
+
+impl<'a> RawAttributes<'a> {
+    /// The attributes of `tag`, the source of one start tag from its `<`.
+    fn of(tag: &'a str) -> Self {
+        let bytes = tag.as_bytes();
+        // The tag name runs from after `<` to whitespace, `/` or `>`.
+        let pos = bytes
+            .iter()
+            .skip(1)
+            .position(|&b| b.is_ascii_whitespace() || b == b'/' || b == b'>')
+            .map_or(bytes.len(), |p| p + 1);
+        RawAttributes { tag, pos }
+    }
+}
+
+impl<'a> Iterator for RawAttributes<'a> {
+    type Item = (&'a str, &'a str);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let bytes = self.tag.as_bytes();
+        let mut i = self.pos;
+        while bytes
+            .get(i)
+            .is_some_and(|&b| b.is_ascii_whitespace() || b == b'/')
+        {
+            i += 1;
+        }
+        if bytes.get(i).is_none_or(|&b| b == b'>') {
+            self.pos = bytes.len();
+            return None;
+        }
+        // A name may start with `=` (a parse error the tokenizer keeps in the name).
+        let name_start = i;
+        i += 1;
+        while bytes
+            .get(i)
+            .is_some_and(|&b| !b.is_ascii_whitespace() && !matches!(b, b'/' | b'>' | b'='))
+        {
+            i += 1;
+        }
+        let name = self.tag.get(name_start..i).unwrap_or("");
+        while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        let mut value = "";
+        if bytes.get(i) == Some(&b'=') {
+            i += 1;
+            while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
+                i += 1;
+            }
+            match bytes.get(i) {
+                Some(&quote) if quote == b'"' || quote == b'\'' => {
+                    let start = i + 1;
+                    let end = bytes
+                        .get(start..)
+                        .and_then(|rest| memchr::memchr(quote, rest))
+                        .map_or(bytes.len(), |e| start + e);
+                    value = self.tag.get(start..end).unwrap_or("");
+                    i = end + 1;
+                }
+                Some(&b) if b != b'>' => {
+                    let start = i;
+                    while bytes
+                        .get(i)
+                        .is_some_and(|&b| !b.is_ascii_whitespace() && b != b'>')
+                    {
+                        i += 1;
+                    }
+                    value = self.tag.get(start..i).unwrap_or("");
+                }
+                _ => {}
+            }
+        }
+        self.pos = i;
+        Some((name, value))
+    }
 }
 
 /// The attributes the pass reads.
