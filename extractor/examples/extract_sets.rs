@@ -4,7 +4,8 @@
 //! `cargo run --release -p extractor --example extract_sets -- [dump FILE] [aeb-only] [times N]`
 //! - `dump FILE`: writes each page's `Article` as one JSON line to FILE;
 //! - `aeb-only`: skips CWCED (the profile of the benchmark's timed set);
-//! - `times N`: runs the whole set N times after one warm-up run (the dump is of the warm-up);
+//! - `times N`: runs the whole set N times after one warm-up run (the dump is of the warm-up),
+//!   and prints the mean wall time per page of those runs;
 //! - `smoothie`: the timed runs are of `dom_smoothie` instead (for a CPU-time ratio with
 //!   `perf stat -e task-clock`, less disturbed by a busy machine than wall time).
 //!
@@ -54,12 +55,18 @@ fn main() {
             writeln!(out).expect("dump written");
         }
     }
+    let start = std::time::Instant::now();
     if smoothie {
         measured_smoothie(&pages, times);
     } else {
         measured(&pages, times);
     }
-    eprintln!("{} pages x {times}", pages.len());
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    eprintln!(
+        "{} pages x {times}: {:.4} ms/page",
+        pages.len(),
+        ms / (pages.len() * times).max(1) as f64
+    );
 }
 
 /// `times` extractions of every page by `dom_smoothie`, as the benchmark calls it.

@@ -10,7 +10,7 @@ const MAX_NAME_LEN: usize = 33;
 
 /// Decodes the character references in `s`; borrows when there are none.
 pub fn decode(s: &str) -> Cow<'_, str> {
-    if !s.contains('&') {
+    if memchr::memchr(b'&', s.as_bytes()).is_none() {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len());

@@ -549,15 +549,9 @@ impl Default for OpenKinds {
     }
 }
 
-/// FNV-1a: a cheap hash of short strings (class names).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-    })
-}
-
-/// A hash read eight bytes at a time (the rustc "Fx" step): cheaper than [`fnv1a`] for the
-/// slot of a string, which only has to spread strings.
+/// A hash read eight bytes at a time (the rustc "Fx" step), for strings that are only
+/// compared by it (class names) or spread by it (the hint cache's slots): a byte-at-a-time
+/// hash chains one multiply per byte, and class values run to dozens of bytes.
 fn word_hash(bytes: &[u8]) -> u64 {
     const K: u64 = 0x517c_c1b7_2722_0a95;
     let mut h = bytes.len() as u64;
@@ -652,7 +646,7 @@ impl Scan {
             match kind {
                 Attr::Id | Attr::Class if id_class.len() < MAX_SHORT_BYTES => {
                     if kind == Attr::Class && !value.trim().is_empty() {
-                        class = fnv1a(value.as_bytes()) as u32 | 1;
+                        class = word_hash(value.as_bytes()) as u32 | 1;
                     }
                     id_class.push_str(value);
                     id_class.push(' ');
@@ -1173,8 +1167,7 @@ impl Scan {
 fn next_markup(s: &str) -> Option<usize> {
     let bytes = s.as_bytes();
     let mut from = 0;
-    // The vectorised memchr (`str::find` with a char uses a word-at-a-time one).
-    while let Some(i) = bytes.get(from..).and_then(|rest| memchr::memchr(b'<', rest)) {
+    while let Some(i) = bytes.get(from..).and_then(|rest| find_byte(b'<', rest)) {
         let at = from + i;
         let next = bytes.get(at + 1).copied().unwrap_or(b' ');
         if next.is_ascii_alphabetic() || matches!(next, b'/' | b'!' | b'?') {
@@ -1275,16 +1268,44 @@ struct RawAttributes<'a> {
     pos: usize,
 }
 
+/// [`TAG_BYTE`] bit: whitespace (the tokenizer's: tab, LF, FF, CR, space).
+const T_SPACE: u8 = 1;
+/// [`TAG_BYTE`] bit: `/`.
+const T_SLASH: u8 = 2;
+/// [`TAG_BYTE`] bit: `>`.
+const T_GT: u8 = 4;
+/// [`TAG_BYTE`] bit: `=`.
+const T_EQ: u8 = 8;
+
+/// What each byte is to the attribute reader: the loops test one table entry per byte.
+const TAG_BYTE: [u8; 256] = {
+    let mut table = [0u8; 256];
+    table[b'\t' as usize] = T_SPACE;
+    table[b'\n' as usize] = T_SPACE;
+    table[0x0c] = T_SPACE;
+    table[b'\r' as usize] = T_SPACE;
+    table[b' ' as usize] = T_SPACE;
+    table[b'/' as usize] = T_SLASH;
+    table[b'>' as usize] = T_GT;
+    table[b'=' as usize] = T_EQ;
+    table
+};
+
+/// The first index from `i` on whose byte has none of the `stop` bits of [`TAG_BYTE`]
+/// (`skip`), or has one of them (`!skip`); `bytes.len()` if none.
+#[inline(always)]
+fn tag_scan(bytes: &[u8], mut i: usize, stop: u8, skip: bool) -> usize {
+    while i < bytes.len() && ((TAG_BYTE[bytes[i] as usize] & stop != 0) == skip) {
+        i += 1;
+    }
+    i
+}
+
 impl<'a> RawAttributes<'a> {
     /// The attributes of `tag`, the source of one start tag from its `<`.
     fn of(tag: &'a str) -> Self {
-        let bytes = tag.as_bytes();
         // The tag name runs from after `<` to whitespace, `/` or `>`.
-        let pos = bytes
-            .iter()
-            .skip(1)
-            .position(|&b| b.is_ascii_whitespace() || b == b'/' || b == b'>')
-            .map_or(bytes.len(), |p| p + 1);
+        let pos = tag_scan(tag.as_bytes(), 1, T_SPACE | T_SLASH | T_GT, false);
         RawAttributes { tag, pos }
     }
 }
@@ -1294,54 +1315,32 @@ impl<'a> Iterator for RawAttributes<'a> {
 
     fn next(&mut self) -> Option<Self::Item> {
         let bytes = self.tag.as_bytes();
-        let mut i = self.pos;
-        while bytes
-            .get(i)
-            .is_some_and(|&b| b.is_ascii_whitespace() || b == b'/')
-        {
-            i += 1;
-        }
-        if bytes.get(i).is_none_or(|&b| b == b'>') {
+        let mut i = tag_scan(bytes, self.pos, T_SPACE | T_SLASH, true);
+        if i >= bytes.len() || bytes[i] == b'>' {
             self.pos = bytes.len();
             return None;
         }
         // A name may start with `=` (a parse error the tokenizer keeps in the name).
         let name_start = i;
-        i += 1;
-        while bytes
-            .get(i)
-            .is_some_and(|&b| !b.is_ascii_whitespace() && !matches!(b, b'/' | b'>' | b'='))
-        {
-            i += 1;
-        }
+        i = tag_scan(bytes, i + 1, T_SPACE | T_SLASH | T_GT | T_EQ, false);
         let name = self.tag.get(name_start..i).unwrap_or("");
-        while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
-            i += 1;
-        }
+        i = tag_scan(bytes, i, T_SPACE, true);
         let mut value = "";
-        if bytes.get(i) == Some(&b'=') {
-            i += 1;
-            while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
-                i += 1;
-            }
+        if i < bytes.len() && bytes[i] == b'=' {
+            i = tag_scan(bytes, i + 1, T_SPACE, true);
             match bytes.get(i) {
                 Some(&quote) if quote == b'"' || quote == b'\'' => {
                     let start = i + 1;
                     let end = bytes
                         .get(start..)
-                        .and_then(|rest| memchr::memchr(quote, rest))
+                        .and_then(|rest| find_byte(quote, rest))
                         .map_or(bytes.len(), |e| start + e);
                     value = self.tag.get(start..end).unwrap_or("");
                     i = end + 1;
                 }
                 Some(&b) if b != b'>' => {
                     let start = i;
-                    while bytes
-                        .get(i)
-                        .is_some_and(|&b| !b.is_ascii_whitespace() && b != b'>')
-                    {
-                        i += 1;
-                    }
+                    i = tag_scan(bytes, i, T_SPACE | T_GT, false);
                     value = self.tag.get(start..i).unwrap_or("");
                 }
                 _ => {}
@@ -1350,6 +1349,19 @@ impl<'a> Iterator for RawAttributes<'a> {
         self.pos = i;
         Some((name, value))
     }
+}
+
+/// The first `needle` in `haystack`. Most searches of the pass end within a few bytes (the
+/// text between two tags, an attribute value): a plain loop over those, where the
+/// vectorised `memchr` would spend more setting up than searching, and `memchr` beyond.
+#[inline]
+fn find_byte(needle: u8, haystack: &[u8]) -> Option<usize> {
+    const SHORT: usize = 16;
+    let head = haystack.len().min(SHORT);
+    if let Some(i) = haystack[..head].iter().position(|&b| b == needle) {
+        return Some(i);
+    }
+    memchr::memchr(needle, haystack.get(head..)?).map(|i| head + i)
 }
 
 /// The attributes the pass reads.
