@@ -53,11 +53,13 @@ fn main() {
         for (i, p) in aeb.iter().enumerate() {
             let (pr, rc) = (ours.counts[i].precision(), ours.counts[i].recall());
             println!(
-                "page {} P={:.3} R={:.3} ms={:.2} {}",
+                "page {} P={:.3} R={:.3} ms={:.3} dom_smoothie_ms={:.3} bytes={} {}",
                 p.id,
                 pr.unwrap_or(-1.0),
                 rc.unwrap_or(-1.0),
                 ours.ms[i],
+                theirs.ms[i],
+                p.html.len(),
                 p.url
             );
         }

@@ -4,6 +4,7 @@
 //! `cargo run --release -p extractor --example extract_sets -- [dump FILE] [aeb-only] [times N]`
 //! - `dump FILE`: writes each page's `Article` as one JSON line to FILE;
 //! - `aeb-only`: skips CWCED (the profile of the benchmark's timed set);
+//! - `only PREFIX`: of AEB, only the pages whose id starts with PREFIX (one page's profile);
 //! - `times N`: runs the whole set N times after one warm-up run (the dump is of the warm-up),
 //!   and prints the mean wall time per page of those runs;
 //! - `smoothie`: the timed runs are of `dom_smoothie` instead (for a CPU-time ratio with
@@ -30,10 +31,17 @@ fn main() {
     let dump = arg_after("dump");
     let times: usize = arg_after("times").and_then(|t| t.parse().ok()).unwrap_or(1);
     let aeb_only = args.iter().any(|a| a == "aeb-only");
+    let only = arg_after("only");
     let smoothie = args.iter().any(|a| a == "smoothie");
 
     let mut pages: Vec<(String, Url)> = Vec::new();
     for p in sets::aeb().unwrap_or_default() {
+        if only
+            .as_ref()
+            .is_some_and(|prefix| !p.id.starts_with(prefix.as_str()))
+        {
+            continue;
+        }
         let url = Url::parse(&p.url)
             .unwrap_or_else(|_| Url::parse("http://example.com/").expect("static url"));
         pages.push((p.html, url));
