@@ -639,7 +639,7 @@ impl Scan {
         let mut class = 0u32;
         // The attributes are read from the tag's source: `Element::attributes` would build
         // (and the rewriter drop) a vector of them for every element.
-        for (name, value) in RawAttributes::of(html.get(at.clone()).unwrap_or("")) {
+        for (name, value) in RawAttributes::of(html, at.clone()) {
             let Some(kind) = Attr::named(name) else {
                 continue;
             };
@@ -999,12 +999,12 @@ impl Scan {
             return;
         }
         self.last_end = end;
-        let Some(gap) = html.get(pos..end) else {
+        if html.get(pos..end).is_none() {
             return;
-        };
-        pos = 0;
-        while pos < gap.len() {
-            let rest = &gap[pos..];
+        }
+        let bytes = html.as_bytes();
+        // Positions are of `html`; every one the loop moves to is just past an ASCII byte.
+        while let Some(rest) = html.get(pos..end).filter(|r| !r.is_empty()) {
             if let Some(raw) = self.raw_open {
                 match find_end_tag(rest, raw) {
                     Some((at, after)) => {
@@ -1019,23 +1019,21 @@ impl Scan {
                 }
                 continue;
             }
-            let Some(at) = next_markup(rest) else {
+            let Some(at) = next_markup(bytes, pos, end) else {
                 self.text_piece(rest);
                 return;
             };
-            self.text_piece(&rest[..at]);
-            let markup = &rest[at..];
-            let skip = if let Some(comment) = markup.strip_prefix("<!--") {
-                comment.find("-->").map_or(markup.len(), |e| e + 7)
+            self.text_piece(&rest[..at - pos]);
+            let markup = &html[at..end];
+            pos = if let Some(comment) = markup.strip_prefix("<!--") {
+                comment.find("-->").map_or(end, |e| at + e + 7)
             } else {
-                let close = markup.find('>').map_or(markup.len(), |e| e + 1);
                 if let Some(name) = markup.strip_prefix("</") {
                     let (tag, hash, _) = tag_named(name);
                     self.end_tag(tag, hash);
                 }
-                close
+                find_before(b'>', bytes, at, end).map_or(end, |e| e + 1)
             };
-            pos += at + skip;
         }
     }
 
@@ -1162,14 +1160,11 @@ impl Scan {
     }
 }
 
-/// Where the next markup starts in `s`: a `<` before a letter, `/`, `!` or `?`. A `<` that
-/// starts no markup (`a < b`) is text.
-fn next_markup(s: &str) -> Option<usize> {
-    let bytes = s.as_bytes();
-    let mut from = 0;
-    while let Some(i) = bytes.get(from..).and_then(|rest| find_byte(b'<', rest)) {
-        let at = from + i;
-        let next = bytes.get(at + 1).copied().unwrap_or(b' ');
+/// Where the next markup starts in `bytes[from..limit]`: a `<` before a letter, `/`, `!`
+/// or `?`. A `<` that starts no markup (`a < b`) is text, and so is one at `limit - 1`.
+fn next_markup(bytes: &[u8], mut from: usize, limit: usize) -> Option<usize> {
+    while let Some(at) = find_before(b'<', bytes, from, limit) {
+        let next = if at + 1 < limit { bytes[at + 1] } else { b' ' };
         if next.is_ascii_alphabetic() || matches!(next, b'/' | b'!' | b'?') {
             return Some(at);
         }
@@ -1263,9 +1258,11 @@ fn tag_named(s: &str) -> (Tag, u32, Option<&'static str>) {
 /// (with `"` or `'`) or end at whitespace or `>`; a `/` between attributes is skipped. Yields
 /// each attribute's name (as written) and raw value (character references not decoded).
 struct RawAttributes<'a> {
-    tag: &'a str,
-    /// Where to read on: just past the previous attribute.
+    html: &'a str,
+    /// Where to read on (in `html`): just past the previous attribute.
     pos: usize,
+    /// Just past the tag's `>`.
+    end: usize,
 }
 
 /// [`TAG_BYTE`] bit: whitespace (the tokenizer's: tab, LF, FF, CR, space).
@@ -1302,11 +1299,13 @@ fn tag_scan(bytes: &[u8], mut i: usize, stop: u8, skip: bool) -> usize {
 }
 
 impl<'a> RawAttributes<'a> {
-    /// The attributes of `tag`, the source of one start tag from its `<`.
-    fn of(tag: &'a str) -> Self {
+    /// The attributes of the start tag at `tag` of `html` (from its `<` to its `>`).
+    fn of(html: &'a str, tag: std::ops::Range<usize>) -> Self {
+        let end = tag.end.min(html.len());
+        let bytes = html.as_bytes().get(..end).unwrap_or_default();
         // The tag name runs from after `<` to whitespace, `/` or `>`.
-        let pos = tag_scan(tag.as_bytes(), 1, T_SPACE | T_SLASH | T_GT, false);
-        RawAttributes { tag, pos }
+        let pos = tag_scan(bytes, tag.start + 1, T_SPACE | T_SLASH | T_GT, false);
+        RawAttributes { html, pos, end }
     }
 }
 
@@ -1314,7 +1313,8 @@ impl<'a> Iterator for RawAttributes<'a> {
     type Item = (&'a str, &'a str);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let bytes = self.tag.as_bytes();
+        let all = self.html.as_bytes();
+        let bytes = all.get(..self.end).unwrap_or_default();
         let mut i = tag_scan(bytes, self.pos, T_SPACE | T_SLASH, true);
         if i >= bytes.len() || bytes[i] == b'>' {
             self.pos = bytes.len();
@@ -1323,7 +1323,7 @@ impl<'a> Iterator for RawAttributes<'a> {
         // A name may start with `=` (a parse error the tokenizer keeps in the name).
         let name_start = i;
         i = tag_scan(bytes, i + 1, T_SPACE | T_SLASH | T_GT | T_EQ, false);
-        let name = self.tag.get(name_start..i).unwrap_or("");
+        let name = self.html.get(name_start..i).unwrap_or("");
         i = tag_scan(bytes, i, T_SPACE, true);
         let mut value = "";
         if i < bytes.len() && bytes[i] == b'=' {
@@ -1331,17 +1331,14 @@ impl<'a> Iterator for RawAttributes<'a> {
             match bytes.get(i) {
                 Some(&quote) if quote == b'"' || quote == b'\'' => {
                     let start = i + 1;
-                    let end = bytes
-                        .get(start..)
-                        .and_then(|rest| find_byte(quote, rest))
-                        .map_or(bytes.len(), |e| start + e);
-                    value = self.tag.get(start..end).unwrap_or("");
+                    let end = find_before(quote, all, start, self.end).unwrap_or(self.end);
+                    value = self.html.get(start..end).unwrap_or("");
                     i = end + 1;
                 }
                 Some(&b) if b != b'>' => {
                     let start = i;
                     i = tag_scan(bytes, i, T_SPACE | T_GT, false);
-                    value = self.tag.get(start..i).unwrap_or("");
+                    value = self.html.get(start..i).unwrap_or("");
                 }
                 _ => {}
             }
@@ -1351,17 +1348,16 @@ impl<'a> Iterator for RawAttributes<'a> {
     }
 }
 
-/// The first `needle` in `haystack`. Most searches of the pass end within a few bytes (the
-/// text between two tags, an attribute value): a plain loop over those, where the
-/// vectorised `memchr` would spend more setting up than searching, and `memchr` beyond.
+/// The first `needle` in `bytes[from..limit]`, as an index of `bytes`. The search reads
+/// past `limit`, up to 64 bytes from `from`, where `bytes` has them: most searches of the
+/// pass end within a few bytes (the text between two tags, an attribute value), and
+/// `memchr` takes its vectorised path only on a haystack of 32 bytes or more (on a shorter
+/// one it is several times slower).
 #[inline]
-fn find_byte(needle: u8, haystack: &[u8]) -> Option<usize> {
-    const SHORT: usize = 16;
-    let head = haystack.len().min(SHORT);
-    if let Some(i) = haystack[..head].iter().position(|&b| b == needle) {
-        return Some(i);
-    }
-    memchr::memchr(needle, haystack.get(head..)?).map(|i| head + i)
+fn find_before(needle: u8, bytes: &[u8], from: usize, limit: usize) -> Option<usize> {
+    let stop = limit.max(from + 64).min(bytes.len());
+    let found = from + memchr::memchr(needle, bytes.get(from..stop)?)?;
+    (found < limit).then_some(found)
 }
 
 /// The attributes the pass reads.
