@@ -933,18 +933,44 @@ fn escape_into(out: &mut String, s: &str) {
     out.push_str(&s[from..]);
 }
 
-/// Characters of `s` that are not whitespace (`char::is_whitespace`); ASCII text is counted
-/// by bytes.
+/// Characters of `s` that are not whitespace (`char::is_whitespace`), without decoding
+/// them: the bytes that start a character (all but the continuation bytes 0x80..=0xBF) and
+/// are no ASCII whitespace, less the few whitespace characters beyond ASCII. The bytes are
+/// counted as sums of 0s and 1s in a byte per block of 255 (it cannot overflow), which the
+/// compiler vectorises 16 or 32 bytes at a time.
 fn non_space_chars(s: &str) -> u32 {
-    let count = if s.is_ascii() {
-        // A sum of 0s and 1s (not a filtered count): the compiler vectorises it.
-        s.bytes()
-            .map(|b| usize::from(b != b' ' && b.wrapping_sub(b'\t') > b'\r' - b'\t'))
-            .sum()
-    } else {
-        s.chars().filter(|c| !c.is_whitespace()).count()
+    let starts: usize = s
+        .as_bytes()
+        .chunks(255)
+        .map(|block| {
+            let n = block.iter().fold(0u8, |n, &b| {
+                let starts_char = (b as i8) >= -0x40;
+                let ascii_space = b == b' ' || b.wrapping_sub(b'\t') <= b'\r' - b'\t';
+                n + u8::from(starts_char && !ascii_space)
+            });
+            usize::from(n)
+        })
+        .sum();
+    (starts - wide_spaces(s)) as u32
+}
+
+/// Whitespace characters of `s` beyond ASCII. All of them (U+0085, U+00A0, U+1680,
+/// U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000) start with one of the lead bytes
+/// 0xC2, 0xE1, 0xE2 or 0xE3: only the characters at those bytes are decoded.
+fn wide_spaces(s: &str) -> usize {
+    let bytes = s.as_bytes();
+    let is_space_at = |i: usize| {
+        s.get(i..)
+            .and_then(|rest| rest.chars().next())
+            .is_some_and(char::is_whitespace)
     };
-    count as u32
+    let common = memchr::memchr3_iter(0xC2, 0xE2, 0xE3, bytes)
+        .filter(|&i| is_space_at(i))
+        .count();
+    let ogham = memchr::memchr_iter(0xE1, bytes)
+        .filter(|&i| is_space_at(i))
+        .count();
+    common + ogham
 }
 
 #[cfg(test)]
@@ -965,6 +991,26 @@ mod tests {
         ] {
             let want = s.chars().filter(|c| !c.is_whitespace()).count() as u32;
             assert_eq!(non_space_chars(s), want, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn non_space_chars_agrees_with_char_is_whitespace() {
+        // Every whitespace character, its neighbours, ASCII, CJK and 4-byte characters.
+        let alphabet: Vec<char> =
+            "\t\n\x0b\x0c\r \x1c\x1f\u{84}\u{85}\u{86}\u{a0}\u{a1}\u{167f}\u{1680}\
+             \u{1681}\u{1fff}\u{2000}\u{2005}\u{200a}\u{200b}\u{2027}\u{2028}\u{2029}\u{202a}\
+             \u{202f}\u{205f}\u{2060}\u{2fff}\u{3000}\u{3001}a.é中“”\u{1f600}"
+                .chars()
+                .collect();
+        let mut next = crate::test_rng::xorshift();
+        for _ in 0..2000 {
+            let len = (next() % 600) as usize;
+            let s: String = (0..len)
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                .collect();
+            let want = s.chars().filter(|c| !c.is_whitespace()).count() as u32;
+            assert_eq!(non_space_chars(&s), want, "{s:?}");
         }
     }
 
