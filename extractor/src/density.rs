@@ -219,6 +219,9 @@ pub fn select(page: &Page, st: &[Stats], filter_unlikely: bool) -> Option<Select
     }
     let mut score = vec![0f32; n];
     let mut scored = vec![false; n];
+    // The scored nodes, listed (sorted below): the loops over candidates visit them alone, not
+    // every node of the page.
+    let mut candidates: Vec<u32> = Vec::new();
     for i in 1..n {
         let node = &page.nodes[i];
         let s = &st[i];
@@ -242,6 +245,7 @@ pub fn select(page: &Page, st: &[Stats], filter_unlikely: bool) -> Option<Select
             if !scored[ai] {
                 scored[ai] = true;
                 score[ai] = initial_score(page, st, ai);
+                candidates.push(a);
             }
             let divider = match level {
                 0 | 1 => 1.0,
@@ -253,18 +257,18 @@ pub fn select(page: &Page, st: &[Stats], filter_unlikely: bool) -> Option<Select
             level += 1;
         }
     }
+    // In document order: the first of equal scores wins, as in a walk over all nodes.
+    candidates.sort_unstable();
     let mut best: Option<(u32, f32)> = None;
-    for i in 1..n {
-        if !scored[i] {
-            continue;
-        }
+    for &c in &candidates {
+        let i = c as usize;
         score[i] *= 1.0 - st[i].link_density();
         if best.is_none_or(|(_, b)| score[i] > b) {
-            best = Some((i as u32, score[i]));
+            best = Some((c, score[i]));
         }
     }
     let (mut top, top_score) = best?;
-    let twins = Twins::of(page, st, &scored, &out, top);
+    let twins = Twins::of(page, st, &candidates, &out, top);
     let mut chunks = Vec::new();
     if twins.are_posts() {
         if let Some(&first) = twins
@@ -311,10 +315,16 @@ pub fn select(page: &Page, st: &[Stats], filter_unlikely: bool) -> Option<Select
         // A sibling wrapping a candidate as strong as the top's own text: an article split
         // into sections around figures or ads (`<section><div><div class=content><p>`).
         let strong_inside = || {
+            // The candidates of the subtree `c..s.end`, found in the sorted list.
+            let from = candidates.partition_point(|&d| d < c);
+            let to = candidates.partition_point(|&d| d < s.end);
             top != c
                 && s.link_density() < SIBLING_LINK_DENSITY
-                && (c..s.end)
-                    .any(|d| scored[d as usize] && score[d as usize] >= top_score * SECTION_SHARE)
+                && candidates
+                    .get(from..to)
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|&d| score[d as usize] >= top_score * SECTION_SHARE)
         };
         let keep = c == top
             || (!out[c as usize]
@@ -385,17 +395,19 @@ struct Twins {
 pub const TWIN_GAP_BYTES: usize = 1024;
 
 impl Twins {
-    fn of(page: &Page, st: &[Stats], scored: &[bool], out: &[bool], top: u32) -> Twins {
+    /// `candidates`: the scored nodes, in document order (`top` among them).
+    fn of(page: &Page, st: &[Stats], candidates: &[u32], out: &[bool], top: u32) -> Twins {
         let t = &page.nodes[top as usize];
         let mut nodes = vec![top];
         if t.class != 0 {
             let (top_start, top_end) = (top, st[top as usize].end);
-            nodes = (1..page.nodes.len() as u32)
+            nodes = candidates
+                .iter()
+                .copied()
                 .filter(|&j| {
                     let (n, ji) = (&page.nodes[j as usize], j as usize);
                     j == top
-                        || (scored[ji]
-                            && !out[ji]
+                        || (!out[ji]
                             && n.tag == t.tag
                             && n.class == t.class
                             && n.depth == t.depth
