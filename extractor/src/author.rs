@@ -255,6 +255,12 @@ fn chinese_byline(page: &Page, span: Option<(u32, u32)>, date_pos: Option<u32>) 
         (end as usize + SEARCH_AROUND as usize).min(text.len()),
     );
     let window = &text[lo..hi];
+    // Every label starts with, and every bracketed name needs (its surname), a character of
+    // U+4E00..U+9FFF, encoded in UTF-8 with a lead byte in 0xE4..=0xE9: a window without one
+    // (an English page) can hold no byline, and is not searched.
+    if !has_han_lead_byte(window) {
+        return None;
+    }
     let anchor = date_pos.unwrap_or(start) as i64;
     let mut best: Option<((u8, i64), String)> = None;
     // Every label at once: one automaton pass instead of one search per label.
@@ -462,6 +468,23 @@ fn names_after(after: &str, name_re: &Regex, need_surname: bool, pen_names: bool
     names
 }
 
+/// UTF-8 lead bytes of U+4000..U+9FFF, the block of the labels' and surnames' characters.
+const HAN_LEAD_BYTES: std::ops::RangeInclusive<u8> = 0xE4..=0xE9;
+
+/// `s` holds a byte of [`HAN_LEAD_BYTES`]. Scanned by blocks of 64 bytes without an early
+/// exit inside a block, so the comparison vectorises.
+fn has_han_lead_byte(s: &str) -> bool {
+    let (lo, span) = (
+        *HAN_LEAD_BYTES.start(),
+        HAN_LEAD_BYTES.end() - HAN_LEAD_BYTES.start(),
+    );
+    s.as_bytes().chunks(64).any(|block| {
+        block
+            .iter()
+            .fold(false, |seen, &b| seen | (b.wrapping_sub(lo) <= span))
+    })
+}
+
 fn floor(s: &str, mut i: usize) -> usize {
     i = i.min(s.len());
     while !s.is_char_boundary(i) {
@@ -546,6 +569,21 @@ mod tests {
             byline("<p>正文很长的一段话，最后一句。（姚峰 上海报道）</p>").as_deref(),
             Some("姚峰")
         );
+    }
+
+    #[test]
+    fn labels_and_surnames_start_with_a_han_lead_byte() {
+        // The early return of `chinese_byline` on windows without such a byte relies on it.
+        let first_bytes = LABELS
+            .iter()
+            .map(|(l, _)| l.as_bytes()[0])
+            .chain(SURNAMES.chars().map(|c| c.to_string().as_bytes()[0]));
+        for b in first_bytes {
+            assert!(HAN_LEAD_BYTES.contains(&b), "{b:#x}");
+        }
+        assert!(has_han_lead_byte(&("a".repeat(200) + "记者")));
+        assert!(!has_han_lead_byte(&"é ü — “x” ".repeat(50)));
+        assert!(!has_han_lead_byte("ア한"));
     }
 
     #[test]

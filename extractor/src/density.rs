@@ -219,6 +219,9 @@ pub fn select(page: &Page, st: &[Stats], filter_unlikely: bool) -> Option<Select
     }
     let mut score = vec![0f32; n];
     let mut scored = vec![false; n];
+    // The scored nodes, listed (sorted below): the loops over candidates visit them alone, not
+    // every node of the page.
+    let mut candidates: Vec<u32> = Vec::new();
     for i in 1..n {
         let node = &page.nodes[i];
         let s = &st[i];
@@ -242,6 +245,7 @@ pub fn select(page: &Page, st: &[Stats], filter_unlikely: bool) -> Option<Select
             if !scored[ai] {
                 scored[ai] = true;
                 score[ai] = initial_score(page, st, ai);
+                candidates.push(a);
             }
             let divider = match level {
                 0 | 1 => 1.0,
@@ -253,18 +257,18 @@ pub fn select(page: &Page, st: &[Stats], filter_unlikely: bool) -> Option<Select
             level += 1;
         }
     }
+    // In document order: the first of equal scores wins, as in a walk over all nodes.
+    candidates.sort_unstable();
     let mut best: Option<(u32, f32)> = None;
-    for i in 1..n {
-        if !scored[i] {
-            continue;
-        }
+    for &c in &candidates {
+        let i = c as usize;
         score[i] *= 1.0 - st[i].link_density();
         if best.is_none_or(|(_, b)| score[i] > b) {
-            best = Some((i as u32, score[i]));
+            best = Some((c, score[i]));
         }
     }
     let (mut top, top_score) = best?;
-    let twins = Twins::of(page, st, &scored, &out, top);
+    let twins = Twins::of(page, st, &candidates, &out, top);
     let mut chunks = Vec::new();
     if twins.are_posts() {
         if let Some(&first) = twins
@@ -311,10 +315,16 @@ pub fn select(page: &Page, st: &[Stats], filter_unlikely: bool) -> Option<Select
         // A sibling wrapping a candidate as strong as the top's own text: an article split
         // into sections around figures or ads (`<section><div><div class=content><p>`).
         let strong_inside = || {
+            // The candidates of the subtree `c..s.end`, found in the sorted list.
+            let from = candidates.partition_point(|&d| d < c);
+            let to = candidates.partition_point(|&d| d < s.end);
             top != c
                 && s.link_density() < SIBLING_LINK_DENSITY
-                && (c..s.end)
-                    .any(|d| scored[d as usize] && score[d as usize] >= top_score * SECTION_SHARE)
+                && candidates
+                    .get(from..to)
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|&d| score[d as usize] >= top_score * SECTION_SHARE)
         };
         let keep = c == top
             || (!out[c as usize]
@@ -385,17 +395,19 @@ struct Twins {
 pub const TWIN_GAP_BYTES: usize = 1024;
 
 impl Twins {
-    fn of(page: &Page, st: &[Stats], scored: &[bool], out: &[bool], top: u32) -> Twins {
+    /// `candidates`: the scored nodes, in document order (`top` among them).
+    fn of(page: &Page, st: &[Stats], candidates: &[u32], out: &[bool], top: u32) -> Twins {
         let t = &page.nodes[top as usize];
         let mut nodes = vec![top];
         if t.class != 0 {
             let (top_start, top_end) = (top, st[top as usize].end);
-            nodes = (1..page.nodes.len() as u32)
+            nodes = candidates
+                .iter()
+                .copied()
                 .filter(|&j| {
                     let (n, ji) = (&page.nodes[j as usize], j as usize);
                     j == top
-                        || (scored[ji]
-                            && !out[ji]
+                        || (!out[ji]
                             && n.tag == t.tag
                             && n.class == t.class
                             && n.depth == t.depth
@@ -933,18 +945,44 @@ fn escape_into(out: &mut String, s: &str) {
     out.push_str(&s[from..]);
 }
 
-/// Characters of `s` that are not whitespace (`char::is_whitespace`); ASCII text is counted
-/// by bytes.
+/// Characters of `s` that are not whitespace (`char::is_whitespace`), without decoding
+/// them: the bytes that start a character (all but the continuation bytes 0x80..=0xBF) and
+/// are no ASCII whitespace, less the few whitespace characters beyond ASCII. The bytes are
+/// counted as sums of 0s and 1s in a byte per block of 255 (it cannot overflow), which the
+/// compiler vectorises 16 or 32 bytes at a time.
 fn non_space_chars(s: &str) -> u32 {
-    let count = if s.is_ascii() {
-        // A sum of 0s and 1s (not a filtered count): the compiler vectorises it.
-        s.bytes()
-            .map(|b| usize::from(b != b' ' && b.wrapping_sub(b'\t') > b'\r' - b'\t'))
-            .sum()
-    } else {
-        s.chars().filter(|c| !c.is_whitespace()).count()
+    let starts: usize = s
+        .as_bytes()
+        .chunks(255)
+        .map(|block| {
+            let n = block.iter().fold(0u8, |n, &b| {
+                let starts_char = (b as i8) >= -0x40;
+                let ascii_space = b == b' ' || b.wrapping_sub(b'\t') <= b'\r' - b'\t';
+                n + u8::from(starts_char && !ascii_space)
+            });
+            usize::from(n)
+        })
+        .sum();
+    (starts - wide_spaces(s)) as u32
+}
+
+/// Whitespace characters of `s` beyond ASCII. All of them (U+0085, U+00A0, U+1680,
+/// U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000) start with one of the lead bytes
+/// 0xC2, 0xE1, 0xE2 or 0xE3: only the characters at those bytes are decoded.
+fn wide_spaces(s: &str) -> usize {
+    let bytes = s.as_bytes();
+    let is_space_at = |i: usize| {
+        s.get(i..)
+            .and_then(|rest| rest.chars().next())
+            .is_some_and(char::is_whitespace)
     };
-    count as u32
+    let common = memchr::memchr3_iter(0xC2, 0xE2, 0xE3, bytes)
+        .filter(|&i| is_space_at(i))
+        .count();
+    let ogham = memchr::memchr_iter(0xE1, bytes)
+        .filter(|&i| is_space_at(i))
+        .count();
+    common + ogham
 }
 
 #[cfg(test)]
@@ -965,6 +1003,26 @@ mod tests {
         ] {
             let want = s.chars().filter(|c| !c.is_whitespace()).count() as u32;
             assert_eq!(non_space_chars(s), want, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn non_space_chars_agrees_with_char_is_whitespace() {
+        // Every whitespace character, its neighbours, ASCII, CJK and 4-byte characters.
+        let alphabet: Vec<char> =
+            "\t\n\x0b\x0c\r \x1c\x1f\u{84}\u{85}\u{86}\u{a0}\u{a1}\u{167f}\u{1680}\
+             \u{1681}\u{1fff}\u{2000}\u{2005}\u{200a}\u{200b}\u{2027}\u{2028}\u{2029}\u{202a}\
+             \u{202f}\u{205f}\u{2060}\u{2fff}\u{3000}\u{3001}a.é中“”\u{1f600}"
+                .chars()
+                .collect();
+        let mut next = crate::test_rng::xorshift();
+        for _ in 0..2000 {
+            let len = (next() % 600) as usize;
+            let s: String = (0..len)
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                .collect();
+            let want = s.chars().filter(|c| !c.is_whitespace()).count() as u32;
+            assert_eq!(non_space_chars(&s), want, "{s:?}");
         }
     }
 

@@ -3,7 +3,7 @@
 //! titles wins), with site-name suffixes (`_凤凰网资讯_凤凰网`, ` | Reuters`, ` - BBC News`)
 //! removed.
 
-use crate::scan::{flag, Page, Tag};
+use crate::scan::{flag, Event, Page, Tag};
 
 /// Headings looked at (the first ones in the page).
 pub const MAX_HEADINGS: usize = 12;
@@ -44,16 +44,18 @@ pub fn title(page: &Page, site_name: Option<&str>) -> Option<String> {
     // The heading that shares most with the titles, when it shares most of itself.
     let bigrams: Vec<Bigrams> = references.iter().map(|r| Bigrams::of(r)).collect();
     let mut best: Option<(usize, String)> = None;
+    // The heading's bigram hashes, computed once for all the references (one buffer).
+    let mut heading_bigrams = Vec::new();
     for h in headings(page) {
         let hl = h.chars().count();
-        let chars: Vec<char> = h.chars().take(MAX_HEADING_CHARS).collect();
+        Bigrams::hashes_into(&h, &mut heading_bigrams);
         let at_least = best.as_ref().map_or(0, |(c, _)| *c);
         let common = references
             .iter()
             .zip(&bigrams)
             .filter(|(_, b)| {
                 // Skip the quadratic comparison when even the bound cannot win.
-                let bound = b.common_run_bound(&chars);
+                let bound = b.common_run_bound(&heading_bigrams, !h.is_empty());
                 bound * 10 >= hl * 6 && bound >= 4 && bound > at_least
             })
             .map(|(r, _)| longest_common_substring(&h, r))
@@ -88,10 +90,56 @@ fn headings(page: &Page) -> Vec<String> {
             matches!(n.tag, Tag::H1 | Tag::H2 | Tag::H3)
                 && n.flags & (flag::SKIPPED | flag::HEAD) == 0
         })
-        .map(|(i, _)| collapse(&page.node_text(i as u32)))
+        // Past 4 bytes a character of the longest heading, the text is too long whatever
+        // follows: an element wrapping the page (`<h1>` around everything) is not read whole.
+        .map(|(i, _)| collapsed_text(page, i, 4 * MAX_HEADING_CHARS))
         .filter(|t| !t.is_empty() && t.chars().count() <= MAX_HEADING_CHARS)
         .take(MAX_HEADINGS)
         .collect()
+}
+
+/// `collapse(&page.node_text(node))` written straight from the events: the words of the
+/// node's text (block elements inside it part words, as the line breaks of `node_text` do),
+/// one space between them. Once longer than `limit` bytes, the text is returned as it is then
+/// (a prefix of it, still longer than `limit`).
+fn collapsed_text(page: &Page, node: usize, limit: usize) -> String {
+    let mut out = String::new();
+    let Some(n) = page.nodes.get(node) else {
+        return out;
+    };
+    let events = page
+        .events
+        .get(n.open as usize..=n.close as usize)
+        .unwrap_or_default();
+    // Whitespace (or a block) came since the last word written.
+    let mut space = false;
+    for ev in events {
+        match *ev {
+            Event::Text(a, b) => {
+                let text = page.text.get(a as usize..b as usize).unwrap_or_default();
+                for (i, word) in text.split(char::is_whitespace).enumerate() {
+                    space |= i > 0;
+                    if word.is_empty() {
+                        continue;
+                    }
+                    if space && !out.is_empty() {
+                        out.push(' ');
+                    }
+                    space = false;
+                    out.push_str(word);
+                }
+                if out.len() > limit {
+                    return out;
+                }
+            }
+            Event::Open(i) | Event::Close(i) => {
+                if page.nodes.get(i as usize).is_some_and(|e| e.tag.is_block()) {
+                    space = true;
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Removes the site name part of a title: the segments between separators that name the
@@ -129,7 +177,9 @@ pub fn strip_site(title: &str, site_name: Option<&str>) -> String {
 }
 
 /// The character bigrams of a text, hashed into a bit set: a cheap upper bound on the common
-/// substrings another text can have with it.
+/// substrings another text can have with it. (Any hash gives a true bound, and the bound only
+/// spares comparisons that could not win: the hash decides how many it spares, never the
+/// title.)
 struct Bigrams([u64; 64]);
 
 impl Bigrams {
@@ -138,7 +188,7 @@ impl Bigrams {
         let mut prev = None;
         for c in s.chars().take(4 * MAX_HEADING_CHARS) {
             if let Some(p) = prev {
-                let h = Self::hash(p, c);
+                let h = usize::from(Self::hash(p, c));
                 set.0[h / 64] |= 1 << (h % 64);
             }
             prev = Some(c);
@@ -146,17 +196,33 @@ impl Bigrams {
         set
     }
 
-    fn hash(a: char, b: char) -> usize {
+    /// A bigram's bit (of 4096).
+    fn hash(a: char, b: char) -> u16 {
         let x = (a as u32).wrapping_mul(0x9E37_79B1) ^ (b as u32).wrapping_mul(0x85EB_CA77);
-        (x.rotate_left(13).wrapping_mul(0xC2B2_AE3D) >> 20) as usize % 4096
+        (x.rotate_left(13).wrapping_mul(0xC2B2_AE3D) >> 20) as u16
     }
 
-    /// At least the length of the longest common substring of `chars` and the set's text:
-    /// one more than the longest run of `chars`' bigrams all found in the set.
-    fn common_run_bound(&self, chars: &[char]) -> usize {
+    /// The hashes of the bigrams of `s`'s first [`MAX_HEADING_CHARS`] characters, in order,
+    /// written into `out` (cleared first).
+    fn hashes_into(s: &str, out: &mut Vec<u16>) {
+        out.clear();
+        let mut chars = s.chars().take(MAX_HEADING_CHARS);
+        let Some(mut prev) = chars.next() else {
+            return;
+        };
+        for c in chars {
+            out.push(Self::hash(prev, c));
+            prev = c;
+        }
+    }
+
+    /// At least the length of the longest common substring of a text and the set's text,
+    /// given the text's bigram hashes ([`Bigrams::hashes_into`]) and whether it has a
+    /// character: one more than the longest run of its bigrams all found in the set.
+    fn common_run_bound(&self, hashes: &[u16], has_chars: bool) -> usize {
         let (mut run, mut best) = (0, 0);
-        for w in chars.windows(2) {
-            let h = Self::hash(w[0], w[1]);
+        for &h in hashes {
+            let h = usize::from(h);
             if self.0[h / 64] & (1 << (h % 64)) != 0 {
                 run += 1;
                 best = best.max(run);
@@ -164,7 +230,7 @@ impl Bigrams {
                 run = 0;
             }
         }
-        best + usize::from(!chars.is_empty())
+        best + usize::from(has_chars)
     }
 }
 
@@ -192,8 +258,16 @@ fn longest_common_substring(a: &str, b: &str) -> usize {
     best
 }
 
+/// `s`'s words, one space between them (one allocation, no vector of words).
 fn collapse(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    let mut out = String::with_capacity(s.len());
+    for word in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -216,6 +290,53 @@ mod tests {
             "男子救落水儿童"
         );
         assert_eq!(strip_site("Plain title", None), "Plain title");
+    }
+
+    #[test]
+    fn bigram_bound_is_never_below_the_common_substring() {
+        // The bound may only spare comparisons that cannot win: it must hold on any input.
+        let alphabet: Vec<char> = "ab c中文新闻".chars().collect();
+        let mut next = crate::test_rng::xorshift();
+        let mut text = |max: u64| -> String {
+            let len = next() % max;
+            (0..len)
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                .collect()
+        };
+        let mut hashes = Vec::new();
+        for _ in 0..2000 {
+            let (heading, reference) = (text(30), text(60));
+            Bigrams::hashes_into(&heading, &mut hashes);
+            let bound = Bigrams::of(&reference).common_run_bound(&hashes, !heading.is_empty());
+            let common = longest_common_substring(&heading, &reference);
+            assert!(bound >= common, "{heading:?} {reference:?}");
+        }
+    }
+
+    #[test]
+    fn collapsed_text_agrees_with_node_text() {
+        let pieces = [
+            "<h1>", "</h1>", "<p>", "</p>", "<b>", "</b>", "<br>", "<div>", "</div>", "<span>",
+            "</span>", " ", "  ", "\n", "\t", "\u{3000}", "\u{a0}", "word", "中文", "x",
+        ];
+        let mut next = crate::test_rng::xorshift();
+        for _ in 0..500 {
+            let len = next() % 30;
+            let html: String = (0..len)
+                .map(|_| pieces[(next() % pieces.len() as u64) as usize])
+                .collect();
+            let page = scan(&html);
+            for i in 0..page.nodes.len() {
+                let want = collapse(&page.node_text(i as u32));
+                assert_eq!(
+                    collapsed_text(&page, i, usize::MAX),
+                    want,
+                    "{html:?} node {i}"
+                );
+                let short = collapsed_text(&page, i, 6);
+                assert!(want.starts_with(&short) && (short == want || short.len() > 6));
+            }
+        }
     }
 
     #[test]
