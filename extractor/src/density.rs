@@ -687,7 +687,7 @@ impl<'a> Renderer<'a> {
     }
 
     fn resolve(&self, page: &Page, url: u32) -> Option<String> {
-        let raw = page.urls.get(url as usize)?;
+        let raw = page.url(url)?;
         links::resolve_to_string(self.base?, raw)
     }
 

@@ -212,7 +212,7 @@ pub fn outlinks(page: &Page, base: &Url) -> Vec<Outlink> {
         .links
         .iter()
         .map(|&(_, url)| {
-            let raw = page.urls.get(url as usize)?;
+            let raw = page.url(url)?;
             if previous.replace(raw) == Some(raw) {
                 return None;
             }

@@ -371,7 +371,7 @@ pub struct Node {
     pub flags: u16,
     /// What its `id` and `class` say about it (positive: content, negative: boilerplate).
     pub hint: i16,
-    /// Index in [`Page::urls`] of its `href` (links) or `src` (images), or [`NONE`].
+    /// Number (for [`Page::url`]) of its `href` (links) or `src` (images), or [`NONE`].
     pub url: u32,
     /// Index in [`Page::events`] of its `Open` event.
     pub open: u32,
@@ -404,8 +404,12 @@ pub struct Page {
     pub events: Vec<Event>,
     /// The visible text (entities decoded, whitespace collapsed), in document order.
     pub text: String,
-    /// `href` and `src` values (entities decoded, not resolved yet).
-    pub urls: Vec<String>,
+    /// `href` and `src` values (entities decoded, not resolved yet), one after the other:
+    /// read one with [`Page::url`]. One buffer rather than a `String` each: a page has
+    /// hundreds of them.
+    pub url_text: String,
+    /// Where each value of [`Page::url_text`] ends.
+    pub url_ends: Vec<u32>,
     /// Every `<a href>`: the link's node (or [`NONE`] past the caps) and its url index.
     pub links: Vec<(u32, u32)>,
     /// `<meta>` as (lowercased name, property or itemprop, content).
@@ -422,6 +426,17 @@ pub struct Page {
 }
 
 impl Page {
+    /// The `href` or `src` value number `index` (see [`Node::url`]).
+    pub fn url(&self, index: u32) -> Option<&str> {
+        let index = index as usize;
+        let end = *self.url_ends.get(index)? as usize;
+        let start = match index.checked_sub(1) {
+            Some(before) => *self.url_ends.get(before)? as usize,
+            None => 0,
+        };
+        self.url_text.get(start..end)
+    }
+
     /// Each text range of [`Page::text`] with the element that holds it, in document order.
     pub fn text_owners(&self) -> Vec<(u32, u32, u32)> {
         let mut out = Vec::new();
@@ -788,11 +803,12 @@ impl Scan {
         let depth = parent_node.depth.saturating_add(1);
 
         let url_index = match url {
-            Some(u) if self.page.urls.len() < MAX_LINKS * 2 => {
-                self.page
-                    .urls
-                    .push(entities::decode(truncate(u.trim(), MAX_SHORT_BYTES)).into_owned());
-                (self.page.urls.len() - 1) as u32
+            Some(u) if self.page.url_ends.len() < MAX_LINKS * 2 => {
+                let page = &mut self.page;
+                page.url_text
+                    .push_str(&entities::decode(truncate(u.trim(), MAX_SHORT_BYTES)));
+                page.url_ends.push(page.url_text.len() as u32);
+                (page.url_ends.len() - 1) as u32
             }
             _ => NONE,
         };
@@ -1532,6 +1548,22 @@ pub fn truncate(s: &str, max: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn urls_read_back_by_number() {
+        let p = scan(
+            r#"<a href=" /one?a=1&amp;b=2 ">x</a><img src="data:," data-src="/two.jpg"><a href="">y</a><a>z</a>"#,
+        );
+        let urls: Vec<Option<&str>> = p
+            .nodes
+            .iter()
+            .filter(|n| n.url != NONE)
+            .map(|n| p.url(n.url))
+            .collect();
+        assert_eq!(urls, [Some("/one?a=1&b=2"), Some("/two.jpg"), Some("")]);
+        assert_eq!(p.url(3), None);
+        assert_eq!(p.url(NONE), None);
+    }
 
     fn texts(p: &Page, tag: Tag) -> Vec<String> {
         p.nodes
