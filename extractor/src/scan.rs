@@ -1704,6 +1704,96 @@ mod tests {
         }
     }
 
+    /// The attributes `lol_html` itself reads from each start tag of `html`, by their
+    /// source: what [`RawAttributes`] must agree with.
+    fn lol_html_attributes(html: &str) -> Vec<Vec<(String, String)>> {
+        let out = Rc::new(RefCell::new(Vec::new()));
+        let sink = out.clone();
+        let settings = Settings::new()
+            .with_strict(false)
+            .append_element_content_handler(element!("*", move |el: &mut Element| {
+                let source = |l: Option<lol_html::html_content::SourceLocation>| {
+                    l.and_then(|l| html.get(l.bytes()))
+                        .unwrap_or("")
+                        .to_string()
+                };
+                sink.borrow_mut().push(
+                    el.attributes()
+                        .iter()
+                        .map(|a| {
+                            (
+                                source(a.name_source_location()),
+                                source(a.value_source_location()),
+                            )
+                        })
+                        .collect::<Vec<_>>(),
+                );
+                Ok(())
+            }));
+        let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
+        if rewriter.write(html.as_bytes()).is_ok() {
+            let _ = rewriter.end();
+        }
+        let found = out.borrow().clone();
+        found
+    }
+
+    #[test]
+    fn attributes_read_as_lol_html_reads_them() {
+        let names = [
+            "class", "ID", "data-src", "=x", "a\"b", "x'", "hidden", "/", "href",
+        ];
+        let values = [
+            "",
+            "v",
+            "two words",
+            "a>b",
+            "it's",
+            "say \"hi\"",
+            "/path/",
+            "x=y",
+            "&amp;",
+        ];
+        let spaces = ["", " ", "  ", "\n", "\t", "/", " / "];
+        let mut next = crate::test_rng::xorshift();
+        let mut pick = |n: usize| (next() % n as u64) as usize;
+        for _ in 0..3_000 {
+            let mut tag = String::from(["<div", "<IMG", "<a", "<p"][pick(4)]);
+            for _ in 0..pick(4) {
+                tag.push_str([" ", "\n", "  ", "/"][pick(4)]);
+                tag.push_str(names[pick(names.len())]);
+                let value = values[pick(values.len())];
+                match pick(5) {
+                    0 => {}
+                    1 => tag.push_str(&format!(
+                        "{}={}",
+                        spaces[pick(2)],
+                        value.replace(['"', '\'', '>', ' ', '\n'], "")
+                    )),
+                    2 => tag.push_str(&format!(
+                        "={}\"{}\"",
+                        spaces[pick(spaces.len() - 2)],
+                        value.replace('"', "")
+                    )),
+                    3 => tag.push_str(&format!(" = '{}'", value.replace('\'', ""))),
+                    _ => tag.push_str(&format!("=\"{}\"", value.replace('"', ""))),
+                }
+            }
+            tag.push_str(spaces[pick(spaces.len())]);
+            tag.push('>');
+            let html = format!("{tag}text");
+            let theirs = lol_html_attributes(&html);
+            let Some(theirs) = theirs.first() else {
+                continue;
+            };
+            let end = html.find("text").unwrap_or(html.len());
+            let ours: Vec<(String, String)> = RawAttributes::of(&html, 0..end)
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect();
+            assert_eq!(&ours, theirs, "{html:?}");
+        }
+    }
+
     #[test]
     fn tag_names_any_case() {
         let fnv = |s: &str| {
