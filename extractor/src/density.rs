@@ -599,8 +599,17 @@ impl<'a> Renderer<'a> {
 
     fn finish(mut self) -> Body {
         self.flush_line();
-        let lines = std::mem::take(&mut self.lines);
-        for line in lines::filter(lines) {
+        let lines = lines::filter(std::mem::take(&mut self.lines));
+        // The body's text and HTML sized once for every line written (a newline before each
+        // text; each line's tags, and room for a list tag before it), not grown line by line.
+        let text_len: usize = lines.iter().map(|l| l.text.len() + 1).sum();
+        let html_len: usize = lines
+            .iter()
+            .map(|l| l.html.len() + 2 * l.tag.len() + "<></>".len() + "</ul>".len())
+            .sum();
+        self.body.text.reserve(text_len);
+        self.body.html.reserve(html_len + "</ul>".len());
+        for line in lines {
             self.write(line);
         }
         if self.in_list {
