@@ -599,8 +599,17 @@ impl<'a> Renderer<'a> {
 
     fn finish(mut self) -> Body {
         self.flush_line();
-        let lines = std::mem::take(&mut self.lines);
-        for line in lines::filter(lines) {
+        let lines = lines::filter(std::mem::take(&mut self.lines));
+        // The body's text and HTML sized once for every line written (a newline before each
+        // text; each line's tags, and room for a list tag before it), not grown line by line.
+        let text_len: usize = lines.iter().map(|l| l.text.len() + 1).sum();
+        let html_len: usize = lines
+            .iter()
+            .map(|l| l.html.len() + 2 * l.tag.len() + "<></>".len() + "</ul>".len())
+            .sum();
+        self.body.text.reserve(text_len);
+        self.body.html.reserve(html_len + "</ul>".len());
+        for line in lines {
             self.write(line);
         }
         if self.in_list {
@@ -794,17 +803,25 @@ mod lines {
         let total: u32 = lines.iter().map(|l| l.chars).sum();
         let mut seen = 0u32;
         let mut cut = lines.len();
+        // Each short line bared once, for the tail-heading test here and the boilerplate
+        // test below (`None` for a line too long for either).
+        let mut bares: Vec<Option<String>> = Vec::with_capacity(lines.len());
         for (i, l) in lines.iter().enumerate() {
-            if seen as f32 > total as f32 * TAIL_SHARE && is_tail_heading(&l.text) {
+            let b = is_short(&l.text).then(|| bare(&l.text));
+            if seen as f32 > total as f32 * TAIL_SHARE
+                && b.as_deref().is_some_and(|b| TAIL_HEADINGS.contains(&b))
+            {
                 cut = i;
                 break;
             }
+            bares.push(b);
             seen += l.chars;
         }
         let mut lines: Vec<Line> = lines.into_iter().take(cut).collect();
         let linked: Vec<bool> = lines
             .iter()
-            .map(|l| l.chars > 0 && l.link_chars * 10 >= l.chars * 9 && is_short(&l.text))
+            .zip(&bares)
+            .map(|(l, b)| l.chars > 0 && l.link_chars * 10 >= l.chars * 9 && b.is_some())
             .collect();
         let mut keep = vec![true; lines.len()];
         let mut i = 0;
@@ -815,8 +832,8 @@ mod lines {
             }
             i += run.max(1);
         }
-        for (k, l) in keep.iter_mut().zip(&lines) {
-            if is_boilerplate(&l.text) {
+        for (k, b) in keep.iter_mut().zip(&bares) {
+            if b.as_deref().is_some_and(is_boilerplate) {
                 *k = false;
             }
         }
@@ -826,7 +843,12 @@ mod lines {
     }
 
     fn is_short(text: &str) -> bool {
-        text.chars().count() < SHORT_LINE_CHARS
+        // A char takes one to four bytes: the byte length alone settles most lines.
+        match text.len() {
+            n if n < SHORT_LINE_CHARS => true,
+            n if n >= 4 * SHORT_LINE_CHARS => false,
+            _ => text.chars().count() < SHORT_LINE_CHARS,
+        }
     }
 
     /// The line lowercased, without trailing colons, arrows and spaces.
@@ -839,16 +861,9 @@ mod lines {
             .to_lowercase()
     }
 
-    fn is_tail_heading(text: &str) -> bool {
-        is_short(text) && TAIL_HEADINGS.contains(&bare(text).as_str())
-    }
-
-    fn is_boilerplate(text: &str) -> bool {
-        if !is_short(text) {
-            return false;
-        }
-        let b = bare(text);
-        BOILERPLATE.contains(&b.as_str())
+    /// A short line, [`bare`]d, is boilerplate whole.
+    fn is_boilerplate(b: &str) -> bool {
+        BOILERPLATE.contains(&b)
             || b.starts_with('©')
             || b.starts_with("copyright")
             || b.starts_with("(c) ")
