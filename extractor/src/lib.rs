@@ -10,6 +10,8 @@
 //!   depth, parent, text and punctuation counts), the visible text once, and an event log that
 //!   places each element's open and close in the text. Caps ([`scan::MAX_NODES`],
 //!   [`scan::MAX_TEXT_BYTES`], ...) bound memory on pathological pages.
+//!   [`extract`] hands the page's buffers back ([`scan::recycle`]) for the next page read on
+//!   the same thread.
 //! - [`hints`]: what `id` and `class` say (content, boilerplate, byline, date line).
 //! - [`density`]: body scoring over the records (text and symbol density, link density,
 //!   class hints) and the paragraphs of the winning subtree.
@@ -81,7 +83,7 @@ pub fn extract(html: &str, page_url: &Url) -> Article {
     let signed = signature::signature(&page, body.span);
     let site_name = meta(&page, &["og:site_name", "application-name"]).map(str::to_string);
     let date_pos = published.as_ref().and_then(|p| p.pos);
-    Article {
+    let article = Article {
         title: title::title(&page, site_name.as_deref()),
         // A signed document is dated by its signature, not by the day the site posted it.
         published: signed
@@ -101,7 +103,9 @@ pub fn extract(html: &str, page_url: &Url) -> Article {
         outlinks: links::outlinks(&page, &base),
         lang: page.lang.clone(),
         site_name,
-    }
+    };
+    scan::recycle(page);
+    article
 }
 
 /// The first non-empty `<meta>` content among `keys` (in the order of `keys`).
@@ -151,6 +155,28 @@ mod tests {
         assert_eq!(a.outlinks[2].url, "https://other.org/farm");
         assert!(a.outlinks[2].nofollow);
         assert_eq!(a.outlinks[2].anchor, "Read about farms");
+    }
+
+    #[test]
+    fn a_recycled_page_keeps_nothing_of_the_last() {
+        let first = r#"<html lang="fr"><head><title>Premier</title><base href="https://a.example/x/">
+            <meta property="og:site_name" content="A"><meta name="author" content="Jean">
+            <script type="application/ld+json">{"datePublished":"2019-01-02"}</script></head>
+            <body><article><p>Un texte assez long pour être le corps de la page, avec des mots.</p>
+            <a href="/lien">lien</a><img src="/i.png"><time datetime="2018-05-06">mai</time></article></body></html>"#;
+        let second = "<p>Plain text, no head at all, and one <a href='b'>link</a>.</p>";
+        // Each page read on a thread of its own: nothing recycled before it.
+        let fresh = |html: &'static str| {
+            std::thread::spawn(move || extract(html, &url()))
+                .join()
+                .unwrap()
+        };
+        let (first_fresh, second_fresh) = (fresh(first), fresh(second));
+        assert_eq!(first_fresh.lang.as_deref(), Some("fr"));
+        // On this thread, the second page reads the buffers the first page handed back.
+        assert_eq!(extract(first, &url()), first_fresh);
+        assert_eq!(extract(second, &url()), second_fresh);
+        assert_eq!(extract(first, &url()), first_fresh);
     }
 
     #[test]

@@ -426,6 +426,36 @@ pub struct Page {
 }
 
 impl Page {
+    /// Empties the page, keeping the room its vectors have.
+    fn clear(&mut self) {
+        let Page {
+            nodes,
+            events,
+            text,
+            url_text,
+            url_ends,
+            links,
+            metas,
+            json_ld,
+            title,
+            base_href,
+            lang,
+            times,
+        } = self;
+        nodes.clear();
+        events.clear();
+        text.clear();
+        url_text.clear();
+        url_ends.clear();
+        links.clear();
+        metas.clear();
+        json_ld.clear();
+        title.clear();
+        *base_href = None;
+        *lang = None;
+        times.clear();
+    }
+
     /// The `href` or `src` value number `index` (see [`Node::url`]).
     pub fn url(&self, index: u32) -> Option<&str> {
         let index = index as usize;
@@ -586,9 +616,41 @@ fn word_hash(bytes: &[u8]) -> u64 {
 /// Slots of [`HintCache`].
 const HINT_CACHE_SLOTS: usize = 256;
 
+thread_local! {
+    /// The buffers of the last [`Page`] handed back by [`recycle`] on this thread: a worker
+    /// reads page after page, and its next page then fills vectors that already have room
+    /// instead of asking the allocator for a dozen large blocks (and the kernel for fresh
+    /// memory pages) again.
+    static SPARE: RefCell<Option<Page>> = const { RefCell::new(None) };
+}
+
+/// A page kept for reuse holds at most this many bytes of text: the buffers of a
+/// pathological page are not kept for the life of the thread.
+const SPARE_MAX_TEXT_BYTES: usize = 1 << 20;
+
+/// Hands the buffers of `page`, read and no longer needed, back for the next [`scan`] on
+/// this thread.
+pub fn recycle(mut page: Page) {
+    if page.text.capacity() > SPARE_MAX_TEXT_BYTES || page.nodes.capacity() > MAX_NODES / 4 {
+        return;
+    }
+    page.clear();
+    SPARE.with(|spare| *spare.borrow_mut() = Some(page));
+}
+
+/// An empty page: the one [`recycle`] kept, or a new one.
+fn spare_page() -> Page {
+    SPARE
+        .with(|spare| spare.borrow_mut().take())
+        .unwrap_or_default()
+}
+
 /// Reads `html` in one pass. Never fails: on a parser error the page read so far is returned.
 pub fn scan(html: &str) -> Page {
-    let state = Rc::new(RefCell::new(Scan::default()));
+    let state = Rc::new(RefCell::new(Scan {
+        page: spare_page(),
+        ..Scan::default()
+    }));
     {
         let mut s = state.borrow_mut();
         // Room for what pages hold per byte of HTML (about one element per 240 bytes and
