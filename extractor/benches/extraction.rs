@@ -74,7 +74,7 @@ fn main() {
     println!("  dom_smoothie F1 {:.3}  precision {:.3}  recall {:.3}  median {:.3} ms/page  mean {:.3} ms/page",
         d.f1, d.precision, d.recall, median(&theirs.ms), mean(&theirs.ms));
     println!(
-        "  speed: extractor is {:.1}x faster than dom_smoothie (median), {:.1}x (mean)",
+        "  speed: extractor is {:.2}x faster than dom_smoothie (median), {:.2}x (mean)",
         median(&theirs.ms) / median(&ours.ms),
         mean(&theirs.ms) / mean(&ours.ms)
     );
