@@ -2,7 +2,7 @@
 
 use url::{Position, Url};
 
-use crate::scan::{flag, Page, NONE};
+use crate::scan::{flag, word_hash, Page, NONE};
 use crate::Outlink;
 
 /// Longest anchor text kept (chars); menus sometimes wrap whole blocks in one link.
@@ -290,7 +290,9 @@ fn first_occurrences(keys: &[Option<&str>]) -> Vec<bool> {
     let mut order: Vec<u64> = keys
         .iter()
         .enumerate()
-        .filter_map(|(i, key)| Some(quick_hash((*key)?) & !INDEX | u64::try_from(i).ok()?))
+        .filter_map(|(i, key)| {
+            Some(word_hash((*key)?.as_bytes()) & !INDEX | u64::try_from(i).ok()?)
+        })
         .collect();
     order.sort_unstable();
     let index = |packed: &u64| (packed & INDEX) as usize;
@@ -318,21 +320,6 @@ fn first_occurrences(keys: &[Option<&str>]) -> Vec<bool> {
         }
     }
     first
-}
-
-/// A quick hash of `s` (FxHash-like, eight bytes a step) to group equal strings: equal
-/// strings hash alike; strings that hash alike are compared before being called equal.
-fn quick_hash(s: &str) -> u64 {
-    const K: u64 = 0x517c_c1b7_2722_0a95;
-    let step =
-        |h: u64, word: [u8; 8]| (h.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
-    let (words, tail) = s.as_bytes().as_chunks::<8>();
-    let h = words.iter().fold(s.len() as u64, |h, &w| step(h, w));
-    let mut last = [0u8; 8];
-    for (l, &b) in last.iter_mut().zip(tail) {
-        *l = b;
-    }
-    step(h, last)
 }
 
 /// The link's text, whitespace collapsed, at most [`MAX_ANCHOR_CHARS`] characters, written

@@ -595,9 +595,11 @@ impl Default for OpenKinds {
 }
 
 /// A hash read eight bytes at a time (the rustc "Fx" step), for strings that are only
-/// compared by it (class names) or spread by it (the hint cache's slots): a byte-at-a-time
-/// hash chains one multiply per byte, and class values run to dozens of bytes.
-fn word_hash(bytes: &[u8]) -> u64 {
+/// compared by it (class names), spread by it (the hint cache's slots) or grouped by its
+/// high half before being compared (outlinks): a byte-at-a-time hash chains one multiply
+/// per byte, and these strings run to dozens of bytes. The high 32 bits are those of the
+/// last step; the low ones have the high ones folded in.
+pub(crate) fn word_hash(bytes: &[u8]) -> u64 {
     const K: u64 = 0x517c_c1b7_2722_0a95;
     let mut h = bytes.len() as u64;
     let mut chunks = bytes.chunks_exact(8);
