@@ -626,7 +626,7 @@ mod tests {
         for _ in 0..100_000 {
             let mut json = String::new();
             for _ in 0..next() % 24 {
-                json.push_str(PIECES[(next() % PIECES.len() as u64) as usize]);
+                json.push_str(crate::test_rng::pick(&mut next, PIECES));
             }
             let fast = json_author_raw(&json);
             found += usize::from(fast.is_some());

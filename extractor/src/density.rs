@@ -1034,7 +1034,7 @@ mod tests {
         for _ in 0..2000 {
             let len = (next() % 600) as usize;
             let s: String = (0..len)
-                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                .map(|_| crate::test_rng::pick(&mut next, &alphabet))
                 .collect();
             let want = s.chars().filter(|c| !c.is_whitespace()).count() as u32;
             assert_eq!(non_space_chars(&s), want, "{s:?}");

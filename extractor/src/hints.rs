@@ -238,7 +238,7 @@ mod tests {
         for _ in 0..50_000 {
             let mut s = String::new();
             for _ in 0..next() % 6 {
-                let piece = pieces[(next() % pieces.len() as u64) as usize];
+                let piece = crate::test_rng::pick(&mut next, &pieces);
                 // Cut pieces too, so that partial patterns and words show up.
                 let cut = (next() % (piece.len() as u64 + 1)) as usize;
                 s.push_str(piece.get(..cut).unwrap_or(piece));

@@ -606,11 +606,11 @@ mod tests {
         for _ in 0..200_000 {
             let mut raw = String::new();
             let starts = ["https://", "http://", "//", "/", ""];
-            raw.push_str(starts[(next() % starts.len() as u64) as usize]);
+            raw.push_str(crate::test_rng::pick(&mut next, &starts));
             for _ in 0..next() % 8 {
                 // Mostly plain letters, so that many hrefs stay on the fast path.
                 if next().is_multiple_of(3) {
-                    raw.push_str(PIECES[(next() % PIECES.len() as u64) as usize]);
+                    raw.push_str(crate::test_rng::pick(&mut next, PIECES));
                 } else {
                     raw.push_str(["a", "b.", "c/", "d-e", "f"][(next() % 5) as usize]);
                 }
@@ -723,7 +723,7 @@ mod tests {
             let mut raw = String::new();
             for _ in 0..next() % 12 {
                 if next().is_multiple_of(4) {
-                    raw.push_str(PIECES[(next() % PIECES.len() as u64) as usize]);
+                    raw.push_str(crate::test_rng::pick(&mut next, PIECES));
                 } else {
                     raw.push_str(["abcdefgh", "b.", "c/", "d-e", "f1"][(next() % 5) as usize]);
                 }
@@ -785,7 +785,7 @@ mod tests {
             // Half the links in ASCII only, half in any text.
             let ascii = next().is_multiple_of(2);
             while (html.len() as u64) < target {
-                let piece = PIECES[(next() % PIECES.len() as u64) as usize];
+                let piece = crate::test_rng::pick(&mut next, PIECES);
                 if !ascii || piece.is_ascii() {
                     html.push_str(piece);
                 }

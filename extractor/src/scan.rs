@@ -1743,7 +1743,7 @@ mod tests {
             let (mut chars, mut punct) = (0, 0);
             for _ in 0..next() % 6 + 1 {
                 let raw: String = (0..next() % 8)
-                    .map(|_| PIECES[(next() % PIECES.len() as u64) as usize])
+                    .map(|_| crate::test_rng::pick(&mut next, PIECES))
                     .collect();
                 if raw.is_empty() {
                     continue;

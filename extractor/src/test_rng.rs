@@ -11,3 +11,8 @@ pub fn xorshift() -> impl FnMut() -> u64 {
         state.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 }
+
+/// An element of `items`, drawn with `next` (one call of it).
+pub fn pick<T: Copy>(next: &mut impl FnMut() -> u64, items: &[T]) -> T {
+    items[(next() % items.len() as u64) as usize]
+}

@@ -300,7 +300,7 @@ mod tests {
         let mut text = |max: u64| -> String {
             let len = next() % max;
             (0..len)
-                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                .map(|_| crate::test_rng::pick(&mut next, &alphabet))
                 .collect()
         };
         let mut hashes = Vec::new();
@@ -323,7 +323,7 @@ mod tests {
         for _ in 0..500 {
             let len = next() % 30;
             let html: String = (0..len)
-                .map(|_| pieces[(next() % pieces.len() as u64) as usize])
+                .map(|_| crate::test_rng::pick(&mut next, &pieces))
                 .collect();
             let page = scan(&html);
             for i in 0..page.nodes.len() {
