@@ -27,6 +27,7 @@
 //! - [`keys`]: every Redis key name, in one place.
 //! - [`metrics`]: Prometheus counters and latency histograms of a worker.
 //! - [`rdb`]: the members of a set of integers from its `DUMP` payload.
+//! - [`script`]: which writing system a character or text is in.
 
 pub mod backoff;
 pub mod broker;
@@ -35,6 +36,7 @@ pub mod keys;
 pub mod messages;
 pub mod metrics;
 pub mod rdb;
+pub mod script;
 pub mod shutdown;
 pub mod store;
 pub mod topology;

@@ -1,0 +1,20 @@
+//! # evaluation: the sets the benchmarks and tests measure on
+//!
+//! Not part of any worker (`publish = false`): benches and tests use it.
+//!
+//! - [`rng`]: the one seeded generator of the evaluations (PCG).
+//! - [`sources`]: reading the shared sets in `../shared/bench` (AEB, the
+//!   CWCED Chinese pages, the multilingual charset corpus) and the
+//!   generated test site into base articles with their home pages.
+//! - [`neardup`]: the near-duplicate set of HTML pages built from those
+//!   bases (mirrors, edits, shared templates, short texts in every script,
+//!   near-empty and listing pages), its held-aside split, the run through
+//!   the real stages (charset vote, extraction, contentseen over a store)
+//!   and the report per kind, script and length.
+//!
+//! Reads files only under `../shared/bench`; touches no queue; the
+//! near-duplicate run writes the keys of the namespace it is given.
+
+pub mod neardup;
+pub mod rng;
+pub mod sources;

@@ -1,0 +1,1002 @@
+//! The near-duplicate evaluation: HTML pages from several independent
+//! sources, decided through the real stages, scored per kind, script and
+//! length.
+//!
+//! ## The pages
+//!
+//! Every base article ([`crate::sources`]: AEB, CWCED, chunks of the
+//! charset corpus's texts in some 30 encodings, the test site's English and
+//! Chinese articles) has its **home page** (the page as the set has it, or
+//! the text rendered in one of four site templates in its own encoding),
+//! and variants that should be found as its near-duplicates:
+//! - [`Kind::Mirror`]: the same text under another site's template (for
+//!   AEB and CWCED, the ground-truth text against the real page, whose
+//!   extraction may take in some boilerplate);
+//! - [`Kind::Copy`]: the test site's byte-identical copies;
+//! - [`Kind::LightEdit`]: 3% of the words replaced, one paragraph dropped,
+//!   a related-links box added inside the article, another template;
+//! - [`Kind::HeavyEdit`]: 10% of the words replaced, a paragraph dropped,
+//!   the box added, another template.
+//!
+//! Pages that must never be anybody's near-duplicate:
+//! - every home page: distinct articles, many sharing a template's
+//!   boilerplate (the corpus texts of one language share templates, the
+//!   test site's articles share one), short texts in every script;
+//! - [`Kind::Listing`]: headline lists and the test site's index pages;
+//! - [`Kind::NearEmpty`]: `{}`, an empty body, "Loading…", a JavaScript
+//!   notice, a 404 text, a navigation line only.
+//!
+//! Edits of bases under [`MIN_EDITED_TOKENS`] tokens are not made: such a
+//! text is too short to judge, and its edit is a different short text.
+//!
+//! ## The held-aside part
+//!
+//! A base (with all its pages), a listing or a near-empty page is held
+//! aside when the hash of its id falls in the last third: about one page in
+//! three, from every source. The report gives the tuned and the held-aside
+//! figures side by side; tuning looks at the tuned column only.
+//!
+//! ## The run
+//!
+//! [`run`] feeds every page, home pages first, then the rest in a seeded
+//! order, through the fetcher's charset vote, the extractor stage and the
+//! contentseen stage over the store given (memory, as `crawler run`, or
+//! Redis, as the workers), and reads back what was stored.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+use encoding_rs::Encoding;
+use pipeline::messages::{decode, encode, Document, VERSION};
+use pipeline::script::{self, Script};
+use pipeline::store::Op;
+use pipeline::worker::Stage;
+use pipeline::{keys::Keys, CrawlSpec, Queue, Store, StoredDocument};
+use rand::seq::SliceRandom;
+use rand::Rng;
+
+use crate::rng::{pick, rng, EvalRng};
+use crate::sources::{self, Base, Served, Source};
+
+/// Bases shorter than this (in SimHash tokens) get a mirror but no edits.
+pub const MIN_EDITED_TOKENS: usize = 60;
+
+/// Why a page is in the set, and what its verdict should be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// A base's home page: an original.
+    Original,
+    Mirror,
+    Copy,
+    LightEdit,
+    HeavyEdit,
+    Listing,
+    NearEmpty,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 7] = [
+        Kind::Original,
+        Kind::Mirror,
+        Kind::Copy,
+        Kind::LightEdit,
+        Kind::HeavyEdit,
+        Kind::Listing,
+        Kind::NearEmpty,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Original => "distinct (home pages)",
+            Kind::Mirror => "template mirror",
+            Kind::Copy => "exact copy",
+            Kind::LightEdit => "light edit",
+            Kind::HeavyEdit => "heavier edit",
+            Kind::Listing => "listing/navigation",
+            Kind::NearEmpty => "near-empty",
+        }
+    }
+
+    /// Whether a page of this kind should be found as a near-duplicate.
+    pub fn expects_duplicate(self) -> bool {
+        matches!(
+            self,
+            Kind::Mirror | Kind::Copy | Kind::LightEdit | Kind::HeavyEdit
+        )
+    }
+}
+
+/// One page of the set.
+#[derive(Debug, Clone)]
+pub struct EvalPage {
+    /// `source id/kind`, for the confusion lists.
+    pub name: String,
+    pub served: Served,
+    pub kind: Kind,
+    /// The base it shows (pages of one base are each other's
+    /// near-duplicates); `None` for listing and near-empty pages.
+    pub cluster: Option<usize>,
+    pub source: Source,
+    /// The script of the base's text.
+    pub script: Option<Script>,
+    /// The base's length in SimHash tokens.
+    pub tokens: usize,
+    pub held_aside: bool,
+}
+
+/// The pages, home pages first.
+#[derive(Debug, Clone)]
+pub struct EvalSet {
+    pub pages: Vec<EvalPage>,
+    /// How many pages at the front are home pages.
+    pub homes: usize,
+    pub seed: u64,
+}
+
+/// What the set is built from.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub seed: u64,
+    /// Texts cut from each corpus file, at most.
+    pub corpus_per_file: usize,
+    /// English articles of the test site (plus a tenth as many Chinese).
+    pub site_articles: usize,
+    /// Keep every n-th base only (1: all), for quick tests.
+    pub every: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            seed: 2026,
+            corpus_per_file: 4,
+            site_articles: 60,
+            every: 1,
+        }
+    }
+}
+
+/// Whether the item with this id is held aside (about one in three).
+pub fn held_aside(id: &str) -> bool {
+    xxhash_rust::xxh3::xxh3_64(id.as_bytes()) % 3 == 2
+}
+
+/// Token counts the corpus texts are cut to, in turn: very short, short,
+/// medium and long texts from every file.
+const CUT_TOKENS: [usize; 5] = [30, 70, 130, 260, 520];
+
+/// The words of a site template in one language.
+struct Boiler {
+    nav: [&'static str; 8],
+    most_read: &'static str,
+    related: &'static str,
+    copyright: &'static str,
+    notice: &'static str,
+    share: &'static str,
+    comments: &'static str,
+    loading: &'static str,
+}
+
+const EN: Boiler = Boiler {
+    nav: ["Home", "News", "World", "Business", "Technology", "Sport", "Culture", "Opinion"],
+    most_read: "Most read",
+    related: "Related stories",
+    copyright: "Copyright 2024 Example Media Group. All rights reserved.",
+    notice: "We use cookies and similar technologies to improve your experience, to show you personalised content and advertising, and to analyse our traffic. By continuing to browse this site you agree to our use of cookies as described in our privacy policy, which you can change at any time in your settings.",
+    share: "Share this article: Facebook Twitter LinkedIn Email Print",
+    comments: "Comments",
+    loading: "Loading…",
+};
+const ZH: Boiler = Boiler {
+    nav: ["首页", "新闻", "国际", "财经", "科技", "体育", "文化", "评论"],
+    most_read: "热门文章",
+    related: "相关阅读",
+    copyright: "版权所有 © 2024 示例传媒集团 保留所有权利",
+    notice: "本网站使用cookie等技术来改善您的浏览体验，向您展示个性化的内容和广告，并分析我们的网站流量。继续浏览本网站即表示您同意我们按照隐私政策中的说明使用cookie，您可以随时在设置中更改。",
+    share: "分享到：微博 微信 QQ空间 复制链接",
+    comments: "网友评论",
+    loading: "加载中……",
+};
+const JA: Boiler = Boiler {
+    nav: ["ホーム", "ニュース", "国際", "経済", "テクノロジー", "スポーツ", "文化", "オピニオン"],
+    most_read: "よく読まれている記事",
+    related: "関連記事",
+    copyright: "Copyright © 2024 サンプルメディア株式会社 無断転載を禁じます",
+    notice: "当サイトでは、お客様の利便性向上、広告配信およびアクセス解析のためにクッキーを使用しています。サイトの閲覧を続けることで、プライバシーポリシーに記載されたクッキーの使用に同意したものとみなされます。",
+    share: "この記事をシェアする：Twitter Facebook LINE はてなブックマーク",
+    comments: "コメント",
+    loading: "読み込み中…",
+};
+const RU: Boiler = Boiler {
+    nav: ["Главная", "Новости", "В мире", "Экономика", "Технологии", "Спорт", "Культура", "Мнения"],
+    most_read: "Самое читаемое",
+    related: "Читайте также",
+    copyright: "© 2024 Пример Медиа. Все права защищены.",
+    notice: "Мы используем файлы cookie и похожие технологии, чтобы улучшить работу сайта, показывать персональные материалы и рекламу и анализировать посещаемость. Продолжая просматривать сайт, вы соглашаетесь с использованием файлов cookie в соответствии с политикой конфиденциальности.",
+    share: "Поделиться: ВКонтакте Одноклассники Telegram Email",
+    comments: "Комментарии",
+    loading: "Загрузка…",
+};
+const KO: Boiler = Boiler {
+    nav: ["홈", "뉴스", "국제", "경제", "기술", "스포츠", "문화", "오피니언"],
+    most_read: "많이 본 기사",
+    related: "관련 기사",
+    copyright: "Copyright © 2024 예시미디어. 무단 전재 및 재배포 금지.",
+    notice: "이 웹사이트는 사용자 경험을 개선하고 맞춤형 콘텐츠와 광고를 제공하며 트래픽을 분석하기 위해 쿠키를 사용합니다. 계속 이용하시면 개인정보 처리방침에 설명된 쿠키 사용에 동의하는 것으로 간주됩니다.",
+    share: "공유하기: 카카오톡 페이스북 트위터 이메일",
+    comments: "댓글",
+    loading: "로딩 중…",
+};
+const AR: Boiler = Boiler {
+    nav: ["الرئيسية", "أخبار", "العالم", "اقتصاد", "تكنولوجيا", "رياضة", "ثقافة", "رأي"],
+    most_read: "الأكثر قراءة",
+    related: "اقرأ أيضا",
+    copyright: "حقوق النشر 2024 مجموعة مثال الإعلامية. جميع الحقوق محفوظة.",
+    notice: "نستخدم ملفات تعريف الارتباط والتقنيات المشابهة لتحسين تجربتك وعرض محتوى وإعلانات مخصصة وتحليل حركة المرور. باستمرارك في تصفح هذا الموقع فإنك توافق على استخدامنا لملفات تعريف الارتباط كما هو موضح في سياسة الخصوصية.",
+    share: "شارك: فيسبوك تويتر واتساب البريد",
+    comments: "التعليقات",
+    loading: "جار التحميل…",
+};
+
+fn boiler_for(script: Option<Script>) -> &'static Boiler {
+    match script {
+        Some(Script::Han) => &ZH,
+        Some(Script::Kana) => &JA,
+        Some(Script::Cyrillic) => &RU,
+        Some(Script::Hangul) => &KO,
+        Some(Script::Arabic) => &AR,
+        _ => &EN,
+    }
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// The links of a list, as `<li><a>` items.
+fn items(site: &str, texts: &[String]) -> String {
+    let mut out = String::new();
+    for (i, t) in texts.iter().enumerate() {
+        let _ = write!(
+            out,
+            "<li><a href=\"http://{site}/story/{i}\">{}</a></li>",
+            esc(t)
+        );
+    }
+    out
+}
+
+/// An article page in template `template` (0–3) of site `site`.
+fn render(
+    template: usize,
+    boiler: &Boiler,
+    site: &str,
+    title: &str,
+    paragraphs: &[String],
+    related: Option<&[String]>,
+    sidebar: &[String],
+) -> String {
+    let nav: Vec<String> = boiler.nav.iter().map(|s| s.to_string()).collect();
+    let nav = items(site, &nav);
+    let body: String = paragraphs
+        .iter()
+        .map(|p| format!("<p>{}</p>\n", esc(p)))
+        .collect();
+    let related = related
+        .map(|r| {
+            format!(
+                "<div class=\"related-links\"><h3>{}</h3><ul>{}</ul></div>",
+                boiler.related,
+                items(site, r)
+            )
+        })
+        .unwrap_or_default();
+    let side = items(site, sidebar);
+    let title = esc(title);
+    let head = format!(
+        "<!DOCTYPE html><html><head><meta charset=\"{{CHARSET}}\"><title>{title} | {site}</title></head><body>"
+    );
+    let page = match template % 4 {
+        0 => format!(
+            "{head}<header><nav><ul>{nav}</ul></nav></header><main><article class=\"post\"><h1>{title}</h1><div class=\"post-content\">{body}{related}</div></article><aside class=\"sidebar\"><h3>{}</h3><ul>{side}</ul></aside></main><footer><p>{}</p></footer></body></html>",
+            boiler.most_read, boiler.copyright
+        ),
+        1 => format!(
+            "{head}<div id=\"page\"><div id=\"masthead\"><ul class=\"menu\">{nav}</ul></div><div id=\"content\"><div class=\"entry\"><h2 class=\"entry-title\">{title}</h2><div class=\"entry-body\">{body}</div>{related}<div class=\"share\">{}</div></div><div class=\"widget\"><h4>{}</h4><ul>{side}</ul></div></div><div class=\"site-footer\"><p>{}</p><p>{}</p></div></div></body></html>",
+            boiler.share, boiler.most_read, boiler.notice, boiler.copyright
+        ),
+        2 => format!(
+            "{head}<div class=\"container\"><div class=\"topbar\"><ul>{nav}</ul></div><div class=\"row\"><div class=\"col-main\"><h1 class=\"headline\">{title}</h1><div class=\"share\">{}</div><div class=\"article-content\">{body}{related}</div><div class=\"comments\"><h4>{}</h4><p>{}</p></div></div><div class=\"col-side\"><h3>{}</h3><ul>{side}</ul></div></div><div class=\"footer\"><ul>{nav}</ul><p>{}</p><p>{}</p></div></div></body></html>",
+            boiler.share, boiler.comments, boiler.notice, boiler.most_read, boiler.notice, boiler.copyright
+        ),
+        _ => format!(
+            "{head}<div id=\"main\"><h2>{title}</h2><div class=\"text\">{body}</div>{related}<p class=\"source\">{site}</p></div><div class=\"footer\">{}</div></body></html>",
+            boiler.copyright
+        ),
+    };
+    page
+}
+
+/// `html` (with its `{CHARSET}` placeholder) encoded in `encoding`, or in
+/// UTF-8 where `encoding` cannot encode (UTF-16); with its header.
+fn serve(url: String, html: &str, encoding: &'static Encoding) -> Served {
+    let out = encoding.output_encoding();
+    let html = html.replace("{CHARSET}", out.name());
+    let (bytes, _, _) = out.encode(&html);
+    Served {
+        url,
+        content_type: Some(format!("text/html; charset={}", out.name())),
+        bytes: bytes.into_owned(),
+    }
+}
+
+/// Words of a paragraph (whitespace-separated), or its characters when
+/// its script has no spaces.
+fn units(p: &str) -> Vec<String> {
+    if script::dominant(p).is_some_and(Script::is_unspaced) {
+        p.chars().map(|c| c.to_string()).collect()
+    } else {
+        p.split_whitespace().map(str::to_string).collect()
+    }
+}
+
+fn join_units(p: &str, units: &[String]) -> String {
+    if script::dominant(p).is_some_and(Script::is_unspaced) {
+        units.concat()
+    } else {
+        units.join(" ")
+    }
+}
+
+/// The paragraphs with a share of their words (or characters) replaced by
+/// other words of the same text, and `drop` paragraphs (not the first)
+/// left out when there are enough.
+fn edit(rng: &mut EvalRng, paragraphs: &[String], share: f64, drop: usize) -> Vec<String> {
+    let mut paras: Vec<Vec<String>> = paragraphs.iter().map(|p| units(p)).collect();
+    let pool: Vec<String> = paras
+        .iter()
+        .flatten()
+        .filter(|u| u.chars().any(char::is_alphanumeric))
+        .cloned()
+        .collect();
+    let total: usize = paras.iter().map(Vec::len).sum();
+    let changes = ((total as f64 * share).round() as usize).max(1);
+    if !pool.is_empty() {
+        for _ in 0..changes {
+            let p = rng.random_range(0..paras.len());
+            if paras[p].is_empty() {
+                continue;
+            }
+            let i = rng.random_range(0..paras[p].len());
+            paras[p][i] = pick(rng, &pool).clone();
+        }
+    }
+    let mut out: Vec<String> = paras
+        .iter()
+        .zip(paragraphs)
+        .map(|(u, p)| join_units(p, u))
+        .collect();
+    for _ in 0..drop {
+        if out.len() >= 4 {
+            let i = rng.random_range(1..out.len());
+            out.remove(i);
+        }
+    }
+    out
+}
+
+/// Cuts a corpus text into texts of the [`CUT_TOKENS`] sizes, in turn.
+fn cut(lines: &[String], per_file: usize, first: usize) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let mut current: Vec<String> = Vec::new();
+    let mut tokens = 0;
+    let mut turn = first;
+    for line in lines {
+        // Lines without a letter (numbers, dates alone) are not prose.
+        if !line.chars().any(char::is_alphabetic) {
+            continue;
+        }
+        tokens += contentseen::simhash::sketch(line).tokens.max(1);
+        current.push(line.clone());
+        if tokens >= CUT_TOKENS[turn % CUT_TOKENS.len()] {
+            out.push(std::mem::take(&mut current));
+            tokens = 0;
+            turn += 1;
+            if out.len() == per_file {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// The 4-token shingles of a text (for keeping distinct bases distinct).
+fn shingles(text: &str) -> std::collections::HashSet<u64> {
+    let mut tokens = Vec::new();
+    contentseen::simhash::for_each_token(text, |t| tokens.push(t));
+    tokens
+        .windows(4.min(tokens.len().max(1)))
+        .map(|w| xxhash_rust::xxh3::xxh3_64(&w.iter().flat_map(|t| t.to_le_bytes()).collect::<Vec<u8>>()))
+        .collect()
+}
+
+fn jaccard(a: &std::collections::HashSet<u64>, b: &std::collections::HashSet<u64>) -> f64 {
+    let inter = a.intersection(b).count();
+    let union = a.len() + b.len() - inter;
+    if union == 0 {
+        1.0
+    } else {
+        inter as f64 / union as f64
+    }
+}
+
+/// Every base of every source, distinct from each other (a text sharing
+/// more than a fifth of its shingles with an earlier base is dropped: the
+/// corpus holds some feeds in two encodings).
+pub fn bases(config: &Config) -> Result<(Vec<Base>, testsite::Site), String> {
+    let mut all = sources::aeb()?;
+    all.extend(sources::cwced()?);
+    for (f, text) in sources::corpus()?.into_iter().enumerate() {
+        for (j, lines) in cut(&text.lines, config.corpus_per_file, f)
+            .into_iter()
+            .enumerate()
+        {
+            all.push(Base {
+                source: Source::Corpus,
+                id: format!("{}#{j}", text.id),
+                title: lines[0].chars().take(60).collect(),
+                paragraphs: lines,
+                home: None,
+                encoding: text.encoding,
+            });
+        }
+    }
+    let site = sources::testsite(&testsite::SiteConfig {
+        articles: config.site_articles,
+        zh_articles: config.site_articles / 10,
+        mirrors: config.site_articles / 6,
+        copies: config.site_articles / 12,
+        edits: config.site_articles / 6,
+        ..testsite::SiteConfig::default()
+    });
+    for spec in site.pages() {
+        if !matches!(
+            spec.kind,
+            testsite::PageKind::Article | testsite::PageKind::ZhArticle
+        ) {
+            continue;
+        }
+        let (Some(body), Some(bytes)) = (&spec.body_text, site.response_bytes(&spec.path)) else {
+            continue;
+        };
+        let paragraphs: Vec<String> = body.lines().map(str::to_string).collect();
+        all.push(Base {
+            source: Source::Testsite,
+            id: spec.path.clone(),
+            title: spec.title.clone().unwrap_or_default(),
+            paragraphs,
+            home: Some(Served {
+                url: format!("http://testsite.eval.invalid{}", spec.path),
+                bytes: bytes.to_vec(),
+                content_type: Some(spec.content_type.clone()),
+            }),
+            encoding: if spec.kind == testsite::PageKind::ZhArticle {
+                encoding_rs::GBK
+            } else {
+                encoding_rs::UTF_8
+            },
+        });
+    }
+    let mut kept: Vec<Base> = Vec::new();
+    let mut kept_shingles: Vec<std::collections::HashSet<u64>> = Vec::new();
+    for (i, base) in all.into_iter().enumerate() {
+        if i % config.every.max(1) != 0 || base.paragraphs.is_empty() {
+            continue;
+        }
+        let sh = shingles(&base.paragraphs.join("\n"));
+        if sh.is_empty() || kept_shingles.iter().any(|k| jaccard(k, &sh) > 0.2) {
+            continue;
+        }
+        kept_shingles.push(sh);
+        kept.push(base);
+    }
+    Ok((kept, site))
+}
+
+fn site_name(source: Source, template: usize) -> String {
+    let s = match source {
+        Source::Aeb => "aeb",
+        Source::Cwced => "cwced",
+        Source::Corpus => "corpus",
+        Source::Testsite => "testsite",
+    };
+    format!("{s}-t{template}.eval.invalid")
+}
+
+/// Builds the set from every source (see the module doc).
+pub fn build(config: &Config) -> Result<EvalSet, String> {
+    let (bases, site) = bases(config)?;
+    let seed = config.seed;
+    let mut homes = Vec::new();
+    let mut rest = Vec::new();
+    // Headlines for the related-links boxes and sidebars, by script.
+    let mut titles: BTreeMap<Option<Script>, Vec<String>> = BTreeMap::new();
+    let scripts: Vec<Option<Script>> = bases
+        .iter()
+        .map(|b| script::dominant(&b.paragraphs.join(" ")))
+        .collect();
+    for (b, s) in bases.iter().zip(&scripts) {
+        titles.entry(*s).or_default().push(b.title.clone());
+    }
+    let headlines = |s: &Option<Script>, rng: &mut EvalRng, n: usize| -> Vec<String> {
+        let pool = titles.get(s).filter(|p| p.len() >= n).or(titles.get(&Some(Script::Latin)));
+        match pool {
+            Some(p) => (0..n).map(|_| pick(rng, p).clone()).collect(),
+            None => Vec::new(),
+        }
+    };
+    for (c, base) in bases.iter().enumerate() {
+        let mut r = rng(seed, xxhash_rust::xxh3::xxh3_64(base.id.as_bytes()));
+        let text = base.paragraphs.join("\n");
+        let tokens = contentseen::simhash::sketch(&text).tokens;
+        let script = scripts[c];
+        let boiler = boiler_for(script);
+        let held = held_aside(&format!("{}:{}", base.source.name(), base.id));
+        let page = |kind: Kind, served: Served| EvalPage {
+            name: format!("{} {}/{}", base.source.name(), base.id, kind.name()),
+            served,
+            kind,
+            cluster: Some(c),
+            source: base.source,
+            script,
+            tokens,
+            held_aside: held,
+        };
+        let slug = format!("{c}");
+        // The corpus texts' home pages: one of four templates, the same
+        // for many texts of one script (shared boilerplate).
+        let home_template = c % 4;
+        let home = match &base.home {
+            Some(h) => h.clone(),
+            None => {
+                let site = site_name(base.source, home_template);
+                let side = headlines(&script, &mut r, 5);
+                let html = render(home_template, boiler, &site, &base.title, &base.paragraphs, None, &side);
+                serve(format!("http://{site}/a/{slug}"), &html, base.encoding)
+            }
+        };
+        homes.push(page(Kind::Original, home));
+        let variant = |kind: Kind, paragraphs: &[String], related: bool, r: &mut EvalRng| {
+            let template = (home_template + 1 + r.random_range(0..3)) % 4;
+            let site = site_name(base.source, template);
+            let side = headlines(&script, r, 5);
+            let box_ = related.then(|| headlines(&script, r, 4));
+            let html = render(template, boiler, &site, &base.title, paragraphs, box_.as_deref(), &side);
+            let path = match kind {
+                Kind::Mirror => "m",
+                Kind::LightEdit => "e",
+                _ => "h",
+            };
+            page(kind, serve(format!("http://{site}/{path}/{slug}"), &html, base.encoding))
+        };
+        rest.push(variant(Kind::Mirror, &base.paragraphs, false, &mut r));
+        if tokens >= MIN_EDITED_TOKENS {
+            let light = edit(&mut r, &base.paragraphs, 0.03, 1);
+            rest.push(variant(Kind::LightEdit, &light, true, &mut r));
+            let heavy = edit(&mut r, &base.paragraphs, 0.10, 1);
+            rest.push(variant(Kind::HeavyEdit, &heavy, true, &mut r));
+        }
+    }
+    // The test site's own mirrors, copies and edits, and its index pages.
+    let cluster_of: HashMap<&str, usize> = bases
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.source == Source::Testsite)
+        .map(|(i, b)| (b.id.as_str(), i))
+        .collect();
+    for spec in site.pages() {
+        let kind = match spec.kind {
+            testsite::PageKind::Mirror => Kind::Mirror,
+            testsite::PageKind::Copy => Kind::Copy,
+            testsite::PageKind::Edit => Kind::LightEdit,
+            testsite::PageKind::Index => Kind::Listing,
+            _ => continue,
+        };
+        let Some(bytes) = site.response_bytes(&spec.path) else {
+            continue;
+        };
+        let cluster = match &spec.duplicate_of {
+            Some(of) => match cluster_of.get(of.as_str()) {
+                Some(&c) => Some(c),
+                None => continue,
+            },
+            None => None,
+        };
+        let (script, tokens, held) = match cluster {
+            Some(c) => (homes[c].script, homes[c].tokens, homes[c].held_aside),
+            None => (Some(Script::Latin), 0, held_aside(&format!("site:{}", spec.path))),
+        };
+        rest.push(EvalPage {
+            name: format!("test site {}/{}", spec.path, kind.name()),
+            served: Served {
+                url: format!("http://testsite.eval.invalid{}", spec.path),
+                bytes: bytes.to_vec(),
+                content_type: Some(spec.content_type.clone()),
+            },
+            kind,
+            cluster,
+            source: Source::Testsite,
+            script,
+            tokens,
+            held_aside: held,
+        });
+    }
+    // Listing pages: headline lists with dates, in every template, per script.
+    let mut r = rng(seed, 1);
+    for (s, pool) in &titles {
+        if pool.len() < 12 {
+            continue;
+        }
+        for l in 0..4 {
+            let template = l % 4;
+            let site = format!("list{l}-{}.eval.invalid", s.map_or("none", Script::name).replace('/', ""));
+            let lines: Vec<String> = (0..15)
+                .map(|i| format!("{} · 2024-0{}-{:02} 10:{:02}", pick(&mut r, pool), 1 + l, 1 + i, 3 * i))
+                .collect();
+            let boiler = boiler_for(*s);
+            let nav: Vec<String> = boiler.nav.iter().map(|x| x.to_string()).collect();
+            let body = format!("<ul class=\"headlines\">{}</ul><div class=\"pager\">{}</div>", items(&site, &lines), items(&site, &nav));
+            let html = render(template, boiler, &site, boiler.nav[1], &[], None, &lines[..5])
+                .replacen("</h1>", &format!("</h1>{body}"), 1)
+                .replacen("</h2>", &format!("</h2>{body}"), 1);
+            let id = format!("listing {} {l}", s.map_or("none", Script::name));
+            rest.push(EvalPage {
+                name: id.clone(),
+                served: serve(format!("http://{site}/"), &html, encoding_rs::UTF_8),
+                kind: Kind::Listing,
+                cluster: None,
+                source: Source::Corpus,
+                script: *s,
+                tokens: 0,
+                held_aside: held_aside(&id),
+            });
+        }
+    }
+    // Near-empty pages, in every template and in several languages.
+    let empties: [&dyn Fn(&Boiler) -> String; 7] = [
+        &|_| String::new(),
+        &|_| "{}".into(),
+        &|b| b.loading.into(),
+        &|_| "Please enable JavaScript to view this page.".into(),
+        &|_| "404 Not Found".into(),
+        &|b| b.nav.join(" | "),
+        &|_| "[]".into(),
+    ];
+    for (e, make) in empties.iter().enumerate() {
+        for (bi, boiler) in [&EN, &ZH, &JA, &RU].into_iter().enumerate() {
+            let template = (e + bi) % 4;
+            let site = format!("empty{e}-{bi}.eval.invalid");
+            let body = make(boiler);
+            let paragraphs: Vec<String> = if body.is_empty() { Vec::new() } else { vec![body] };
+            let html = render(template, boiler, &site, "", &paragraphs, None, &[]);
+            let id = format!("near-empty {e}/{bi}");
+            rest.push(EvalPage {
+                name: id.clone(),
+                served: serve(format!("http://{site}/x"), &html, encoding_rs::UTF_8),
+                kind: Kind::NearEmpty,
+                cluster: None,
+                source: Source::Corpus,
+                script: None,
+                tokens: 0,
+                held_aside: held_aside(&id),
+            });
+        }
+    }
+    let mut order = rng(seed, 2);
+    rest.shuffle(&mut order);
+    let n = homes.len();
+    homes.extend(rest);
+    Ok(EvalSet {
+        pages: homes,
+        homes: n,
+        seed,
+    })
+}
+
+/// What was stored for a page.
+#[derive(Debug, Clone)]
+pub struct Decided {
+    /// The page the stored document names as its original.
+    pub duplicate_of: Option<usize>,
+    pub doc: Option<StoredDocument>,
+}
+
+/// Runs every page through the charset vote, the extractor stage and the
+/// contentseen stage over `store` in `namespace`, and reads back what was
+/// stored. Needs a multi-threaded Tokio runtime (the extractor stage runs
+/// extraction in `block_in_place`).
+pub async fn run(set: &EvalSet, store: Store, namespace: &str) -> Result<Vec<Decided>, String> {
+    let extractor = extractor::stage::ExtractorStage::new(namespace);
+    let contentseen = contentseen::ContentSeenStage::new(
+        store.clone(),
+        namespace,
+        contentseen::bands::Layout::default(),
+    );
+    let crawl = CrawlSpec {
+        name: "eval".into(),
+        max_depth: 0,
+        ..CrawlSpec::default()
+    };
+    for p in &set.pages {
+        let header = p.served.content_type.as_deref();
+        let (decision, html) = fetcher::charset::decide_and_decode(
+            &p.served.bytes,
+            &fetcher::charset::Signals {
+                header,
+                ..Default::default()
+            },
+        );
+        let page = pipeline::Page {
+            v: VERSION,
+            crawl: crawl.clone(),
+            url: p.served.url.clone(),
+            final_url: p.served.url.clone(),
+            depth: 0,
+            status: 200,
+            content_type: p.served.content_type.clone(),
+            encoding: decision.encoding,
+            charset_votes: None,
+            fetched_at: "2026-01-01T00:00:00Z".into(),
+            recrawl: false,
+            html: html.into_bytes(),
+        };
+        let out = extractor
+            .handle(page)
+            .await
+            .map_err(|e| format!("{}: extractor: {e}", p.name))?;
+        let (_, bytes) = out
+            .publish
+            .iter()
+            .find(|(q, _)| *q == Queue::ContentSeen)
+            .ok_or_else(|| format!("{}: no document", p.name))?;
+        let doc: Document = decode(bytes).map_err(|e| format!("{}: {e}", p.name))?;
+        let _ = encode(&doc);
+        contentseen
+            .handle(doc)
+            .await
+            .map_err(|e| format!("{}: contentseen: {e}", p.name))?;
+    }
+    let keys = Keys::new(namespace);
+    let ops: Vec<Op> = set
+        .pages
+        .iter()
+        .map(|p| Op::Get {
+            key: keys.document(&p.served.url),
+        })
+        .collect();
+    let replies = store.exec(&ops).await.map_err(|e| e.to_string())?;
+    let index: HashMap<&str, usize> = set
+        .pages
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.served.url.as_str(), i))
+        .collect();
+    let mut out = Vec::with_capacity(set.pages.len());
+    for (p, reply) in set.pages.iter().zip(replies) {
+        let doc = match reply.data().map_err(|e| e.to_string())? {
+            Some(json) => Some(
+                serde_json::from_slice::<StoredDocument>(&json)
+                    .map_err(|e| format!("{}: stored document: {e}", p.name))?,
+            ),
+            None => None,
+        };
+        let duplicate_of = doc
+            .as_ref()
+            .and_then(|d| d.duplicate_of.as_deref())
+            .and_then(|u| index.get(u).copied());
+        out.push(Decided { duplicate_of, doc });
+    }
+    Ok(out)
+}
+
+/// True positives, false positives and false negatives of "duplicate".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub pages: usize,
+    /// Pages that should be found.
+    pub expected: usize,
+    pub tp: usize,
+    pub fp: usize,
+    pub fn_: usize,
+}
+
+impl Tally {
+    pub fn precision(&self) -> f64 {
+        if self.tp + self.fp == 0 {
+            1.0
+        } else {
+            self.tp as f64 / (self.tp + self.fp) as f64
+        }
+    }
+    pub fn recall(&self) -> f64 {
+        if self.expected == 0 {
+            1.0
+        } else {
+            self.tp as f64 / self.expected as f64
+        }
+    }
+    fn add(&mut self, o: &Tally) {
+        self.pages += o.pages;
+        self.expected += o.expected;
+        self.tp += o.tp;
+        self.fp += o.fp;
+        self.fn_ += o.fn_;
+    }
+}
+
+/// One page's outcome: (tp, fp, fn) as a tally of one page.
+pub fn outcome(set: &EvalSet, i: usize, d: &Decided) -> Tally {
+    let p = &set.pages[i];
+    let expected = p.kind.expects_duplicate();
+    let mut t = Tally {
+        pages: 1,
+        expected: usize::from(expected),
+        ..Tally::default()
+    };
+    let marked = d.doc.as_ref().is_some_and(|doc| doc.duplicate_of.is_some());
+    let right_cluster = d
+        .duplicate_of
+        .is_some_and(|j| set.pages[j].cluster.is_some() && set.pages[j].cluster == p.cluster);
+    match (expected, marked) {
+        (true, true) if right_cluster => t.tp = 1,
+        (true, true) => {
+            t.fp = 1;
+            t.fn_ = 1;
+        }
+        (true, false) => t.fn_ = 1,
+        (false, true) => t.fp = 1,
+        (false, false) => {}
+    }
+    t
+}
+
+/// Length buckets of a base, in SimHash tokens.
+pub fn bucket(tokens: usize) -> (usize, &'static str) {
+    match tokens {
+        0 => (0, "no text"),
+        1..=39 => (1, "< 40"),
+        40..=149 => (2, "40-149"),
+        150..=299 => (3, "150-299"),
+        300..=599 => (4, "300-599"),
+        _ => (5, ">= 600"),
+    }
+}
+
+/// Tuned and held-aside tallies by a key.
+type Split<K> = BTreeMap<K, [Tally; 2]>;
+
+fn split<K: Ord>(set: &EvalSet, decided: &[Decided], key: impl Fn(&EvalPage) -> K) -> Split<K> {
+    let mut m: Split<K> = BTreeMap::new();
+    for (i, d) in decided.iter().enumerate() {
+        let p = &set.pages[i];
+        m.entry(key(p)).or_default()[usize::from(p.held_aside)].add(&outcome(set, i, d));
+    }
+    m
+}
+
+fn row(out: &mut String, name: &str, t: &[Tally; 2]) {
+    let cell = |t: &Tally| {
+        format!(
+            "{:>5} {:>4} {:>4} {:>3} {:>4} {:>6.3} {:>6.3}",
+            t.pages,
+            t.expected,
+            t.tp,
+            t.fp,
+            t.fn_,
+            t.precision(),
+            t.recall()
+        )
+    };
+    let _ = writeln!(out, "| {name:<24} | {} | {} |", cell(&t[0]), cell(&t[1]));
+}
+
+fn table<K: Ord>(out: &mut String, title: &str, m: &Split<K>, name: impl Fn(&K) -> String) {
+    let _ = writeln!(out, "\n### {title}\n");
+    let _ = writeln!(
+        out,
+        "| {:<24} | {:>5} {:>4} {:>4} {:>3} {:>4} {:>6} {:>6} | {:>5} {:>4} {:>4} {:>3} {:>4} {:>6} {:>6} |",
+        "tuned | held aside", "pages", "dups", "TP", "FP", "FN", "P", "R", "pages", "dups", "TP", "FP", "FN", "P", "R"
+    );
+    let mut total = [Tally::default(); 2];
+    for (k, t) in m {
+        row(out, &name(k), t);
+        total[0].add(&t[0]);
+        total[1].add(&t[1]);
+    }
+    row(out, "all", &total);
+}
+
+/// The totals: [tuned, held aside].
+pub fn totals(set: &EvalSet, decided: &[Decided]) -> [Tally; 2] {
+    let mut total = [Tally::default(); 2];
+    for (i, d) in decided.iter().enumerate() {
+        total[usize::from(set.pages[i].held_aside)].add(&outcome(set, i, d));
+    }
+    total
+}
+
+fn script_name(s: &Option<Script>) -> String {
+    s.map_or("none", Script::name).to_string()
+}
+
+/// The report: per kind, script, length and source, the cells under the
+/// precision floor, and the confusion cases by name.
+pub fn report(set: &EvalSet, decided: &[Decided]) -> String {
+    let mut out = String::new();
+    let held = set.pages.iter().filter(|p| p.held_aside).count();
+    let _ = writeln!(
+        out,
+        "{} pages ({} held aside), {} bases, seed {}",
+        set.pages.len(),
+        held,
+        set.homes,
+        set.seed
+    );
+    table(&mut out, "By kind", &split(set, decided, |p| p.kind), |k| k.name().into());
+    table(&mut out, "By script", &split(set, decided, |p| p.script), script_name);
+    table(&mut out, "By length (base tokens)", &split(set, decided, |p| bucket(p.tokens)), |k| k.1.into());
+    table(&mut out, "By source", &split(set, decided, |p| p.source), |k| k.name().into());
+    let cells = split(set, decided, |p| (p.kind, p.script));
+    let _ = writeln!(out, "\n### Cells (kind x script) with precision under 0.98 or recall under 0.95\n");
+    for ((k, s), t) in &cells {
+        for (part, t) in ["tuned", "held aside"].iter().zip(t) {
+            if t.precision() < 0.98 || t.recall() < 0.95 {
+                let _ = writeln!(
+                    out,
+                    "- {} / {} ({part}): {} pages, TP {} FP {} FN {}, P {:.3} R {:.3}",
+                    k.name(),
+                    script_name(s),
+                    t.pages,
+                    t.tp,
+                    t.fp,
+                    t.fn_,
+                    t.precision(),
+                    t.recall()
+                );
+            }
+        }
+    }
+    let _ = writeln!(out, "\n### Confusion cases\n");
+    for (i, d) in decided.iter().enumerate() {
+        let t = outcome(set, i, d);
+        if t.fp == 0 && t.fn_ == 0 {
+            continue;
+        }
+        let p = &set.pages[i];
+        let doc = d.doc.as_ref();
+        let what = if t.fp > 0 { "FALSE DUPLICATE" } else { "MISSED" };
+        let of = d.duplicate_of.map(|j| set.pages[j].name.as_str()).unwrap_or("-");
+        // For a missed page: its distance to its home page.
+        let home = p
+            .cluster
+            .and_then(|c| decided.get(c)?.doc.as_ref())
+            .zip(doc)
+            .and_then(|(h, d)| {
+                let a = u64::from_str_radix(&h.simhash, 16).ok()?;
+                let b = u64::from_str_radix(&d.simhash, 16).ok()?;
+                Some((a ^ b).count_ones())
+            });
+        let _ = writeln!(
+            out,
+            "- {what}{}: {} ({} tokens, {}) -> {of} distance {:?} (to its home {:?}) simhash {}",
+            if p.held_aside { " [held aside]" } else { "" },
+            p.name,
+            p.tokens,
+            script_name(&p.script),
+            doc.and_then(|d| d.distance),
+            home,
+            doc.map_or("-", |d| d.simhash.as_str()),
+        );
+    }
+    out
+}

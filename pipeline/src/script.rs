@@ -1,0 +1,144 @@
+//! Which writing system a character or a text is in: one home for the
+//! script rules the stages and the evaluations share (contentseen's
+//! tokenizer splits unspaced scripts into characters; the evaluations
+//! report per script).
+
+/// A writing system, as far as the crawler needs to tell them apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Script {
+    Latin,
+    /// Han characters (Chinese, and kanji).
+    Han,
+    /// Hiragana and katakana.
+    Kana,
+    Hangul,
+    Cyrillic,
+    Greek,
+    Arabic,
+    Hebrew,
+    /// Thai, Lao, Khmer, Myanmar: written without spaces between words.
+    SoutheastAsian,
+    /// Devanagari and the other Indic scripts.
+    Indic,
+    /// Anything else that is a letter.
+    Other,
+}
+
+impl Script {
+    pub const ALL: [Script; 11] = [
+        Script::Latin,
+        Script::Han,
+        Script::Kana,
+        Script::Hangul,
+        Script::Cyrillic,
+        Script::Greek,
+        Script::Arabic,
+        Script::Hebrew,
+        Script::SoutheastAsian,
+        Script::Indic,
+        Script::Other,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Script::Latin => "Latin",
+            Script::Han => "Han",
+            Script::Kana => "kana",
+            Script::Hangul => "Hangul",
+            Script::Cyrillic => "Cyrillic",
+            Script::Greek => "Greek",
+            Script::Arabic => "Arabic",
+            Script::Hebrew => "Hebrew",
+            Script::SoutheastAsian => "Thai/Lao/Khmer",
+            Script::Indic => "Indic",
+            Script::Other => "other",
+        }
+    }
+
+    /// Scripts whose words are not separated by spaces: each character is
+    /// a token of its own.
+    pub fn is_unspaced(self) -> bool {
+        matches!(
+            self,
+            Script::Han | Script::Kana | Script::Hangul | Script::SoutheastAsian
+        )
+    }
+}
+
+/// The script of a letter or digit; `None` for spaces, punctuation and
+/// symbols.
+pub fn of(c: char) -> Option<Script> {
+    let u = c as u32;
+    Some(match u {
+        0x30..=0x39 | 0x41..=0x5A | 0x61..=0x7A => Script::Latin,
+        0..=0x7F => return None,
+        0xC0..=0x24F if u != 0xD7 && u != 0xF7 => Script::Latin,
+        0x1E00..=0x1EFF => Script::Latin,
+        0x370..=0x3FF | 0x1F00..=0x1FFF => Script::Greek,
+        0x400..=0x52F | 0x1C80..=0x1C8F | 0x2DE0..=0x2DFF | 0xA640..=0xA69F => Script::Cyrillic,
+        0x590..=0x5FF | 0xFB1D..=0xFB4F => Script::Hebrew,
+        0x600..=0x6FF | 0x750..=0x77F | 0x8A0..=0x8FF | 0xFB50..=0xFDFF | 0xFE70..=0xFEFF => {
+            Script::Arabic
+        }
+        0x900..=0xDFF => Script::Indic,
+        0xE00..=0xEFF | 0x1000..=0x109F | 0x1780..=0x17FF | 0x19E0..=0x19FF => {
+            Script::SoutheastAsian
+        }
+        0x1100..=0x11FF | 0x3130..=0x318F | 0xAC00..=0xD7AF => Script::Hangul,
+        0x3041..=0x309F | 0x30A0..=0x30FF | 0x31F0..=0x31FF | 0xFF66..=0xFF9F => Script::Kana,
+        0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2FFFF => Script::Han,
+        0xFF10..=0xFF19 | 0xFF21..=0xFF3A | 0xFF41..=0xFF5A => Script::Latin,
+        _ if c.is_alphanumeric() => Script::Other,
+        _ => return None,
+    })
+}
+
+/// True for characters written without spaces between words (Han, kana,
+/// hangul, Thai, Lao, Khmer, Myanmar): each one is a token of its own.
+pub fn is_unspaced(c: char) -> bool {
+    of(c).is_some_and(Script::is_unspaced)
+}
+
+/// The script most of a text's letters are in (`None` for a text without
+/// letters). A text whose Han characters come with kana is Japanese: kana
+/// when kana make up at least a tenth of its Han and kana.
+pub fn dominant(text: &str) -> Option<Script> {
+    let mut counts = [0usize; Script::ALL.len()];
+    for c in text.chars() {
+        if let Some(s) = of(c) {
+            if !(c.is_ascii_digit()) {
+                counts[s as usize] += 1;
+            }
+        }
+    }
+    let kana = counts[Script::Kana as usize];
+    let han = counts[Script::Han as usize];
+    if kana > 0 && kana * 10 >= kana + han {
+        counts[Script::Kana as usize] += han;
+        counts[Script::Han as usize] = 0;
+    }
+    let (best, &n) = counts.iter().enumerate().max_by_key(|&(i, n)| (*n, usize::MAX - i))?;
+    (n > 0).then_some(Script::ALL[best])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scripts_of_texts() {
+        assert_eq!(dominant("The quick brown fox"), Some(Script::Latin));
+        assert_eq!(dominant("北京时间今天上午"), Some(Script::Han));
+        assert_eq!(dominant("東京で今日、新しいカメラが発売された"), Some(Script::Kana));
+        assert_eq!(dominant("서울에서 오늘"), Some(Script::Hangul));
+        assert_eq!(dominant("Москва сегодня"), Some(Script::Cyrillic));
+        assert_eq!(dominant("مرحبا بالعالم"), Some(Script::Arabic));
+        assert_eq!(dominant("שלום עולם"), Some(Script::Hebrew));
+        assert_eq!(dominant("สวัสดีชาวโลก"), Some(Script::SoutheastAsian));
+        assert_eq!(dominant("Καλημέρα κόσμε"), Some(Script::Greek));
+        assert_eq!(dominant("12345 -- !!"), None);
+        assert_eq!(dominant(""), None);
+        assert!(is_unspaced('ก') && is_unspaced('字') && is_unspaced('か') && is_unspaced('한'));
+        assert!(!is_unspaced('a') && !is_unspaced('я') && !is_unspaced(' '));
+    }
+}
