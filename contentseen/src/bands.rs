@@ -174,9 +174,9 @@ mod tests {
         let layout = Layout::default();
         let fp = 0x0123_4567_89ab_cdefu64;
         let probe = Probe {
-            fingerprint: fp,
             radius: 7,
             flips: (1 << 2) | (1 << 40),
+            ..Probe::exact(&layout, fp)
         };
         let keys: Vec<(usize, u64)> = layout.lookup_keys(&probe).collect();
         assert_eq!(keys.len(), 6);

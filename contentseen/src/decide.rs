@@ -18,9 +18,44 @@
 //! A fingerprint is recorded once, by the first document that has it: a
 //! later document with the very same fingerprint finds that record as its
 //! own and points at its owner (or is the owner again, on a redelivery).
+//!
+//! ## Two signals must agree ([`near_duplicates`])
+//!
+//! A match counts only when the MinHash signatures ([`crate::minhash`])
+//! of the two bodies agree as well: within the SimHash radius, an
+//! estimated Jaccard similarity of at least [`CONFIRM_WITHIN_RADIUS`];
+//! beyond it (a match found through the MinHash LSH keys), at least
+//! [`CONFIRM_BEYOND_RADIUS`]. The rule is a function of the pair alone, so
+//! both documents of a pair agree on it whichever looks up first. Matches
+//! found through the LSH keys only are seen by the later document alone:
+//! [`crate::table`] numbers the owner of an LSH key before any document
+//! that finds it there, and waits for its record.
 
+use crate::minhash::{jaccard, Signature};
 use crate::reach::Probe;
 use crate::simhash::distance;
+
+/// The estimated Jaccard similarity a pair within the SimHash radius
+/// needs (measured: `cargo bench -p evaluation --bench neardup`).
+pub const CONFIRM_WITHIN_RADIUS: f64 = 0.3;
+
+/// The estimated Jaccard similarity a pair beyond the SimHash radius
+/// needs.
+pub const CONFIRM_BEYOND_RADIUS: f64 = 0.45;
+
+/// Whether two bodies are near-duplicates: at SimHash distance `d`, with
+/// the smaller of their radii `radius`, and their signatures when both
+/// have one (without, the SimHash radius alone decides, as records
+/// written before the second signal).
+pub fn near_duplicates(d: u32, radius: u32, a: Option<&Signature>, b: Option<&Signature>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => {
+            let j = jaccard(a, b);
+            (d <= radius && j >= CONFIRM_WITHIN_RADIUS) || j >= CONFIRM_BEYOND_RADIUS
+        }
+        _ => d <= radius,
+    }
+}
 
 /// A stored fingerprint within distance k, seen by a lookup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,22 +65,32 @@ pub struct Seen {
     pub seq: Option<i64>,
     /// The search radius its owner recorded with it.
     pub radius: u32,
+    /// The MinHash signature its owner recorded with it.
+    pub signature: Option<Signature>,
 }
 
 /// The earliest document among a lookup's matches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Earliest {
     /// Its sequence number: the key to its URL.
     pub seq: i64,
     /// Its fingerprint's distance to the document's.
     pub distance: u32,
+    /// The estimated Jaccard similarity of the two bodies, when both have
+    /// a signature.
+    pub jaccard: Option<f64>,
 }
 
 /// The verdict for one document.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
     Original,
-    Duplicate { of: String, distance: u32 },
+    Duplicate {
+        of: String,
+        distance: u32,
+        /// The second signal's estimate, when both bodies have one.
+        jaccard: Option<f64>,
+    },
 }
 
 /// For a document looked up by `probe`, whose fingerprint's record holds
@@ -56,12 +101,25 @@ pub fn earliest(probe: &Probe, own_seq: i64, seen: &[Seen]) -> Earliest {
     let mut best = Earliest {
         seq: own_seq,
         distance: 0,
+        jaccard: None,
     };
     for s in seen {
         let Some(seq) = s.seq else { continue };
         let d = distance(probe.fingerprint, s.fingerprint);
-        if probe.accepts(d, s.radius) && seq < best.seq {
-            best = Earliest { seq, distance: d };
+        let radius = probe.radius.min(s.radius);
+        if seq < best.seq
+            && near_duplicates(d, radius, probe.signature.as_ref(), s.signature.as_ref())
+        {
+            let jaccard = probe
+                .signature
+                .as_ref()
+                .zip(s.signature.as_ref())
+                .map(|(a, b)| jaccard(a, b));
+            best = Earliest {
+                seq,
+                distance: d,
+                jaccard,
+            };
         }
     }
     best
@@ -76,16 +134,13 @@ mod tests {
             fingerprint: fp,
             seq,
             radius: 3,
+            signature: None,
         }
     }
 
     /// `earliest` for an exact lookup within 3.
     fn earliest_k3(fp: u64, own_seq: i64, seen: &[Seen]) -> Earliest {
-        let probe = Probe {
-            fingerprint: fp,
-            radius: 3,
-            flips: 0,
-        };
+        let probe = Probe::exact(&crate::bands::Layout::default(), fp);
         earliest(&probe, own_seq, seen)
     }
 
@@ -97,7 +152,8 @@ mod tests {
             e,
             Earliest {
                 seq: 3,
-                distance: 1
+                distance: 1,
+                jaccard: None
             }
         );
         // Later matches do not make me a duplicate.
@@ -106,7 +162,8 @@ mod tests {
             e,
             Earliest {
                 seq: 5,
-                distance: 0
+                distance: 0,
+                jaccard: None
             }
         );
         // Exactly k counts; k+1 does not.
@@ -115,7 +172,8 @@ mod tests {
             e,
             Earliest {
                 seq: 1,
-                distance: 3
+                distance: 3,
+                jaccard: None
             }
         );
         let e = earliest_k3(0, 5, &[seen(0b1111, Some(1))]);
@@ -133,7 +191,8 @@ mod tests {
             e,
             Earliest {
                 seq: 7,
-                distance: 2
+                distance: 2,
+                jaccard: None
             }
         );
     }
@@ -141,14 +200,14 @@ mod tests {
     #[test]
     fn short_bodies_match_within_the_smaller_radius() {
         let short = Probe {
-            fingerprint: 0,
             radius: 7,
-            flips: 0,
+            ..Probe::exact(&crate::bands::Layout::default(), 0)
         };
         let far = |radius| Seen {
             fingerprint: 0b11_1111,
             seq: Some(1),
             radius,
+            signature: None,
         };
         // Distance 6: a short match counts, a long one (radius 3) does not.
         assert_eq!(earliest(&short, 5, &[far(7)]).seq, 1);
@@ -186,5 +245,24 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn both_signals_must_agree() {
+        let a: Signature = [7; 32];
+        let mut half = a;
+        for b in half.iter_mut().take(16) {
+            *b = 9;
+        }
+        let other: Signature = std::array::from_fn(|i| i as u8 + 100);
+        // Within the radius, a similar body counts and a dissimilar one not.
+        assert!(near_duplicates(2, 3, Some(&a), Some(&half)));
+        assert!(!near_duplicates(2, 3, Some(&a), Some(&other)));
+        // Beyond it, only a body similar enough.
+        assert!(near_duplicates(12, 3, Some(&a), Some(&half)));
+        assert!(!near_duplicates(12, 3, Some(&a), Some(&other)));
+        // Without signatures, the radius alone.
+        assert!(near_duplicates(3, 3, None, Some(&a)));
+        assert!(!near_duplicates(4, 3, None, None));
     }
 }

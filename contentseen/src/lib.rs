@@ -6,6 +6,8 @@
 //! again.
 //!
 //! - [`simhash`]: the 64-bit SimHash of a body text (pure).
+//! - [`minhash`]: the second signal: a MinHash of the shingles, its
+//!   Jaccard estimate and LSH band values (pure).
 //! - [`bands`]: the banded table layout and its no-false-negative guarantee (pure).
 //! - [`reach`]: how far a document's lookup reaches: a larger radius for
 //!   short bodies, and the extra band keys that reach it (pure).
@@ -32,6 +34,7 @@
 pub mod bands;
 pub mod decide;
 pub mod evaluation;
+pub mod minhash;
 pub mod reach;
 pub mod simhash;
 pub mod stage;

@@ -47,6 +47,7 @@
 //! (the earlier-numbered document stays the original).
 
 use crate::bands::Layout;
+use crate::minhash::{Signature, BANDS};
 use crate::simhash::{Fingerprint, Sketch};
 
 /// The search radius by body length: (fewer tokens than, radius), shortest
@@ -119,6 +120,8 @@ impl Reach {
             fingerprint: fp,
             radius,
             flips,
+            signature: sketch.minhash.signature(),
+            lsh: sketch.minhash.bands(),
         })
     }
 }
@@ -131,15 +134,23 @@ pub struct Probe {
     pub radius: u32,
     /// Bits whose single flip is also looked up (in its own band).
     pub flips: u64,
+    /// The body's MinHash signature (the second signal), stored with its
+    /// record; `None` for a lookup without one (SimHash alone decides).
+    pub signature: Option<Signature>,
+    /// The MinHash LSH values the lookup also files itself under and reads
+    /// ([`crate::minhash::BANDS`]); `None`: SimHash bands only.
+    pub lsh: Option<[u64; BANDS]>,
 }
 
 impl Probe {
-    /// An exact lookup within the layout's k.
+    /// An exact lookup within the layout's k, without the second signal.
     pub fn exact(layout: &Layout, fingerprint: u64) -> Probe {
         Probe {
             fingerprint,
             radius: layout.max_distance(),
             flips: 0,
+            signature: None,
+            lsh: None,
         }
     }
 
@@ -163,6 +174,7 @@ mod tests {
             fingerprint: Fingerprint::Sim(fp),
             tokens,
             margins,
+            minhash: Default::default(),
         }
     }
 
@@ -203,6 +215,7 @@ mod tests {
             fingerprint: Fingerprint::Exact(7),
             tokens: 10,
             margins: [0; 64],
+            minhash: Default::default(),
         };
         assert_eq!(reach.probe(&layout, &exact), None);
     }

@@ -64,6 +64,8 @@
 //! --bench contentseen` prints the MB/s).
 
 use unicode_normalization::UnicodeNormalization;
+
+use crate::minhash::MinHash;
 use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
 /// Which features a fingerprint counts, and their weights.
@@ -544,6 +546,8 @@ struct FeatureSum<const N: usize> {
     window: Vec<u64>,
     /// Tokens fed so far.
     fed: usize,
+    /// The shingles' MinHash: the second signal.
+    minhash: MinHash,
 }
 
 impl<const N: usize> FeatureSum<N> {
@@ -555,6 +559,7 @@ impl<const N: usize> FeatureSum<N> {
             shingles: LaneCounts::new(),
             window: Vec::with_capacity(256),
             fed: 0,
+            minhash: MinHash::default(),
         }
     }
 
@@ -570,14 +575,16 @@ impl<const N: usize> FeatureSum<N> {
             self.window.drain(..self.window.len() - keep);
             self.window.extend_from_slice(line);
             for w in self.window.windows(N) {
-                self.shingles.add(shingle_hash(w.iter().copied()));
+                let h = shingle_hash(w.iter().copied());
+                self.shingles.add(h);
+                self.minhash.add(h);
             }
         }
     }
 
     /// Bit i set when the weight of the features with bit i set is more
     /// than half the total weight; with each bit's margin.
-    fn simhash(mut self) -> (u64, [u32; 64]) {
+    fn simhash(mut self) -> (u64, [u32; 64], MinHash) {
         self.unigrams.flush();
         self.shingles.flush();
         let (wu, ws) = (self.unigram_weight as u64, self.shingle_weight as u64);
@@ -591,7 +598,7 @@ impl<const N: usize> FeatureSum<N> {
             }
             *margin = (2 * set).abs_diff(total).min(u32::MAX as u64) as u32;
         }
-        (fp, margins)
+        (fp, margins, self.minhash)
     }
 }
 
@@ -612,6 +619,9 @@ pub struct Sketch {
     /// half the total weight, in the features' weight units (0: a tie).
     /// All 0 for an [`Fingerprint::Exact`] body.
     pub margins: [u32; 64],
+    /// The MinHash of the shingles the SimHash counted (empty for an
+    /// [`Fingerprint::Exact`] body): the second signal ([`crate::minhash`]).
+    pub minhash: MinHash,
 }
 
 /// The [`Sketch`] of a body text, with the [`DEFAULT`] features.
@@ -668,6 +678,7 @@ fn sketch_n<const N: usize>(text: &str, features: &Features) -> Sketch {
             fingerprint: Fingerprint::Exact(exact),
             tokens: count,
             margins: [0; 64],
+            minhash: MinHash::default(),
         };
     }
     if sum.fed < MIN_TOKENS && features.min_line_tokens > 0 {
@@ -680,11 +691,12 @@ fn sketch_n<const N: usize>(text: &str, features: &Features) -> Sketch {
             },
         );
     }
-    let (fp, margins) = sum.simhash();
+    let (fp, margins, minhash) = sum.simhash();
     Sketch {
         fingerprint: Fingerprint::Sim(fp),
         tokens: count,
         margins,
+        minhash,
     }
 }
 

@@ -180,8 +180,8 @@ impl ContentSeenStage {
         match self.reach.probe(self.table.layout(), sketch) {
             Some(probe) => {
                 let mut ops = vec![stored];
-                ops.extend(self.table.insert_ops(&[probe.fingerprint]));
-                let replies = self.store.exec(&ops).await?;
+                ops.extend(self.table.insert_ops(&[probe]));
+                let replies = self.store.exec_atomic(&ops).await?;
                 if replies
                     .first()
                     .map(Reply::data)
@@ -195,7 +195,13 @@ impl ContentSeenStage {
                     StageError::Transient(format!("no sequence number for {url}"))
                 })?;
                 let seqs = Table::sequences(1, counter)?;
-                let verdicts = self.table.record_and_decide(&[(probe, url)], &seqs).await?;
+                let owners = self
+                    .table
+                    .lsh_owners(&[probe], replies.get(1..).unwrap_or_default())?;
+                let verdicts = self
+                    .table
+                    .record_and_decide(&[(probe, url)], &seqs, &owners)
+                    .await?;
                 Ok(verdicts.into_iter().next())
             }
             None => {
@@ -225,6 +231,7 @@ impl ContentSeenStage {
                         Some(owner) if owner != url => Verdict::Duplicate {
                             of: owner,
                             distance: 0,
+                            jaccard: None,
                         },
                         _ => Verdict::Original,
                     },
@@ -262,7 +269,7 @@ impl Stage for ContentSeenStage {
         };
         let (duplicate_of, distance) = match &verdict {
             Verdict::Original => (None, None),
-            Verdict::Duplicate { of, distance } => (Some(of.clone()), Some(*distance)),
+            Verdict::Duplicate { of, distance, .. } => (Some(of.clone()), Some(*distance)),
         };
         let stored = StoredDocument {
             url: doc.url.clone(),

@@ -58,7 +58,8 @@ use pipeline::worker::StageError;
 use pipeline::Store;
 
 use crate::bands::Layout;
-use crate::decide::{earliest, Seen, Verdict};
+use crate::decide::{earliest, near_duplicates, Seen, Verdict};
+use crate::minhash::{Signature, SIGNATURE_BYTES};
 use crate::reach::{Probe, RADIUS_BITS};
 use crate::simhash::distance;
 
@@ -79,6 +80,8 @@ pub enum TableError {
     Replies { sent: usize, got: usize },
     #[error("sequence number {seq} (fingerprint {fingerprint:016x}) has no URL recorded yet")]
     MissingUrl { seq: i64, fingerprint: u64 },
+    #[error("fingerprint {fingerprint:016x}, found through a MinHash key it owns, has no record yet")]
+    UnrecordedOwner { fingerprint: u64 },
 }
 
 impl From<TableError> for StageError {
@@ -87,17 +90,90 @@ impl From<TableError> for StageError {
     }
 }
 
-/// The `fpr` value of a document: its sequence number and search radius.
+/// The `fpr` number of a document: its sequence number and search radius.
 pub fn record(seq: i64, radius: u32) -> i64 {
     (seq << RADIUS_BITS) | i64::from(radius & ((1 << RADIUS_BITS) - 1))
 }
 
-/// The sequence number and search radius of an `fpr` value.
+/// The sequence number and search radius of an `fpr` number.
 pub fn parse_record(value: i64) -> (i64, u32) {
     (
         value >> RADIUS_BITS,
         (value & ((1 << RADIUS_BITS) - 1)) as u32,
     )
+}
+
+/// The first byte of a record that carries a signature (a decimal record
+/// never starts with it).
+const SIGNED: u8 = 0xFF;
+
+/// A stored record: sequence number, radius and MinHash signature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Record {
+    pub seq: i64,
+    pub radius: u32,
+    pub signature: Option<Signature>,
+}
+
+/// The `fpr` value of a document: the decimal [`record`] number alone
+/// (without a signature), or [`SIGNED`], the number as 8 bytes little
+/// endian and the [`SIGNATURE_BYTES`] of the signature: 41 bytes, so a
+/// shard stays a listpack (values up to 64 bytes).
+pub fn encode_record(seq: i64, radius: u32, signature: Option<&Signature>) -> Vec<u8> {
+    let number = record(seq, radius);
+    match signature {
+        None => number.to_string().into_bytes(),
+        Some(sig) => {
+            let mut out = Vec::with_capacity(1 + 8 + SIGNATURE_BYTES);
+            out.push(SIGNED);
+            out.extend_from_slice(&number.to_le_bytes());
+            out.extend_from_slice(sig);
+            out
+        }
+    }
+}
+
+/// The [`Record`] of an `fpr` value; `None` for a value it cannot read.
+pub fn decode_record(value: &[u8]) -> Option<Record> {
+    if value.first() == Some(&SIGNED) {
+        let number = i64::from_le_bytes(value.get(1..9)?.try_into().ok()?);
+        let signature: Signature = value.get(9..9 + SIGNATURE_BYTES)?.try_into().ok()?;
+        let (seq, radius) = parse_record(number);
+        return Some(Record {
+            seq,
+            radius,
+            signature: Some(signature),
+        });
+    }
+    let number: i64 = std::str::from_utf8(value).ok()?.parse().ok()?;
+    let (seq, radius) = parse_record(number);
+    Some(Record {
+        seq,
+        radius,
+        signature: None,
+    })
+}
+
+/// A record reply: `None` for a missing field.
+fn opt_record(r: &Reply) -> Result<Option<Record>, StoreError> {
+    match r {
+        Reply::Nil => Ok(None),
+        Reply::Int(n) => Ok(Some({
+            let (seq, radius) = parse_record(*n);
+            Record {
+                seq,
+                radius,
+                signature: None,
+            }
+        })),
+        r => match r.data()? {
+            None => Ok(None),
+            Some(v) => decode_record(&v).map(Some).ok_or(StoreError::Reply {
+                op: "HGET",
+                reply: r.clone(),
+            }),
+        },
+    }
 }
 
 /// A stored fingerprint near a queried one.
@@ -122,14 +198,6 @@ fn get(replies: &[Reply], i: usize) -> Result<&Reply, TableError> {
         sent: i + 1,
         got: replies.len(),
     })
-}
-
-/// An integer reply, `None` for a missing field.
-fn opt_int(r: &Reply) -> Result<Option<i64>, StoreError> {
-    match r {
-        Reply::Nil => Ok(None),
-        r => r.int().map(Some),
-    }
 }
 
 impl Table {
@@ -167,24 +235,72 @@ impl Table {
             .map(|(band, value)| self.keys.band(band, value))
     }
 
-    /// Round 1 for a batch: insert every fingerprint into its bands, then
-    /// take one sequence number per fingerprint (the last op). Callers may
-    /// prepend ops of their own to the same pipeline.
-    pub fn insert_ops(&self, fps: &[u64]) -> Vec<Op> {
-        let mut ops: Vec<Op> = fps
+    /// The MinHash LSH key and field of band `band`'s value `value`.
+    fn lsh_slot(&self, band: usize, value: u64) -> (String, String) {
+        (
+            self.keys
+                .minhash_band(band, value >> (64 - SEQUENCE_SHARD_BITS)),
+            (value as i64).to_string(),
+        )
+    }
+
+    /// Round 1 for a batch: insert every fingerprint into its bands, claim
+    /// its MinHash LSH slots (`HSETNX`, the first fingerprint owns a slot)
+    /// and read their owners, then take one sequence number per document
+    /// (the last op). Run with [`Store::exec_atomic`], so that the owner of
+    /// a slot is numbered before every document that finds it there.
+    /// Callers may prepend ops of their own to the same transaction.
+    pub fn insert_ops(&self, probes: &[Probe]) -> Vec<Op> {
+        let mut ops: Vec<Op> = probes
             .iter()
-            .flat_map(|&fp| {
+            .flat_map(|p| {
+                let fp = p.fingerprint;
                 self.band_keys(fp).map(move |key| Op::SAdd {
                     key,
                     members: vec![fp as i64],
                 })
             })
             .collect();
+        for p in probes {
+            for (band, &value) in p.lsh.iter().flatten().enumerate() {
+                let (key, field) = self.lsh_slot(band, value);
+                ops.push(Op::HSetNx {
+                    key: key.clone(),
+                    field: field.clone(),
+                    value: (p.fingerprint as i64).to_string().into_bytes(),
+                });
+                ops.push(Op::HGet { key, field });
+            }
+        }
         ops.push(Op::Incr {
             key: self.keys.fingerprint_seq(),
-            by: fps.len() as i64,
+            by: probes.len() as i64,
         });
         ops
+    }
+
+    /// From the replies to [`Table::insert_ops`] (those alone, in order):
+    /// per document, the other fingerprints that own one of its LSH slots.
+    pub fn lsh_owners(&self, probes: &[Probe], replies: &[Reply]) -> Result<Vec<Vec<u64>>, TableError> {
+        let mut i = probes.len() * self.layout.bands().len();
+        let mut out = Vec::with_capacity(probes.len());
+        for p in probes {
+            let mut owners = Vec::new();
+            for _ in p.lsh.iter().flatten() {
+                let owner = get(replies, i + 1)?
+                    .string()?
+                    .and_then(|s| s.parse::<i64>().ok())
+                    .map(|v| v as u64);
+                if let Some(o) = owner {
+                    if o != p.fingerprint && !owners.contains(&o) {
+                        owners.push(o);
+                    }
+                }
+                i += 2;
+            }
+            out.push(owners);
+        }
+        Ok(out)
     }
 
     /// The sequence numbers of a batch of `n`, from the counter's reply.
@@ -198,18 +314,21 @@ impl Table {
         if docs.is_empty() {
             return Ok(Vec::new());
         }
-        let fps: Vec<u64> = docs.iter().map(|d| d.0.fingerprint).collect();
-        let ops = self.insert_ops(&fps);
-        let replies = self.store.exec(&ops).await?;
+        let probes: Vec<Probe> = docs.iter().map(|d| d.0).collect();
+        let ops = self.insert_ops(&probes);
+        let replies = self.store.exec_atomic(&ops).await?;
         let seqs = Self::sequences(docs.len(), get(&replies, ops.len() - 1)?)?;
-        self.record_and_decide(docs, &seqs).await
+        let owners = self.lsh_owners(&probes, &replies)?;
+        self.record_and_decide(docs, &seqs, &owners).await
     }
 
-    /// Rounds 2–4 for a batch whose round 1 ([`Table::insert_ops`]) is done.
+    /// Rounds 2–4 for a batch whose round 1 ([`Table::insert_ops`]) is
+    /// done, with the LSH owners it found ([`Table::lsh_owners`]).
     pub async fn record_and_decide(
         &self,
         docs: &[(Probe, &str)],
         seqs: &[i64],
+        owners: &[Vec<u64>],
     ) -> Result<Vec<Verdict>, TableError> {
         let nbands = self.layout.bands().len();
         // 2. Record every document, then look every one up.
@@ -222,7 +341,7 @@ impl Table {
             ops.push(Op::HSetNx {
                 key: self.sequence_key(fp),
                 field: (fp as i64).to_string(),
-                value: record(seq, probe.radius).to_string().into_bytes(),
+                value: encode_record(seq, probe.radius, probe.signature.as_ref()),
             });
             let key = self.url_key(seq);
             let entry = (seq.to_string(), url.as_bytes().to_vec());
@@ -265,9 +384,11 @@ impl Table {
                 order.len() - 1
             });
         };
-        // Per document: its own number if it recorded it, and its matches.
+        // Per document: its own number if it recorded it, and its matches
+        // (SimHash matches within its radius, then the LSH owners).
         let mut own: Vec<Option<i64>> = Vec::with_capacity(docs.len());
         let mut matches: Vec<Vec<u64>> = Vec::with_capacity(docs.len());
+        let no_owners = Vec::new();
         for (i, (&(probe, _), &seq)) in docs.iter().zip(seqs).enumerate() {
             let fp = probe.fingerprint;
             let recorded = replies[i].int()? == 1;
@@ -285,6 +406,12 @@ impl Table {
                     }
                 }
             }
+            for &c in owners.get(i).unwrap_or(&no_owners) {
+                if !near.contains(&c) {
+                    near.push(c);
+                    want(c);
+                }
+            }
             matches.push(near);
         }
 
@@ -298,11 +425,21 @@ impl Table {
             })
             .collect();
         let replies = self.store.exec(&ops).await?;
-        let mut record_of: HashMap<u64, Option<(i64, u32)>> = HashMap::with_capacity(order.len());
+        let mut record_of: HashMap<u64, Option<Record>> = HashMap::with_capacity(order.len());
         for (i, &c) in order.iter().enumerate() {
-            record_of.insert(c, opt_int(get(&replies, i)?)?.map(parse_record));
+            record_of.insert(c, opt_record(get(&replies, i)?)?);
         }
-        let seq_of = |c: &u64| record_of.get(c).copied().flatten().map(|r| r.0);
+        // An LSH owner is numbered before this document (round 1 is one
+        // transaction) but only this document sees the pair: its record
+        // must be read, so wait for it.
+        for (i, list) in owners.iter().enumerate() {
+            for &c in list {
+                if c != docs[i].0.fingerprint && record_of.get(&c).copied().flatten().is_none() {
+                    return Err(TableError::UnrecordedOwner { fingerprint: c });
+                }
+            }
+        }
+        let seq_of = |c: &u64| record_of.get(c).copied().flatten().map(|r| r.seq);
 
         // The earliest per document; URLs to read for the others.
         let mut picks = Vec::with_capacity(docs.len());
@@ -318,8 +455,9 @@ impl Table {
                     let r = record_of.get(&c).copied().flatten();
                     Seen {
                         fingerprint: c,
-                        seq: r.map(|r| r.0),
-                        radius: r.map_or(0, |r| r.1),
+                        seq: r.map(|r| r.seq),
+                        radius: r.map_or(0, |r| r.radius),
+                        signature: r.and_then(|r| r.signature),
                     }
                 })
                 .collect();
@@ -366,6 +504,7 @@ impl Table {
                     Some(u) => Verdict::Duplicate {
                         of: u.clone(),
                         distance: e.distance,
+                        jaccard: e.jaccard,
                     },
                     None => Verdict::Original,
                 }
@@ -404,10 +543,16 @@ impl Table {
         let replies = self.store.exec(&ops).await?;
         let mut records = Vec::with_capacity(found.len());
         for (i, &c) in found.iter().enumerate() {
-            let r = opt_int(get(&replies, i)?)?.map(parse_record);
-            let radius = r.map_or(self.layout.max_distance(), |r| r.1);
-            if probe.accepts(distance(fp, c), radius) {
-                records.push((c, r.map(|r| r.0)));
+            let r = opt_record(get(&replies, i)?)?;
+            let radius = r.map_or(self.layout.max_distance(), |r| r.radius);
+            let agrees = near_duplicates(
+                distance(fp, c),
+                probe.radius.min(radius),
+                probe.signature.as_ref(),
+                r.and_then(|r| r.signature).as_ref(),
+            );
+            if agrees {
+                records.push((c, r.map(|r| r.seq)));
             }
         }
         let ops: Vec<Op> = records

@@ -47,7 +47,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 use encoding_rs::Encoding;
-use pipeline::messages::{decode, encode, Document, VERSION};
+use pipeline::messages::{decode, Document, VERSION};
 use pipeline::script::{self, Script};
 use pipeline::store::Op;
 use pipeline::worker::Stage;
@@ -709,6 +709,8 @@ pub struct Decided {
     /// The page the stored document names as its original.
     pub duplicate_of: Option<usize>,
     pub doc: Option<StoredDocument>,
+    /// The body text the extractor gave.
+    pub text: String,
 }
 
 /// Runs every page through the charset vote, the extractor stage and the
@@ -727,6 +729,7 @@ pub async fn run(set: &EvalSet, store: Store, namespace: &str) -> Result<Vec<Dec
         max_depth: 0,
         ..CrawlSpec::default()
     };
+    let mut texts = Vec::with_capacity(set.pages.len());
     for p in &set.pages {
         let header = p.served.content_type.as_deref();
         let (decision, html) = fetcher::charset::decide_and_decode(
@@ -760,7 +763,7 @@ pub async fn run(set: &EvalSet, store: Store, namespace: &str) -> Result<Vec<Dec
             .find(|(q, _)| *q == Queue::ContentSeen)
             .ok_or_else(|| format!("{}: no document", p.name))?;
         let doc: Document = decode(bytes).map_err(|e| format!("{}: {e}", p.name))?;
-        let _ = encode(&doc);
+        texts.push(doc.text.clone());
         contentseen
             .handle(doc)
             .await
@@ -782,7 +785,7 @@ pub async fn run(set: &EvalSet, store: Store, namespace: &str) -> Result<Vec<Dec
         .map(|(i, p)| (p.served.url.as_str(), i))
         .collect();
     let mut out = Vec::with_capacity(set.pages.len());
-    for (p, reply) in set.pages.iter().zip(replies) {
+    for ((p, reply), text) in set.pages.iter().zip(replies).zip(texts) {
         let doc = match reply.data().map_err(|e| e.to_string())? {
             Some(json) => Some(
                 serde_json::from_slice::<StoredDocument>(&json)
@@ -794,7 +797,11 @@ pub async fn run(set: &EvalSet, store: Store, namespace: &str) -> Result<Vec<Dec
             .as_ref()
             .and_then(|d| d.duplicate_of.as_deref())
             .and_then(|u| index.get(u).copied());
-        out.push(Decided { duplicate_of, doc });
+        out.push(Decided {
+            duplicate_of,
+            doc,
+            text,
+        });
     }
     Ok(out)
 }
@@ -966,6 +973,30 @@ pub fn report(set: &EvalSet, decided: &[Decided]) -> String {
             }
         }
     }
+    let _ = writeln!(
+        out,
+        "\n### Pages that should be found: SimHash distance and true 4-shingle Jaccard to the home page's extracted text (tuned part)\n"
+    );
+    for kind in Kind::ALL.iter().filter(|k| k.expects_duplicate()) {
+        let mut dist = [0usize; 12];
+        let mut jac = [0usize; 10];
+        for (i, d) in decided.iter().enumerate() {
+            let p = &set.pages[i];
+            if p.kind != *kind || p.held_aside {
+                continue;
+            }
+            let Some(home) = p.cluster.and_then(|c| decided.get(c)) else {
+                continue;
+            };
+            let fp = |d: &Decided| d.doc.as_ref().and_then(|doc| u64::from_str_radix(&doc.simhash, 16).ok());
+            if let (Some(a), Some(b)) = (fp(d), fp(home)) {
+                dist[((a ^ b).count_ones() as usize).min(11)] += 1;
+            }
+            let j = jaccard(&shingles(&d.text), &shingles(&home.text));
+            jac[((j * 10.0) as usize).min(9)] += 1;
+        }
+        let _ = writeln!(out, "- {}: distance 0..10,11+: {:?}; Jaccard by tenths: {:?}", kind.name(), dist, jac);
+    }
     let _ = writeln!(out, "\n### Confusion cases\n");
     for (i, d) in decided.iter().enumerate() {
         let t = outcome(set, i, d);
@@ -997,6 +1028,8 @@ pub fn report(set: &EvalSet, decided: &[Decided]) -> String {
             home,
             doc.map_or("-", |d| d.simhash.as_str()),
         );
+        let head: String = d.text.chars().take(100).collect();
+        let _ = writeln!(out, "    text: {head:?}");
     }
     out
 }

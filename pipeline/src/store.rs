@@ -430,6 +430,19 @@ impl Store {
         }
     }
 
+    /// Runs `ops` as one transaction: no other client's command runs
+    /// between them (Redis `MULTI`/`EXEC`; the memory store applies every
+    /// batch under one lock anyway).
+    pub async fn exec_atomic(&self, ops: &[Op]) -> Result<Vec<Reply>, StoreError> {
+        if ops.is_empty() {
+            return Ok(Vec::new());
+        }
+        match self {
+            Store::Redis(r) => r.exec_with(ops, true).await,
+            Store::Memory(m) => m.exec(ops),
+        }
+    }
+
     /// Runs one op.
     pub async fn one(&self, op: Op) -> Result<Reply, StoreError> {
         let mut replies = self.exec(std::slice::from_ref(&op)).await?;
@@ -545,6 +558,10 @@ impl RedisStore {
     }
 
     async fn exec(&self, ops: &[Op]) -> Result<Vec<Reply>, StoreError> {
+        self.exec_with(ops, false).await
+    }
+
+    async fn exec_with(&self, ops: &[Op], atomic: bool) -> Result<Vec<Reply>, StoreError> {
         let dump = if ops.iter().any(|op| matches!(op, Op::SMembers { .. })) {
             self.dump_allowed().await?
         } else {
@@ -552,6 +569,17 @@ impl RedisStore {
         };
         let mut pipe = redis::pipe();
         let mut loaded: Vec<&str> = Vec::new();
+        if atomic {
+            // Scripts are loaded before the transaction (a SCRIPT LOAD
+            // inside MULTI would be queued with the rest).
+            if ops.iter().any(|op| self.scripts.for_op(op).is_some()) {
+                return Err(StoreError::Reply {
+                    op: "MULTI",
+                    reply: Reply::Nil,
+                });
+            }
+            pipe.atomic();
+        }
         for op in ops {
             if let Some(script) = self.scripts.for_op(op) {
                 if !loaded.contains(&script.get_hash()) {
