@@ -79,6 +79,8 @@ pub struct Earliest {
     /// The estimated Jaccard similarity of the two bodies, when both have
     /// a signature.
     pub jaccard: Option<f64>,
+    /// The SimHash radius of the pair (the smaller of the two).
+    pub radius: u32,
 }
 
 /// The verdict for one document.
@@ -90,6 +92,8 @@ pub enum Verdict {
         distance: u32,
         /// The second signal's estimate, when both bodies have one.
         jaccard: Option<f64>,
+        /// The SimHash radius of the pair.
+        radius: u32,
     },
 }
 
@@ -102,6 +106,7 @@ pub fn earliest(probe: &Probe, own_seq: i64, seen: &[Seen]) -> Earliest {
         seq: own_seq,
         distance: 0,
         jaccard: None,
+        radius: probe.radius,
     };
     for s in seen {
         let Some(seq) = s.seq else { continue };
@@ -119,6 +124,7 @@ pub fn earliest(probe: &Probe, own_seq: i64, seen: &[Seen]) -> Earliest {
                 seq,
                 distance: d,
                 jaccard,
+                radius,
             };
         }
     }
@@ -153,7 +159,8 @@ mod tests {
             Earliest {
                 seq: 3,
                 distance: 1,
-                jaccard: None
+                jaccard: None,
+                radius: 3
             }
         );
         // Later matches do not make me a duplicate.
@@ -163,7 +170,8 @@ mod tests {
             Earliest {
                 seq: 5,
                 distance: 0,
-                jaccard: None
+                jaccard: None,
+                radius: 3
             }
         );
         // Exactly k counts; k+1 does not.
@@ -173,7 +181,8 @@ mod tests {
             Earliest {
                 seq: 1,
                 distance: 3,
-                jaccard: None
+                jaccard: None,
+                radius: 3
             }
         );
         let e = earliest_k3(0, 5, &[seen(0b1111, Some(1))]);
@@ -192,7 +201,8 @@ mod tests {
             Earliest {
                 seq: 7,
                 distance: 2,
-                jaccard: None
+                jaccard: None,
+                radius: 3
             }
         );
     }

@@ -346,11 +346,23 @@ mod tests {
     use super::*;
     use crate::simhash::sketch;
 
+    /// A number as letters (numbers are not features).
+    fn letters(mut n: usize) -> String {
+        let mut s = String::new();
+        loop {
+            s.push((b'a' + (n % 26) as u8) as char);
+            n /= 26;
+            if n == 0 {
+                return s;
+            }
+        }
+    }
+
     fn bodies() -> Vec<String> {
         (0..6)
             .map(|i| {
                 (0..600)
-                    .map(|w| format!("word{}x{}", (w * 7 + i * 13) % 97, i))
+                    .map(|w| format!("word{}x{}", letters((w * 7 + i * 13) % 97), letters(i)))
                     .collect::<Vec<_>>()
                     .chunks(12)
                     .map(|s| s.join(" ") + ".")
@@ -398,9 +410,9 @@ mod tests {
         let layout = Layout::default();
         let probe = |fp, radius, flips| {
             Lookup::Sim(Probe {
-                fingerprint: fp,
                 radius,
                 flips,
+                ..Probe::exact(&layout, fp)
             })
         };
         let fp = 0xFFFF_0000_FFFF_0000u64;

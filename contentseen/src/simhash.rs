@@ -2,8 +2,10 @@
 //!
 //! Text is normalized (NFKC for non-ASCII text, lower case, every run of
 //! punctuation and whitespace one separator) and cut into tokens: a word
-//! for space-separated scripts, one character for Han, kana and hangul,
-//! which have no spaces. Lines of fewer than [`Features::min_line_tokens`]
+//! for space-separated scripts, one character for Han, kana, hangul, Thai
+//! and the other scripts without spaces ([`pipeline::script`]). Words
+//! holding a digit (numbers, dates, times, ids) and URLs are left out: they
+//! are the structure feeds and listings repeat, not prose. Lines of fewer than [`Features::min_line_tokens`]
 //! tokens are left out (unless that leaves under [`MIN_TOKENS`]). Features
 //! are every single token, with weight `unigram_weight` (2), and every run
 //! of `shingle` (3) consecutive tokens, with weight `shingle_weight` (1);
@@ -118,15 +120,10 @@ impl Fingerprint {
     }
 }
 
-/// True for characters written without spaces between words.
+/// True for characters written without spaces between words (Han, kana,
+/// hangul, Thai, Lao, Khmer, Myanmar): each is a token of its own.
 pub fn is_cjk(c: char) -> bool {
-    matches!(c as u32,
-        0x3040..=0x30FF   // hiragana, katakana
-        | 0x3400..=0x4DBF // CJK extension A
-        | 0x4E00..=0x9FFF // CJK unified
-        | 0xAC00..=0xD7AF // hangul syllables
-        | 0xF900..=0xFAFF // CJK compatibility
-        | 0x20000..=0x2FFFF)
+    pipeline::script::is_unspaced(c)
 }
 
 /// Byte classes of the tokenizer's scan: a separator, or the flags a run
@@ -135,12 +132,14 @@ const SEP: u8 = 0;
 const LOWER: u8 = 1;
 const UPPER: u8 = 2;
 const NON_ASCII: u8 = 4;
+const DIGIT: u8 = 8;
 const CLASS: [u8; 256] = {
     let mut t = [SEP; 256];
     let mut b = 0;
     while b < 256 {
         t[b] = match b as u8 {
-            b'a'..=b'z' | b'0'..=b'9' => LOWER,
+            b'a'..=b'z' => LOWER,
+            b'0'..=b'9' => LOWER | DIGIT,
             b'A'..=b'Z' => UPPER,
             0x80..=0xFF => NON_ASCII,
             _ => SEP,
@@ -154,10 +153,10 @@ const CLASS: [u8; 256] = {
 const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
 
 /// For eight bytes: the top bit of each lane set when that byte is an ASCII
-/// letter or digit, and the same for upper-case letters (non-ASCII bytes
-/// count as neither; "hasbetween" from Bit Twiddling Hacks).
+/// letter or digit, the same for upper-case letters, and for digits
+/// (non-ASCII bytes count as none; "hasbetween" from Bit Twiddling Hacks).
 #[inline(always)]
-fn ascii_alnum_mask(x: u64) -> (u64, u64) {
+fn ascii_alnum_mask(x: u64) -> (u64, u64, u64) {
     const ONES: u64 = 0x0101_0101_0101_0101;
     let between = |m: u64, n: u64| {
         // Lanes with m < byte < n, for bytes below 0x80.
@@ -165,10 +164,36 @@ fn ascii_alnum_mask(x: u64) -> (u64, u64) {
         (ONES * (127 + n)).wrapping_sub(low) & !x & (low.wrapping_add(ONES * (127 - m))) & HIGH_BITS
     };
     let upper = between(b'A' as u64 - 1, b'Z' as u64 + 1);
-    let alnum = upper
-        | between(b'a' as u64 - 1, b'z' as u64 + 1)
-        | between(b'0' as u64 - 1, b'9' as u64 + 1);
-    (alnum, upper)
+    let digit = between(b'0' as u64 - 1, b'9' as u64 + 1);
+    let alnum = upper | between(b'a' as u64 - 1, b'z' as u64 + 1) | digit;
+    (alnum, upper, digit)
+}
+
+/// Whether a word holds a digit: numbers, dates, times, ids and version
+/// strings are left out of the features. They are structure (feeds and
+/// listings repeat a date and a number on every line), not prose, and two
+/// different texts sharing them look alike.
+#[inline(always)]
+fn has_digit(word: &[u8]) -> bool {
+    word.iter().any(u8::is_ascii_digit)
+}
+
+/// The length of a URL starting at `bytes[0]` (`http://`, `https://` or
+/// `www.`, up to the next ASCII whitespace or `<>"`), or 0. URLs are left
+/// out of the features like numbers: a feed repeats its site's address.
+#[inline(always)]
+fn url_len(bytes: &[u8]) -> usize {
+    let starts = bytes.len() > 8
+        && (bytes[..7].eq_ignore_ascii_case(b"http://")
+            || bytes[..8].eq_ignore_ascii_case(b"https://")
+            || bytes[..4].eq_ignore_ascii_case(b"www."));
+    if !starts {
+        return 0;
+    }
+    bytes
+        .iter()
+        .position(|b| b.is_ascii_whitespace() || matches!(b, b'<' | b'>' | b'"'))
+        .unwrap_or(bytes.len())
 }
 
 /// Calls `emit` with the hash of every token of `text`, in order.
@@ -195,18 +220,28 @@ fn tokens_into(text: &str, scratch: &mut Scratch, emit: &mut impl FnMut(u64)) {
             i += 1;
             continue;
         }
+        if matches!(bytes[i], b'h' | b'H' | b'w' | b'W') && (i == 0 || CLASS[bytes[i - 1] as usize] == SEP) {
+            let n = url_len(&bytes[i..]);
+            if n > 0 {
+                i += n;
+                continue;
+            }
+        }
         // A run up to the next ASCII separator: eight ASCII bytes at a time
         // while they are letters and digits, then byte by byte.
         let start = i;
         let mut flags = 0;
         while let Some(chunk) = bytes.get(i..i + 8) {
             let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-            let (alnum, upper) = ascii_alnum_mask(x);
+            let (alnum, upper, digit) = ascii_alnum_mask(x);
             let stop = !alnum & HIGH_BITS;
             // The lanes before the first stop (all eight when none).
             let before = (stop & stop.wrapping_neg()).wrapping_sub(1);
             if upper & before != 0 {
                 flags |= UPPER;
+            }
+            if digit & before != 0 {
+                flags |= DIGIT;
             }
             if stop != 0 {
                 i += (stop.trailing_zeros() / 8) as usize;
@@ -224,6 +259,9 @@ fn tokens_into(text: &str, scratch: &mut Scratch, emit: &mut impl FnMut(u64)) {
         }
         let run = &bytes[start..i];
         if flags & NON_ASCII == 0 {
+            if flags & DIGIT != 0 {
+                continue;
+            }
             if flags & UPPER != 0 {
                 let word = &mut scratch.word;
                 word.clear();
@@ -254,7 +292,9 @@ fn non_ascii_tokens(run: &str, scratch: &mut Scratch, emit: &mut impl FnMut(u64)
     let mut buf = [0u8; 4];
     let end_word = |word: &mut Vec<u8>, held: &mut Vec<u64>| {
         if !word.is_empty() {
-            held.push(xxh3_64(word));
+            if !has_digit(word) {
+                held.push(xxh3_64(word));
+            }
             word.clear();
         }
     };
@@ -399,10 +439,16 @@ fn chars_to_tokens(
             }
         } else if is_cjk(c) {
             if !word.is_empty() {
-                emit(xxh3_64(word));
+                if !has_digit(word) {
+                    emit(xxh3_64(word));
+                }
                 word.clear();
             }
             emit(xxh3_64(c.encode_utf8(&mut buf).as_bytes()));
+            continue;
+        } else if c.is_numeric() {
+            // A digit of another script: the word is a number.
+            word.push(b'0');
             continue;
         } else if c.is_alphanumeric() {
             for l in c.to_lowercase() {
@@ -411,12 +457,16 @@ fn chars_to_tokens(
             continue;
         }
         if !word.is_empty() {
-            emit(xxh3_64(word));
+            if !has_digit(word) {
+                emit(xxh3_64(word));
+            }
             word.clear();
         }
     }
     if !word.is_empty() {
-        emit(xxh3_64(word));
+        if !has_digit(word) {
+            emit(xxh3_64(word));
+        }
         word.clear();
     }
 }
@@ -820,11 +870,12 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            let (alnum, upper) = ascii_alnum_mask(x);
+            let (alnum, upper, digit) = ascii_alnum_mask(x);
             for (l, b) in x.to_le_bytes().into_iter().enumerate() {
                 let bit = |m: u64| (m >> (8 * l + 7)) & 1 == 1;
                 assert_eq!(bit(alnum), b.is_ascii_alphanumeric(), "{b:#x}");
                 assert_eq!(bit(upper), b.is_ascii_uppercase(), "{b:#x}");
+                assert_eq!(bit(digit), b.is_ascii_digit(), "{b:#x}");
             }
         }
         assert_eq!(
@@ -889,6 +940,19 @@ mod tests {
             chars_to_tokens(text.nfkc(), &mut Vec::new(), &mut |t| slow.push(t));
             assert_eq!(tokens(&text), slow, "{text:?}");
         }
+    }
+
+    #[test]
+    fn numbers_and_urls_are_not_features() {
+        assert_eq!(tokens("posted 2005-12-19T19:11:10+09:00 by hiro"), tokens("posted by hiro"));
+        assert_eq!(
+            tokens("see http://blog.example.jp/archives/1234.html and www.example.com/x now"),
+            tokens("see and now")
+        );
+        assert_eq!(tokens("２０１９年 v2 mp3 ①"), tokens("年"));
+        assert_eq!(tokens("٢٠١٩ كتاب"), tokens("كتاب"));
+        // Words that merely start like a URL stay.
+        assert_eq!(tokens("https www what http: whatever").len(), 5);
     }
 
     #[test]

@@ -232,6 +232,7 @@ impl ContentSeenStage {
                             of: owner,
                             distance: 0,
                             jaccard: None,
+                            radius: 0,
                         },
                         _ => Verdict::Original,
                     },
@@ -263,13 +264,32 @@ impl Stage for ContentSeenStage {
             Some((spec, secs)) => self.schedule_ops(&doc, spec, *secs)?,
             None => Vec::new(),
         };
-        // None: a redelivery of a document already stored, nothing to do.
-        let Some(verdict) = self.verdict(&sketch, &doc.url, &doc_key).await? else {
-            return Ok(Outcome::default());
+        // A page without an article (a listing, navigation, an empty
+        // extraction) is stored as it is and never matched: nothing in it
+        // to judge a near-duplicate by.
+        let article = doc.article && sketch.tokens > 0;
+        let verdict = if article {
+            // None: a redelivery of a document already stored, nothing to do.
+            let Some(verdict) = self.verdict(&sketch, &doc.url, &doc_key).await? else {
+                return Ok(Outcome::default());
+            };
+            verdict
+        } else {
+            Verdict::Original
         };
-        let (duplicate_of, distance) = match &verdict {
-            Verdict::Original => (None, None),
-            Verdict::Duplicate { of, distance, .. } => (Some(of.clone()), Some(*distance)),
+        let (duplicate_of, distance, radius, jaccard) = match &verdict {
+            Verdict::Original => (None, None, None, None),
+            Verdict::Duplicate {
+                of,
+                distance,
+                jaccard,
+                radius,
+            } => (
+                Some(of.clone()),
+                Some(*distance),
+                Some(*radius),
+                jaccard.map(|j| j as f32),
+            ),
         };
         let stored = StoredDocument {
             url: doc.url.clone(),
@@ -296,6 +316,10 @@ impl Stage for ContentSeenStage {
             images: doc.images,
             changed_at: None,
             unchanged: 0,
+            article,
+            tokens: u32::try_from(sketch.tokens).unwrap_or(u32::MAX),
+            radius,
+            jaccard,
         };
         let json = serde_json::to_vec(&stored)
             .map_err(|e| StageError::Malformed(format!("cannot serialize {}: {e}", doc.url)))?;
@@ -354,7 +378,16 @@ mod tests {
                 x ^= x >> 7;
                 x ^= x << 17;
                 let r = x % 1000;
-                format!("w{}", r * r / 2000)
+                // Letters, not digits: numbers are not features.
+                let mut n = r * r / 2000;
+                let mut w = String::from("w");
+                loop {
+                    w.push((b'a' + (n % 26) as u8) as char);
+                    n /= 26;
+                    if n == 0 {
+                        break w;
+                    }
+                }
             })
             .collect::<Vec<_>>()
             .join(" ")
@@ -378,7 +411,7 @@ mod tests {
         let store = Store::memory();
         let stage = ContentSeenStage::new(store.clone(), "t", Layout::default());
         let a = text(1);
-        let edited = a.replacen("w", "x", 1);
+        let edited = a.replacen("w", "v", 1);
         for (url, t) in [("a", &a), ("copy", &a), ("edit", &edited), ("b", &text(2))] {
             stage.handle(doc(url, t)).await.unwrap();
         }

@@ -505,6 +505,7 @@ impl Table {
                         of: u.clone(),
                         distance: e.distance,
                         jaccard: e.jaccard,
+                        radius: e.radius,
                     },
                     None => Verdict::Original,
                 }
@@ -589,6 +590,16 @@ mod tests {
         Table::new(Store::memory(), "t", Layout::default())
     }
 
+    /// A duplicate of `of` at `distance`, without the second signal.
+    fn dup(of: &str, distance: u32) -> Verdict {
+        Verdict::Duplicate {
+            of: of.into(),
+            distance,
+            jaccard: None,
+            radius: if distance > 3 { 7 } else { 3 },
+        }
+    }
+
     /// An exact lookup (radius k = 3).
     fn p(fp: u64) -> Probe {
         Probe::exact(&Layout::default(), fp)
@@ -610,25 +621,16 @@ mod tests {
         assert_eq!(v[0], Verdict::Original);
         assert_eq!(
             v[1],
-            Verdict::Duplicate {
-                of: "a".into(),
-                distance: 3
-            }
+            dup("a", 3)
         );
         // 4 bits from a, 1 from b: b is earlier than c, so c points at b.
         assert_eq!(
             v[2],
-            Verdict::Duplicate {
-                of: "b".into(),
-                distance: 1
-            }
+            dup("b", 1)
         );
         assert_eq!(
             v[3],
-            Verdict::Duplicate {
-                of: "a".into(),
-                distance: 0
-            }
+            dup("a", 0)
         );
         // A redelivery of a stays the original; of d stays a duplicate.
         let v = t.decide(&[(p(fp), "a"), (p(fp), "d")]).await.unwrap();
@@ -669,19 +671,16 @@ mod tests {
         // bit 5 only: the probe of band 0 with bit 5 flipped finds it.
         let near = fp ^ (1 << 5) ^ (0b11 << 20) ^ (0b11 << 36) ^ (0b11 << 50);
         let short = |fp, radius| Probe {
-            fingerprint: fp,
             radius,
             flips: (1 << 5) | (1 << 16) | (1 << 32) | (1 << 48),
+            ..p(fp)
         };
         let v = t.decide(&[(short(fp, 7), "a")]).await.unwrap();
         assert_eq!(v, vec![Verdict::Original]);
         let v = t.decide(&[(short(near, 7), "b")]).await.unwrap();
         assert_eq!(
             v,
-            vec![Verdict::Duplicate {
-                of: "a".into(),
-                distance: 7
-            }]
+            vec![dup("a", 7)]
         );
         // Not within the stored document's radius: a long article stored
         // with radius 3 is no match at 7.
@@ -711,7 +710,7 @@ mod tests {
         let t = table();
         let fp = 42u64;
         // Inserted in the bands but never recorded (its worker died).
-        let ops = t.insert_ops(&[fp ^ 1]);
+        let ops = t.insert_ops(&[p(fp ^ 1)]);
         t.store().exec(&ops[..ops.len() - 1]).await.unwrap();
         let v = t.decide(&[(p(fp), "me")]).await.unwrap();
         assert_eq!(v, vec![Verdict::Original]);

@@ -13,6 +13,28 @@ pub struct Body {
     pub images: Vec<String>,
     /// Byte range of [`Page::text`] the body was taken from (first to last text kept).
     pub span: Option<(u32, u32)>,
+    /// Whether this is an article: false when the text is empty, when the best text sits in
+    /// page chrome or a block whose class names boilerplate (a footer's notice on a page
+    /// with no article), or when most of it is link text (a listing).
+    pub article: bool,
+}
+
+/// A body whose top block has more linked text than this share is a listing, not an article.
+pub const LISTING_LINK_DENSITY: f32 = 0.5;
+
+/// Whether node `i` or an ancestor is chrome or has a class that names boilerplate.
+fn in_boilerplate(page: &Page, mut i: u32) -> bool {
+    while i != NONE && (i as usize) < page.nodes.len() {
+        let node = &page.nodes[i as usize];
+        if node.flags & flag::CHROME != 0 || node.hint < 0 {
+            return true;
+        }
+        if i == 0 {
+            break;
+        }
+        i = node.parent;
+    }
+    false
 }
 
 /// Paragraphs shorter than this (chars) do not vote for their ancestors (Readability: 25).
@@ -133,7 +155,9 @@ pub fn body(page: &Page, base: &Url) -> Body {
         .filter(|s| s.include.iter().map(|&i| st[i as usize].chars).sum::<u32>() >= MIN_BODY_CHARS)
         .or_else(|| select(page, &st, false));
     let Some(sel) = sel else {
-        return line_density_fallback(page, base);
+        let mut body = line_density_fallback(page, base);
+        body.article = !body.text.trim().is_empty();
+        return body;
     };
     let top_chars = st[sel.top as usize].chars;
     let keep = |n: u32| keep_inside(page, &st, n, top_chars);
@@ -144,7 +168,11 @@ pub fn body(page: &Page, base: &Url) -> Body {
     for &root in &sel.include {
         out.subtree(page, root, &keep);
     }
-    out.finish()
+    let mut body = out.finish();
+    body.article = !body.text.trim().is_empty()
+        && !in_boilerplate(page, sel.top)
+        && st[sel.top as usize].link_density() <= LISTING_LINK_DENSITY;
+    body
 }
 
 /// Lines whose window of [`LINE_WINDOW`] lines holds fewer chars than this end a text region.

@@ -61,6 +61,9 @@ pub struct Article {
     pub lang: Option<String>,
     /// `og:site_name`.
     pub site_name: Option<String>,
+    /// Whether the page has an article: false for an empty extraction, a listing (the body
+    /// mostly link text) or text found only in page chrome and boilerplate blocks.
+    pub is_article: bool,
 }
 
 /// One `<a href>` of the page.
@@ -83,6 +86,7 @@ pub fn extract(html: &str, page_url: &Url) -> Article {
     let signed = signature::signature(&page, body.span);
     let site_name = meta(&page, &["og:site_name", "application-name"]).map(str::to_string);
     let date_pos = published.as_ref().and_then(|p| p.pos);
+    let is_article = body.article;
     let article = Article {
         title: title::title(&page, site_name.as_deref()),
         // A signed document is dated by its signature, not by the day the site posted it.
@@ -103,6 +107,7 @@ pub fn extract(html: &str, page_url: &Url) -> Article {
         outlinks: links::outlinks(&page, &base),
         lang: page.lang.clone(),
         site_name,
+        is_article,
     };
     scan::recycle(page);
     article

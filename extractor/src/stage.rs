@@ -51,6 +51,7 @@ impl Stage for ExtractorStage {
             images: article.images,
             recrawl: page.recrawl,
             spec: page.crawl.recrawl_secs.map(|_| page.crawl.clone()),
+            article: article.is_article,
         };
         publish.push((Queue::ContentSeen, encode(&doc)?));
 

@@ -273,6 +273,15 @@ pub struct Document {
     /// The crawl's settings, when it recrawls (to schedule the next fetch).
     #[serde(default)]
     pub spec: Option<CrawlSpec>,
+    /// Whether the extractor found an article on the page; a listing,
+    /// navigation or empty page is stored without one and is never a
+    /// near-duplicate.
+    #[serde(default = "yes")]
+    pub article: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Document {
@@ -297,6 +306,7 @@ impl Document {
             images: Vec::new(),
             recrawl: false,
             spec: None,
+            article: true,
         }
     }
 }
@@ -335,6 +345,22 @@ pub struct StoredDocument {
     /// How many refetches found it unchanged in a row.
     #[serde(default)]
     pub unchanged: u32,
+    /// False for a page without an article (a listing, a navigation page,
+    /// an empty extraction): stored, never a near-duplicate.
+    #[serde(default = "yes")]
+    pub article: bool,
+    /// Tokens of the body (words; CJK, Thai and similar scripts by
+    /// character), as the fingerprint counts them.
+    #[serde(default)]
+    pub tokens: u32,
+    /// For a near-duplicate: the SimHash radius that applied to the pair
+    /// (the smaller of the two bodies' radii).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub radius: Option<u32>,
+    /// For a near-duplicate: the MinHash estimate of the Jaccard
+    /// similarity of the two bodies' shingles (the second signal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jaccard: Option<f32>,
 }
 
 macro_rules! versioned {
