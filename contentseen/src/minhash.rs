@@ -40,7 +40,7 @@ pub const BUCKETS: usize = 32;
 /// Bytes of a stored signature: one per bucket.
 pub const SIGNATURE_BYTES: usize = BUCKETS;
 /// LSH bands looked up per document.
-pub const BANDS: usize = 6;
+pub const BANDS: usize = 8;
 /// Buckets per LSH band.
 pub const ROWS: usize = 2;
 

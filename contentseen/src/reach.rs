@@ -54,6 +54,10 @@ use crate::simhash::{Fingerprint, Sketch};
 /// first. Longer bodies get the layout's k.
 pub const SHORT_TEXT_RADII: [(usize, u32); 3] = [(150, 7), (300, 6), (600, 5)];
 
+/// Shingles a body needs for MinHash LSH lookups (beyond the SimHash
+/// radius).
+pub const MIN_LSH_SHINGLES: usize = crate::minhash::BUCKETS;
+
 /// How many of its weakest bits a short body's lookup flips, one at a
 /// time (one more band key read each).
 pub const PROBED_BITS: usize = 2;
@@ -121,7 +125,14 @@ impl Reach {
             radius,
             flips,
             signature: sketch.minhash.signature(),
-            lsh: sketch.minhash.bands(),
+            // A body with few shingles has a signature of repeats (empty
+            // buckets borrow their neighbours'): too coarse to find
+            // anything beyond the SimHash radius.
+            lsh: if sketch.minhash.count >= MIN_LSH_SHINGLES {
+                sketch.minhash.bands()
+            } else {
+                None
+            },
         })
     }
 }

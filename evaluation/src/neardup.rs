@@ -953,6 +953,17 @@ pub fn report(set: &EvalSet, decided: &[Decided]) -> String {
     table(&mut out, "By script", &split(set, decided, |p| p.script), script_name);
     table(&mut out, "By length (base tokens)", &split(set, decided, |p| bucket(p.tokens)), |k| k.1.into());
     table(&mut out, "By source", &split(set, decided, |p| p.source), |k| k.name().into());
+    let _ = writeln!(out, "\n### Pages stored without an article, by kind (tuned + held aside)\n");
+    for kind in Kind::ALL {
+        let (n, of) = decided
+            .iter()
+            .zip(&set.pages)
+            .filter(|(_, p)| p.kind == kind)
+            .fold((0, 0), |(n, of), (d, _)| {
+                (n + usize::from(d.doc.as_ref().is_some_and(|doc| !doc.article)), of + 1)
+            });
+        let _ = writeln!(out, "- {}: {n} of {of}", kind.name());
+    }
     let cells = split(set, decided, |p| (p.kind, p.script));
     let _ = writeln!(out, "\n### Cells (kind x script) with precision under 0.98 or recall under 0.95\n");
     for ((k, s), t) in &cells {
@@ -1028,6 +1039,18 @@ pub fn report(set: &EvalSet, decided: &[Decided]) -> String {
             home,
             doc.map_or("-", |d| d.simhash.as_str()),
         );
+        if let Some(h) = p.cluster.and_then(|c| decided.get(c)) {
+            let sig = |t: &str| contentseen::simhash::sketch(t).minhash.signature();
+            let j = sig(&d.text)
+                .zip(sig(&h.text))
+                .map(|(a, b)| contentseen::minhash::jaccard(&a, &b));
+            let _ = writeln!(
+                out,
+                "    home stored with an article: {:?}; this page: {:?}; MinHash estimate to the home: {j:?}",
+                h.doc.as_ref().map(|d| d.article),
+                d.doc.as_ref().map(|d| d.article)
+            );
+        }
         let head: String = d.text.chars().take(100).collect();
         let _ = writeln!(out, "    text: {head:?}");
     }

@@ -151,12 +151,16 @@ pub struct Selection {
 /// Finds and renders the body of `page`.
 pub fn body(page: &Page, base: &Url) -> Body {
     let st = stats(page);
-    let sel = select(page, &st, true)
+    let filtered = select(page, &st, true);
+    // No scored block outside page chrome and boilerplate classes: whatever text is found
+    // below (a footer's notice, a share bar), the page has no article.
+    let outside_boilerplate = filtered.is_some();
+    let sel = filtered
         .filter(|s| s.include.iter().map(|&i| st[i as usize].chars).sum::<u32>() >= MIN_BODY_CHARS)
         .or_else(|| select(page, &st, false));
     let Some(sel) = sel else {
         let mut body = line_density_fallback(page, base);
-        body.article = !body.text.trim().is_empty();
+        body.article = outside_boilerplate && !body.text.trim().is_empty();
         return body;
     };
     let top_chars = st[sel.top as usize].chars;
@@ -169,7 +173,8 @@ pub fn body(page: &Page, base: &Url) -> Body {
         out.subtree(page, root, &keep);
     }
     let mut body = out.finish();
-    body.article = !body.text.trim().is_empty()
+    body.article = outside_boilerplate
+        && !body.text.trim().is_empty()
         && !in_boilerplate(page, sel.top)
         && st[sel.top as usize].link_density() <= LISTING_LINK_DENSITY;
     body
