@@ -964,6 +964,13 @@ pub fn report(set: &EvalSet, decided: &[Decided]) -> String {
             });
         let _ = writeln!(out, "- {}: {n} of {of}", kind.name());
     }
+    let _ = writeln!(out, "\nHome pages stored without an article:");
+    for (d, p) in decided.iter().zip(&set.pages).filter(|(d, p)| {
+        p.kind == Kind::Original && d.doc.as_ref().is_some_and(|doc| !doc.article)
+    }) {
+        let head: String = d.text.chars().take(80).collect();
+        let _ = writeln!(out, "- {} ({} tokens): {head:?}", p.name, p.tokens);
+    }
     let cells = split(set, decided, |p| (p.kind, p.script));
     let _ = writeln!(out, "\n### Cells (kind x script) with precision under 0.98 or recall under 0.95\n");
     for ((k, s), t) in &cells {

@@ -13,29 +13,17 @@ pub struct Body {
     pub images: Vec<String>,
     /// Byte range of [`Page::text`] the body was taken from (first to last text kept).
     pub span: Option<(u32, u32)>,
-    /// Whether this is an article: false when the text is empty, when the best text sits in
-    /// page chrome or a block whose class names boilerplate (a footer's notice on a page
-    /// with no article), or when most of it is link text (a listing).
+    /// Whether this is an article: false when the text is empty, when the little text there
+    /// is sits only in page chrome or blocks whose class names boilerplate (a footer's
+    /// notice on a page with no article), or when most of it is link text (a listing).
     pub article: bool,
 }
 
+/// Text found only in chrome and boilerplate blocks is an article from this many bytes on.
+pub const NO_ARTICLE_MAX_BYTES: usize = 600;
+
 /// A body whose top block has more linked text than this share is a listing, not an article.
 pub const LISTING_LINK_DENSITY: f32 = 0.5;
-
-/// Whether node `i` or an ancestor is chrome or has a class that names boilerplate.
-fn in_boilerplate(page: &Page, mut i: u32) -> bool {
-    while i != NONE && (i as usize) < page.nodes.len() {
-        let node = &page.nodes[i as usize];
-        if node.flags & flag::CHROME != 0 || node.hint < 0 {
-            return true;
-        }
-        if i == 0 {
-            break;
-        }
-        i = node.parent;
-    }
-    false
-}
 
 /// Paragraphs shorter than this (chars) do not vote for their ancestors (Readability: 25).
 pub const MIN_PARAGRAPH_CHARS: u32 = 25;
@@ -152,15 +140,17 @@ pub struct Selection {
 pub fn body(page: &Page, base: &Url) -> Body {
     let st = stats(page);
     let filtered = select(page, &st, true);
-    // No scored block outside page chrome and boilerplate classes: whatever text is found
-    // below (a footer's notice, a share bar), the page has no article.
+    // No scored block outside page chrome and boilerplate classes: the little text found
+    // below (a footer's notice, a share bar) is no article. (A long text is: class filters
+    // also hit real article containers.)
     let outside_boilerplate = filtered.is_some();
     let sel = filtered
         .filter(|s| s.include.iter().map(|&i| st[i as usize].chars).sum::<u32>() >= MIN_BODY_CHARS)
         .or_else(|| select(page, &st, false));
     let Some(sel) = sel else {
         let mut body = line_density_fallback(page, base);
-        body.article = outside_boilerplate && !body.text.trim().is_empty();
+        // Nothing scored anywhere (no filter excluded anything): lines of text.
+        body.article = !body.text.trim().is_empty();
         return body;
     };
     let top_chars = st[sel.top as usize].chars;
@@ -173,9 +163,8 @@ pub fn body(page: &Page, base: &Url) -> Body {
         out.subtree(page, root, &keep);
     }
     let mut body = out.finish();
-    body.article = outside_boilerplate
+    body.article = (outside_boilerplate || body.text.len() >= NO_ARTICLE_MAX_BYTES)
         && !body.text.trim().is_empty()
-        && !in_boilerplate(page, sel.top)
         && st[sel.top as usize].link_density() <= LISTING_LINK_DENSITY;
     body
 }
