@@ -41,7 +41,7 @@ pub const CONFIRM_WITHIN_RADIUS: f64 = 0.3;
 
 /// The estimated Jaccard similarity a pair beyond the SimHash radius
 /// needs.
-pub const CONFIRM_BEYOND_RADIUS: f64 = 0.35;
+pub const CONFIRM_BEYOND_RADIUS: f64 = 0.3;
 
 /// Whether two bodies are near-duplicates: at SimHash distance `d`, with
 /// the smaller of their radii `radius`, and their signatures when both

@@ -79,6 +79,11 @@ impl MinHash {
         self.count += 1;
     }
 
+    /// Buckets holding a shingle of their own (before densification).
+    pub fn filled(&self) -> usize {
+        self.mins.iter().filter(|&&m| m != EMPTY).count()
+    }
+
     /// The buckets, empty ones filled from the next filled bucket (with
     /// the distance mixed in); `None` when no shingle was added.
     pub fn dense(&self) -> Option<[u32; BUCKETS]> {

@@ -54,9 +54,10 @@ use crate::simhash::{Fingerprint, Sketch};
 /// first. Longer bodies get the layout's k.
 pub const SHORT_TEXT_RADII: [(usize, u32); 3] = [(150, 7), (300, 6), (600, 5)];
 
-/// Shingles a body needs for MinHash LSH lookups (beyond the SimHash
-/// radius).
-pub const MIN_LSH_SHINGLES: usize = crate::minhash::BUCKETS;
+/// MinHash buckets a body must fill with shingles of its own (not
+/// borrowed from a neighbour) for MinHash LSH lookups beyond the SimHash
+/// radius: about 30 distinct shingles.
+pub const MIN_LSH_BUCKETS: usize = 20;
 
 /// How many of its weakest bits a short body's lookup flips, one at a
 /// time (one more band key read each).
@@ -128,7 +129,7 @@ impl Reach {
             // A body with few shingles has a signature of repeats (empty
             // buckets borrow their neighbours'): too coarse to find
             // anything beyond the SimHash radius.
-            lsh: if sketch.minhash.count >= MIN_LSH_SHINGLES {
+            lsh: if sketch.minhash.filled() >= MIN_LSH_BUCKETS {
                 sketch.minhash.bands()
             } else {
                 None
