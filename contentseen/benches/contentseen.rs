@@ -24,7 +24,8 @@ use contentseen::reach::{Probe, Reach};
 use contentseen::simhash::{
     distance, fingerprint, sketch_with, Features, Fingerprint, Sketch, DEFAULT,
 };
-use contentseen::table::{record, Table};
+use contentseen::minhash::{Signature, BANDS, SIGNATURE_BYTES};
+use contentseen::table::{encode_record, Table};
 use pipeline::Store;
 use redis::aio::MultiplexedConnection;
 
@@ -341,6 +342,18 @@ impl Rng {
     }
 }
 
+/// The second signal of a synthetic document: its MinHash signature and
+/// LSH values, derived from `id` (documents with the same id share them,
+/// as near-duplicates do).
+fn second_signal(id: u64) -> (Signature, [u64; BANDS]) {
+    let mut r = Rng(id ^ 0x5EC0_4D51_6A11);
+    let mut sig = [0u8; 32];
+    for chunk in sig.chunks_mut(8) {
+        chunk.copy_from_slice(&r.next().to_le_bytes());
+    }
+    (sig, std::array::from_fn(|_| r.next()))
+}
+
 /// Search radii of the preloaded records (the value's size, not the
 /// lookups, depends on them): as for bodies of every length.
 const RADII: [u32; 4] = [3, 5, 6, 7];
@@ -350,8 +363,8 @@ fn bench_url(seq: u64) -> String {
 }
 
 /// Loads fingerprints `from..to` of the seeded stream straight into the
-/// table's keys (the state the protocol leaves: bands, fps, sequrl), with
-/// big multi-member commands.
+/// table's keys (the state the protocol leaves: bands, signed records,
+/// MinHash LSH slots, sequrl), with big multi-member commands.
 async fn bulk_load(conn: &mut MultiplexedConnection, table: &Table, seed: u64, from: u64, to: u64) {
     const CHUNK: u64 = 1_000_000;
     let mut rng = Rng(seed);
@@ -362,7 +375,8 @@ async fn bulk_load(conn: &mut MultiplexedConnection, table: &Table, seed: u64, f
     while at < to {
         let end = (at + CHUNK).min(to);
         let mut bands: HashMap<String, Vec<i64>> = HashMap::new();
-        let mut seqs: HashMap<String, Vec<(i64, i64)>> = HashMap::new();
+        let mut seqs: HashMap<String, Vec<(i64, Vec<u8>)>> = HashMap::new();
+        let mut slots: HashMap<String, Vec<(i64, i64)>> = HashMap::new();
         let mut urls: HashMap<String, Vec<(i64, String)>> = HashMap::new();
         for seq in at..end {
             let fp = rng.next();
@@ -371,9 +385,15 @@ async fn bulk_load(conn: &mut MultiplexedConnection, table: &Table, seed: u64, f
             }
             // Sequence numbers start at 1, like INCRBY's.
             let s = seq as i64 + 1;
-            seqs.entry(table.sequence_key(fp))
-                .or_default()
-                .push((fp as i64, record(s, RADII[(fp % 4) as usize])));
+            let (sig, lsh) = second_signal(fp);
+            seqs.entry(table.sequence_key(fp)).or_default().push((
+                fp as i64,
+                encode_record(s, RADII[(fp % 4) as usize], Some(&sig)),
+            ));
+            for (band, &v) in lsh.iter().enumerate() {
+                let (key, _) = table.lsh_slot(band, v);
+                slots.entry(key).or_default().push((v as i64, fp as i64));
+            }
             urls.entry(table.url_key(s))
                 .or_default()
                 .push((s, bench_url(seq + 1)));
@@ -402,6 +422,13 @@ async fn bulk_load(conn: &mut MultiplexedConnection, table: &Table, seed: u64, f
             n += 1;
             if let Some(p) = flush(&mut pipe, &mut n, false) {
                 let () = p.query_async(conn).await.expect("bulk HSET fps");
+            }
+        }
+        for (key, fields) in slots {
+            pipe.hset_multiple(key, &fields).ignore();
+            n += 1;
+            if let Some(p) = flush(&mut pipe, &mut n, false) {
+                let () = p.query_async(conn).await.expect("bulk HSET lsh");
             }
         }
         for (key, fields) in urls {
@@ -475,6 +502,7 @@ async fn report_memory(
     let (band, nb) = memory_of(store, conn, &format!("{ns}:band:*")).await;
     let (seq, ns_) = memory_of(store, conn, &format!("{ns}:fpr:*")).await;
     let (url, nu) = memory_of(store, conn, &format!("{ns}:sequrl:*")).await;
+    let (lsh, nl) = memory_of(store, conn, &format!("{ns}:lsh:*")).await;
     let delta = store.used_memory().await.expect("INFO memory") - baseline;
     let sample: Vec<String> = store
         .keys_matching(&format!("{ns}:band:0:1*"))
@@ -498,7 +526,7 @@ async fn report_memory(
         encodings(conn, &sample).await
     );
     println!(
-        "fpr records (fingerprint → number and radius, read for matches within the radius): {:.1} B/fp  ({ns_} keys; sample: {})",
+        "fpr records (fingerprint → number, radius and the {SIGNATURE_BYTES}-byte MinHash signature, read for matches): {:.1} B/fp  ({ns_} keys; sample: {})",
         per(seq),
         encodings(conn, &seq_sample).await
     );
@@ -508,9 +536,14 @@ async fn report_memory(
         per(url)
     );
     println!(
-        "total {:.1} B/fp; band tables + fpr records {:.1} B/fp; INFO used_memory delta {:.1} B/fp",
-        per(band + seq + url),
+        "MinHash LSH slots ({BANDS} per document, band value → first fingerprint; the second signal): {:.1} B/fp  ({nl} keys)",
+        per(lsh)
+    );
+    println!(
+        "total {:.1} B/fp; band tables + fpr records {:.1} B/fp; the second signal (LSH slots + signatures in fpr, {SIGNATURE_BYTES} B each before overhead) {:.1} B/fp; INFO used_memory delta {:.1} B/fp",
+        per(band + seq + url + lsh),
         per(band + seq),
+        per(lsh) + SIGNATURE_BYTES as f64,
         delta as f64 / fps as f64
     );
 }
@@ -541,27 +574,35 @@ async fn throughput(
                 let batch_docs: Vec<(Probe, String)> = (0..batch)
                     .map(|i| {
                         let r = rng.next();
-                        // One document in five repeats a stored one with 0–3 bits flipped.
-                        let fp = if r % 5 < 1 && preloaded > 0 {
-                            let mut fp = Rng::nth(1, (r >> 8) % preloaded);
+                        // One document in five repeats a stored one with 0–3 bits flipped
+                        // (and its second signal).
+                        let (fp, id) = if r % 5 < 1 && preloaded > 0 {
+                            let base = Rng::nth(1, (r >> 8) % preloaded);
+                            let mut fp = base;
                             for f in 0..(r >> 4) % 4 {
                                 fp ^= 1 << ((r >> (16 + 6 * f)) & 63);
                             }
-                            fp
+                            (fp, base)
                         } else {
-                            r
+                            (r, r)
                         };
+                        let (sig, lsh) = second_signal(id);
                         let s = rng.next();
                         let probe = if (s % 1000) as f64 / 1000.0 < short {
                             // Its 2 weakest bits: any 2 bits, here.
                             let flips = (1u64 << ((s >> 10) & 63)) | (1 << ((s >> 16) & 63));
                             Probe {
-                                fingerprint: fp,
                                 radius: 5 + ((s >> 40) % 3) as u32,
                                 flips,
+                                ..Probe::exact(&layout, fp)
                             }
                         } else {
                             Probe::exact(&layout, fp)
+                        };
+                        let probe = Probe {
+                            signature: Some(sig),
+                            lsh: Some(lsh),
+                            ..probe
                         };
                         (probe, format!("https://bench.example/{c}/{docs}/{i}"))
                     })

@@ -236,7 +236,7 @@ impl Table {
     }
 
     /// The MinHash LSH key and field of band `band`'s value `value`.
-    fn lsh_slot(&self, band: usize, value: u64) -> (String, String) {
+    pub fn lsh_slot(&self, band: usize, value: u64) -> (String, String) {
         (
             self.keys
                 .minhash_band(band, value >> (64 - SEQUENCE_SHARD_BITS)),
