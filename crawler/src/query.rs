@@ -1,6 +1,8 @@
 //! `crawler query`: one URL's stored document (or fetch outcome), or its
 //! near-duplicates; or, with `--text` (or `-` as the URL), the stored
-//! documents near any text given on stdin.
+//! documents near any text given on stdin; or, with `--why`, why the
+//! document is (or is not) a near-duplicate, from Redis or from the JSON
+//! lines of `crawler run` (`--from FILE`).
 
 use std::io::Read;
 
@@ -12,7 +14,7 @@ use contentseen::simhash::{sketch, Fingerprint};
 use contentseen::table::Table;
 use pipeline::keys::Keys;
 use pipeline::store::Op;
-use pipeline::Store;
+use pipeline::{Store, StoredDocument};
 
 #[derive(Args)]
 pub struct QueryArgs {
@@ -25,6 +27,16 @@ pub struct QueryArgs {
     /// `query_distance`). Same as giving `-` as the URL.
     #[arg(long, conflicts_with = "duplicates")]
     pub text: bool,
+    /// Explain the URL's verdict as one JSON object: the original it points
+    /// to, the SimHash distance, the radius that applied, the MinHash
+    /// estimate of the Jaccard similarity (the second signal) and both
+    /// bodies' lengths in tokens; or why it is an original.
+    #[arg(long, conflicts_with_all = ["duplicates", "text"])]
+    pub why: bool,
+    /// With `--why`: read the documents from this JSON-lines file (what
+    /// `crawler run` or `crawler export` wrote) instead of Redis.
+    #[arg(long, requires = "why", value_name = "FILE")]
+    pub from: Option<std::path::PathBuf>,
     /// k for `--text`: the distance the contentseen workers use.
     #[arg(long, env = "CRAWLER_SIMHASH_K", default_value_t = 3)]
     pub max_distance: u32,
@@ -34,6 +46,27 @@ pub struct QueryArgs {
 }
 
 pub async fn run(service: &pipeline::ServiceConfig, args: QueryArgs) -> anyhow::Result<()> {
+    if let (true, Some(file), Some(url)) = (args.why, &args.from, &args.url) {
+        let url = frontier::normalize::normalize(url, None)
+            .map(|u| u.to_string())
+            .unwrap_or_else(|_| url.clone());
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("reading {}", file.display()))?;
+        let docs: Vec<StoredDocument> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .enumerate()
+            .map(|(i, l)| {
+                serde_json::from_str(l)
+                    .with_context(|| format!("{} line {}: not a stored document", file.display(), i + 1))
+            })
+            .collect::<anyhow::Result<_>>()?;
+        let find = |u: &str| docs.iter().find(|d| d.url == u);
+        let doc = find(&url).with_context(|| format!("{url}: not in {}", file.display()))?;
+        let original = doc.duplicate_of.as_deref().and_then(find);
+        println!("{}", explain(doc, original));
+        return Ok(());
+    }
     let store = Store::redis(&service.redis_url)
         .await
         .context("connecting to Redis")?;
@@ -52,6 +85,29 @@ pub async fn run(service: &pipeline::ServiceConfig, args: QueryArgs) -> anyhow::
     let url = frontier::normalize::normalize(&url, None)
         .map(|u| u.to_string())
         .unwrap_or(url);
+    if args.why {
+        let get = |u: String| {
+            let store = store.clone();
+            let key = keys.document(&u);
+            async move {
+                let Some(json) = store.one(Op::Get { key }).await?.data()? else {
+                    return Ok::<_, anyhow::Error>(None);
+                };
+                let doc: StoredDocument = serde_json::from_slice(&json)
+                    .with_context(|| format!("stored document of {u}"))?;
+                Ok(Some(doc))
+            }
+        };
+        let doc = get(url.clone()).await?.with_context(|| {
+            format!("{url}: not stored in namespace {:?}", service.namespace)
+        })?;
+        let original = match &doc.duplicate_of {
+            Some(of) => get(of.clone()).await?,
+            None => None,
+        };
+        println!("{}", explain(&doc, original.as_ref()));
+        return Ok(());
+    }
     if args.duplicates {
         let dups = store
             .one(Op::LRange {
@@ -97,6 +153,46 @@ pub async fn run(service: &pipeline::ServiceConfig, args: QueryArgs) -> anyhow::
         );
     }
     Ok(())
+}
+
+/// Why `doc` is what it is, as one JSON object (`original` is the stored
+/// document it points to, when it is a near-duplicate).
+pub fn explain(doc: &StoredDocument, original: Option<&StoredDocument>) -> serde_json::Value {
+    let verdict = match (&doc.duplicate_of, doc.article) {
+        (Some(_), _) => "near-duplicate",
+        (None, false) => "original without an article (never a near-duplicate)",
+        (None, true) => "original",
+    };
+    let mut why = serde_json::json!({
+        "url": doc.url,
+        "verdict": verdict,
+        "article": doc.article,
+        "tokens": doc.tokens,
+        "simhash": doc.simhash,
+    });
+    if let Some(of) = &doc.duplicate_of {
+        let matched_by = match (doc.distance, doc.radius) {
+            (Some(0), _) if doc.tokens < contentseen::simhash::MIN_TOKENS as u32 => {
+                "the same normalized text (too short for SimHash)"
+            }
+            (Some(d), Some(r)) if d <= r => "SimHash within the radius, confirmed by the MinHash",
+            (Some(_), Some(_)) => "MinHash LSH beyond the SimHash radius",
+            _ => "SimHash",
+        };
+        let extra = serde_json::json!({
+            "duplicate_of": of,
+            "distance": doc.distance,
+            "radius": doc.radius,
+            "jaccard": doc.jaccard,
+            "matched_by": matched_by,
+            "original_tokens": original.map(|o| o.tokens),
+            "original_simhash": original.map(|o| o.simhash.clone()),
+        });
+        if let (Some(w), Some(e)) = (why.as_object_mut(), extra.as_object()) {
+            w.extend(e.clone());
+        }
+    }
+    why
 }
 
 /// The stored documents near `text`: within k of its SimHash through the
@@ -158,4 +254,51 @@ async fn near_text(
         fp.value()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored(url: &str) -> StoredDocument {
+        let mut d: StoredDocument = serde_json::from_value(serde_json::json!({
+            "url": url, "final_url": url, "status": 200, "encoding": "UTF-8",
+            "title": null, "published": null, "author": null, "text": "",
+            "simhash": "00000000000000ff", "duplicate_of": null, "distance": null,
+            "fetched_at": "2026-01-01T00:00:00Z", "crawl": "c"
+        }))
+        .expect("a stored document");
+        d.tokens = 300;
+        d
+    }
+
+    #[test]
+    fn explains_each_kind_of_verdict() {
+        let orig = stored("http://a/");
+        let mut dup = stored("http://b/");
+        dup.duplicate_of = Some("http://a/".into());
+        dup.distance = Some(9);
+        dup.radius = Some(6);
+        dup.jaccard = Some(0.55);
+        let why = explain(&dup, Some(&orig));
+        assert_eq!(why["verdict"], "near-duplicate");
+        assert_eq!(why["duplicate_of"], "http://a/");
+        assert_eq!(why["distance"], 9);
+        assert_eq!(why["radius"], 6);
+        assert_eq!(why["original_tokens"], 300);
+        assert_eq!(why["matched_by"], "MinHash LSH beyond the SimHash radius");
+        assert!((why["jaccard"].as_f64().unwrap_or(0.0) - 0.55).abs() < 1e-6);
+        dup.distance = Some(2);
+        assert_eq!(
+            explain(&dup, Some(&orig))["matched_by"],
+            "SimHash within the radius, confirmed by the MinHash"
+        );
+        let mut listing = stored("http://c/");
+        listing.article = false;
+        assert_eq!(
+            explain(&listing, None)["verdict"],
+            "original without an article (never a near-duplicate)"
+        );
+        assert_eq!(explain(&orig, None)["verdict"], "original");
+    }
 }
