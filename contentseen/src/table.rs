@@ -19,12 +19,21 @@
 //!   block, a hash from sequence number to the URL that took it. Read only
 //!   for the original a duplicate points at.
 //! - `<ns>:fpseq`: the sequence counter.
+//! - `<ns>:lsh:<band>:<shard>`: for each of the [`crate::minhash::BANDS`]
+//!   MinHash LSH bands, a hash from band value to the first fingerprint
+//!   that had it (`HSETNX`); shard = the value's top
+//!   [`SEQUENCE_SHARD_BITS`] bits. The records in `fpr` also carry the
+//!   MinHash signature ([`encode_record`]): the second signal.
 //!
 //! ## Rounds (each op touches one key)
 //!
-//! 1. `SADD` the fingerprint to its k+1 band sets, then `INCRBY` the counter
-//!    by the batch size: every document of the batch gets a number taken
-//!    after its insert.
+//! 1. In one transaction (`MULTI`): `SADD` the fingerprint to its k+1 band
+//!    sets, `HSETNX` + `HGET` its LSH slots (the owners found there are
+//!    matches too), then `INCRBY` the counter by the batch size: every
+//!    document of the batch gets a number taken after its insert, and the
+//!    owner of an LSH slot is numbered before every document that finds it
+//!    there (so only the later one needs to see the pair; it waits for the
+//!    owner's record: [`TableError::UnrecordedOwner`]).
 //! 2. Record: `HSETNX fpr` (fingerprint → number and radius; the first
 //!    document with this fingerprint keeps it), `HSET sequrl` (number →
 //!    URL; one command per block of numbers the batch took); then look up
