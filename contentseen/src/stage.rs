@@ -181,7 +181,7 @@ impl ContentSeenStage {
             Some(probe) => {
                 let mut ops = vec![stored];
                 ops.extend(self.table.insert_ops(&[probe]));
-                let replies = self.store.exec_atomic(&ops).await?;
+                let replies = self.store.exec(&ops).await?;
                 if replies
                     .first()
                     .map(Reply::data)
@@ -191,13 +191,11 @@ impl ContentSeenStage {
                 {
                     return Ok(None);
                 }
-                let counter = replies.last().ok_or_else(|| {
+                let claimed = replies.last().ok_or_else(|| {
                     StageError::Transient(format!("no sequence number for {url}"))
                 })?;
-                let seqs = Table::sequences(1, counter)?;
-                let owners = self
-                    .table
-                    .lsh_owners(&[probe], replies.get(1..).unwrap_or_default())?;
+                let seqs = Table::sequences(1, Table::counter(claimed)?)?;
+                let owners = self.table.lsh_owners(&[probe], claimed)?;
                 let verdicts = self
                     .table
                     .record_and_decide(&[(probe, url)], &seqs, &owners)

@@ -27,13 +27,16 @@
 //!
 //! ## Rounds (each op touches one key)
 //!
-//! 1. In one transaction (`MULTI`): `SADD` the fingerprint to its k+1 band
-//!    sets, `HSETNX` + `HGET` its LSH slots (the owners found there are
-//!    matches too), then `INCRBY` the counter by the batch size: every
-//!    document of the batch gets a number taken after its insert, and the
-//!    owner of an LSH slot is numbered before every document that finds it
-//!    there (so only the later one needs to see the pair; it waits for the
-//!    owner's record: [`TableError::UnrecordedOwner`]).
+//! 1. `SADD` the fingerprint to its k+1 band sets, then one atomic script
+//!    ([`Op::ClaimFirst`]): `HSETNX` its LSH slots and read their owners
+//!    (the owners found there are matches too), then `INCRBY` the counter
+//!    by the batch size: every document of the batch gets a number taken
+//!    after its insert, and the owner of an LSH slot is numbered before
+//!    every document that finds it there (so only the later one needs to
+//!    see the pair; it waits for the owner's record:
+//!    [`TableError::UnrecordedOwner`]). The script's keys span cluster
+//!    slots: on Redis Cluster the LSH slots would need a hash tag per
+//!    batch's shard, which this single-node layout does not have.
 //! 2. Record: `HSETNX fpr` (fingerprint → number and radius; the first
 //!    document with this fingerprint keeps it), `HSET sequrl` (number →
 //!    URL; one command per block of numbers the batch took); then look up
@@ -253,12 +256,13 @@ impl Table {
         )
     }
 
-    /// Round 1 for a batch: insert every fingerprint into its bands, claim
-    /// its MinHash LSH slots (`HSETNX`, the first fingerprint owns a slot)
-    /// and read their owners, then take one sequence number per document
-    /// (the last op). Run with [`Store::exec_atomic`], so that the owner of
-    /// a slot is numbered before every document that finds it there.
-    /// Callers may prepend ops of their own to the same transaction.
+    /// Round 1 for a batch: insert every fingerprint into its bands, then
+    /// in one atomic op ([`Op::ClaimFirst`]) claim its MinHash LSH slots
+    /// (the first fingerprint owns a slot), read their owners and take one
+    /// sequence number per document: the owner of a slot is numbered before
+    /// every document that finds it there, and every number is taken after
+    /// the band inserts (ops of one pipeline run in order). The last op;
+    /// callers may prepend ops of their own to the same pipeline.
     pub fn insert_ops(&self, probes: &[Probe]) -> Vec<Op> {
         let mut ops: Vec<Op> = probes
             .iter()
@@ -270,33 +274,43 @@ impl Table {
                 })
             })
             .collect();
+        let mut slots = Vec::new();
         for p in probes {
             for (band, &value) in p.lsh.iter().flatten().enumerate() {
                 let (key, field) = self.lsh_slot(band, value);
-                ops.push(Op::HSetNx {
-                    key: key.clone(),
-                    field: field.clone(),
-                    value: (p.fingerprint as i64).to_string().into_bytes(),
-                });
-                ops.push(Op::HGet { key, field });
+                slots.push((key, field, (p.fingerprint as i64).to_string().into_bytes()));
             }
         }
-        ops.push(Op::Incr {
-            key: self.keys.fingerprint_seq(),
+        ops.push(Op::ClaimFirst {
+            slots,
+            counter: self.keys.fingerprint_seq(),
             by: probes.len() as i64,
         });
         ops
     }
 
-    /// From the replies to [`Table::insert_ops`] (those alone, in order):
-    /// per document, the other fingerprints that own one of its LSH slots.
-    pub fn lsh_owners(&self, probes: &[Probe], replies: &[Reply]) -> Result<Vec<Vec<u64>>, TableError> {
-        let mut i = probes.len() * self.layout.bands().len();
+    /// The counter's value in the reply to the last op of
+    /// [`Table::insert_ops`].
+    pub fn counter(claimed: &Reply) -> Result<&Reply, TableError> {
+        match claimed {
+            Reply::Array(items) => items.last().ok_or(TableError::Replies { sent: 1, got: 0 }),
+            other => Ok(other),
+        }
+    }
+
+    /// From the reply to the last op of [`Table::insert_ops`]: per
+    /// document, the other fingerprints that own one of its LSH slots.
+    pub fn lsh_owners(&self, probes: &[Probe], claimed: &Reply) -> Result<Vec<Vec<u64>>, TableError> {
+        let items: &[Reply] = match claimed {
+            Reply::Array(items) => items,
+            _ => &[],
+        };
+        let mut i = 0;
         let mut out = Vec::with_capacity(probes.len());
         for p in probes {
             let mut owners = Vec::new();
             for _ in p.lsh.iter().flatten() {
-                let owner = get(replies, i + 1)?
+                let owner = get(items, i)?
                     .string()?
                     .and_then(|s| s.parse::<i64>().ok())
                     .map(|v| v as u64);
@@ -305,7 +319,7 @@ impl Table {
                         owners.push(o);
                     }
                 }
-                i += 2;
+                i += 1;
             }
             out.push(owners);
         }
@@ -325,9 +339,10 @@ impl Table {
         }
         let probes: Vec<Probe> = docs.iter().map(|d| d.0).collect();
         let ops = self.insert_ops(&probes);
-        let replies = self.store.exec_atomic(&ops).await?;
-        let seqs = Self::sequences(docs.len(), get(&replies, ops.len() - 1)?)?;
-        let owners = self.lsh_owners(&probes, &replies)?;
+        let replies = self.store.exec(&ops).await?;
+        let claimed = get(&replies, ops.len() - 1)?;
+        let seqs = Self::sequences(docs.len(), Self::counter(claimed)?)?;
+        let owners = self.lsh_owners(&probes, claimed)?;
         self.record_and_decide(docs, &seqs, &owners).await
     }
 

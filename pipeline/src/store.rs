@@ -142,6 +142,17 @@ pub enum Op {
         members: Vec<i64>,
         ttl_secs: u64,
     },
+    /// First owners, then a number, atomically: for each slot (hash key,
+    /// field, value) `HSETNX`, and the value the field holds afterwards
+    /// (ours, or the first owner's); then `INCRBY counter by`. Reply Array
+    /// of one Data per slot, then Int(the counter). Because it is atomic,
+    /// whoever owns a slot took its number before anyone who found the slot
+    /// taken. (contentseen's MinHash LSH slots.)
+    ClaimFirst {
+        slots: Vec<(String, String, Vec<u8>)>,
+        counter: String,
+        by: i64,
+    },
 }
 
 impl Op {
@@ -162,6 +173,7 @@ impl Op {
             Op::LLen { .. } => "LLEN",
             Op::Del { .. } => "DEL",
             Op::Claim { .. } => "CLAIM",
+            Op::ClaimFirst { .. } => "CLAIM_FIRST",
             Op::HostEnqueue { .. } => "HOST_ENQUEUE",
             Op::HostRelease { .. } => "HOST_RELEASE",
             Op::HostSweep { .. } => "HOST_SWEEP",
@@ -243,6 +255,23 @@ impl Reply {
         }
     }
 }
+
+/// Lua for [`Op::ClaimFirst`]: KEYS = slot hashes..., counter; ARGV = by,
+/// then field and value of each slot.
+const CLAIM_FIRST_LUA: &str = r#"
+local n = #KEYS - 1
+local out = {}
+for i = 1, n do
+  local f, v = ARGV[2 * i], ARGV[2 * i + 1]
+  if redis.call('HSETNX', KEYS[i], f, v) == 1 then
+    out[i] = v
+  else
+    out[i] = redis.call('HGET', KEYS[i], f)
+  end
+end
+out[n + 1] = redis.call('INCRBY', KEYS[n + 1], ARGV[1])
+return out
+"#;
 
 /// Lua for [`Op::Claim`]: KEYS = seen, claim; ARGV = ttl, members...
 const CLAIM_LUA: &str = r#"
@@ -362,6 +391,7 @@ return due
 /// The scripts, loaded once per pipeline that uses them.
 struct Scripts {
     claim: redis::Script,
+    claim_first: redis::Script,
     enqueue: redis::Script,
     release: redis::Script,
     sweep: redis::Script,
@@ -376,6 +406,7 @@ impl Scripts {
         let timed = |body: &str| redis::Script::new(&format!("{NOW_LUA}{body}"));
         Scripts {
             claim: redis::Script::new(CLAIM_LUA),
+            claim_first: redis::Script::new(CLAIM_FIRST_LUA),
             enqueue: timed(HOST_ENQUEUE_LUA),
             release: timed(HOST_RELEASE_LUA),
             sweep: timed(HOST_SWEEP_LUA),
@@ -390,6 +421,7 @@ impl Scripts {
     fn for_op(&self, op: &Op) -> Option<&redis::Script> {
         match op {
             Op::Claim { .. } => Some(&self.claim),
+            Op::ClaimFirst { .. } => Some(&self.claim_first),
             Op::HostEnqueue { .. } => Some(&self.enqueue),
             Op::HostRelease { .. } => Some(&self.release),
             Op::HostSweep { .. } => Some(&self.sweep),
@@ -426,19 +458,6 @@ impl Store {
         }
         match self {
             Store::Redis(r) => r.exec(ops).await,
-            Store::Memory(m) => m.exec(ops),
-        }
-    }
-
-    /// Runs `ops` as one transaction: no other client's command runs
-    /// between them (Redis `MULTI`/`EXEC`; the memory store applies every
-    /// batch under one lock anyway).
-    pub async fn exec_atomic(&self, ops: &[Op]) -> Result<Vec<Reply>, StoreError> {
-        if ops.is_empty() {
-            return Ok(Vec::new());
-        }
-        match self {
-            Store::Redis(r) => r.exec_with(ops, true).await,
             Store::Memory(m) => m.exec(ops),
         }
     }
@@ -558,10 +577,6 @@ impl RedisStore {
     }
 
     async fn exec(&self, ops: &[Op]) -> Result<Vec<Reply>, StoreError> {
-        self.exec_with(ops, false).await
-    }
-
-    async fn exec_with(&self, ops: &[Op], atomic: bool) -> Result<Vec<Reply>, StoreError> {
         let dump = if ops.iter().any(|op| matches!(op, Op::SMembers { .. })) {
             self.dump_allowed().await?
         } else {
@@ -569,17 +584,6 @@ impl RedisStore {
         };
         let mut pipe = redis::pipe();
         let mut loaded: Vec<&str> = Vec::new();
-        if atomic {
-            // Scripts are loaded before the transaction (a SCRIPT LOAD
-            // inside MULTI would be queued with the rest).
-            if ops.iter().any(|op| self.scripts.for_op(op).is_some()) {
-                return Err(StoreError::Reply {
-                    op: "MULTI",
-                    reply: Reply::Nil,
-                });
-            }
-            pipe.atomic();
-        }
         for op in ops {
             if let Some(script) = self.scripts.for_op(op) {
                 if !loaded.contains(&script.get_hash()) {
@@ -664,6 +668,17 @@ impl RedisStore {
                     inv.key(seen).key(claim).arg(*ttl_secs);
                     for m in members {
                         inv.arg(*m);
+                    }
+                    invocations.push(inv);
+                }
+                Op::ClaimFirst { slots, counter, by } => {
+                    let mut inv = self.scripts.claim_first.prepare_invoke();
+                    for (key, _, _) in slots {
+                        inv.key(key);
+                    }
+                    inv.key(counter).arg(*by);
+                    for (_, field, value) in slots {
+                        inv.arg(field).arg(value.as_slice());
                     }
                     invocations.push(inv);
                 }
@@ -1115,6 +1130,22 @@ fn apply(map: &mut HashMap<String, Value>, op: &Op) -> Result<Reply, StoreError>
             Some(_) => return Err(StoreError::WrongType(key.clone())),
             None => Reply::Ints(Vec::new()),
         },
+        Op::ClaimFirst { slots, counter, by } => {
+            let mut out = Vec::with_capacity(slots.len() + 1);
+            for (key, field, value) in slots {
+                let h = hash_mut(map, key)?;
+                let owner = h.entry(field.clone()).or_insert_with(|| value.clone());
+                out.push(Reply::Data(owner.clone()));
+            }
+            out.push(apply(
+                map,
+                &Op::Incr {
+                    key: counter.clone(),
+                    by: *by,
+                },
+            )?);
+            Reply::Array(out)
+        }
         Op::Incr { key, by } => {
             let cur = match map.get(key) {
                 Some(Value::Str(s)) => parse_int(s),
