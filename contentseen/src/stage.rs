@@ -321,40 +321,31 @@ impl Stage for ContentSeenStage {
         };
         let json = serde_json::to_vec(&stored)
             .map_err(|e| StageError::Malformed(format!("cannot serialize {}: {e}", doc.url)))?;
-        let created = self
-            .store
-            .one(Op::SetNx {
+        // The document, its export-log entry, its counter and its place in
+        // its original's list in one atomic step: a worker killed around it
+        // leaves all or nothing, and a redelivery finds it done. The
+        // refetch schedule is idempotent and always (re)written first.
+        if !scheduled.is_empty() {
+            self.store.exec(&scheduled).await?;
+        }
+        let mut pushes = vec![(self.keys.document_log(), doc.url.as_bytes().to_vec())];
+        if let Some(orig) = &duplicate_of {
+            pushes.push((self.keys.duplicates(orig), doc.url.as_bytes().to_vec()));
+        }
+        let counter = if duplicate_of.is_some() {
+            "duplicate"
+        } else {
+            "stored"
+        };
+        self.store
+            .one(Op::SetNxWith {
                 key: doc_key,
                 value: json,
+                pushes,
+                counts: vec![(self.keys.stats(), counter.into(), 1)],
             })
             .await?
             .int()?;
-        if created == 1 {
-            let mut ops = vec![
-                Op::RPush {
-                    key: self.keys.document_log(),
-                    value: doc.url.as_bytes().to_vec(),
-                },
-                Op::HIncr {
-                    key: self.keys.stats(),
-                    field: if duplicate_of.is_some() {
-                        "duplicate"
-                    } else {
-                        "stored"
-                    }
-                    .into(),
-                    by: 1,
-                },
-            ];
-            if let Some(orig) = &duplicate_of {
-                ops.push(Op::RPush {
-                    key: self.keys.duplicates(orig),
-                    value: doc.url.as_bytes().to_vec(),
-                });
-            }
-            ops.extend(scheduled);
-            self.store.exec(&ops).await?;
-        }
         Ok(Outcome::default())
     }
 }

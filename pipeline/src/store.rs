@@ -153,6 +153,18 @@ pub enum Op {
         counter: String,
         by: i64,
     },
+    /// A value and its bookkeeping in one atomic step: `SETNX key value`,
+    /// and only when it was set, `RPUSH` each of `pushes` and `HINCRBY` each
+    /// of `counts` (key, field, by). Reply Int(1 if set). A worker killed
+    /// around it leaves all or nothing, and a redelivery that finds the key
+    /// set has nothing left to do. (contentseen's documents, their export
+    /// log, duplicate lists and counters.)
+    SetNxWith {
+        key: String,
+        value: Vec<u8>,
+        pushes: Vec<(String, Vec<u8>)>,
+        counts: Vec<(String, String, i64)>,
+    },
 }
 
 impl Op {
@@ -174,6 +186,7 @@ impl Op {
             Op::Del { .. } => "DEL",
             Op::Claim { .. } => "CLAIM",
             Op::ClaimFirst { .. } => "CLAIM_FIRST",
+            Op::SetNxWith { .. } => "SETNX_WITH",
             Op::HostEnqueue { .. } => "HOST_ENQUEUE",
             Op::HostRelease { .. } => "HOST_RELEASE",
             Op::HostSweep { .. } => "HOST_SWEEP",
@@ -255,6 +268,25 @@ impl Reply {
         }
     }
 }
+
+/// Lua for [`Op::SetNxWith`]: KEYS = key, push keys..., count keys...;
+/// ARGV = value, number of pushes, push values..., then field and by of
+/// each count.
+const SETNX_WITH_LUA: &str = r#"
+if redis.call('SETNX', KEYS[1], ARGV[1]) == 0 then
+  return 0
+end
+local pushes = tonumber(ARGV[2])
+for i = 1, pushes do
+  redis.call('RPUSH', KEYS[1 + i], ARGV[2 + i])
+end
+local a = 3 + pushes
+for k = 2 + pushes, #KEYS do
+  redis.call('HINCRBY', KEYS[k], ARGV[a], ARGV[a + 1])
+  a = a + 2
+end
+return 1
+"#;
 
 /// Lua for [`Op::ClaimFirst`]: KEYS = slot hashes..., counter; ARGV = by,
 /// then field and value of each slot.
@@ -392,6 +424,7 @@ return due
 struct Scripts {
     claim: redis::Script,
     claim_first: redis::Script,
+    setnx_with: redis::Script,
     enqueue: redis::Script,
     release: redis::Script,
     sweep: redis::Script,
@@ -407,6 +440,7 @@ impl Scripts {
         Scripts {
             claim: redis::Script::new(CLAIM_LUA),
             claim_first: redis::Script::new(CLAIM_FIRST_LUA),
+            setnx_with: redis::Script::new(SETNX_WITH_LUA),
             enqueue: timed(HOST_ENQUEUE_LUA),
             release: timed(HOST_RELEASE_LUA),
             sweep: timed(HOST_SWEEP_LUA),
@@ -422,6 +456,7 @@ impl Scripts {
         match op {
             Op::Claim { .. } => Some(&self.claim),
             Op::ClaimFirst { .. } => Some(&self.claim_first),
+            Op::SetNxWith { .. } => Some(&self.setnx_with),
             Op::HostEnqueue { .. } => Some(&self.enqueue),
             Op::HostRelease { .. } => Some(&self.release),
             Op::HostSweep { .. } => Some(&self.sweep),
@@ -668,6 +703,22 @@ impl RedisStore {
                     inv.key(seen).key(claim).arg(*ttl_secs);
                     for m in members {
                         inv.arg(*m);
+                    }
+                    invocations.push(inv);
+                }
+                Op::SetNxWith {
+                    key,
+                    value,
+                    pushes,
+                    counts,
+                } => {
+                    let mut inv = self.scripts.setnx_with.prepare_invoke();
+                    inv.key(key).arg(value.as_slice()).arg(pushes.len());
+                    for (k, v) in pushes {
+                        inv.key(k).arg(v.as_slice());
+                    }
+                    for (k, field, by) in counts {
+                        inv.key(k).arg(field).arg(*by);
                     }
                     invocations.push(inv);
                 }
@@ -1130,6 +1181,37 @@ fn apply(map: &mut HashMap<String, Value>, op: &Op) -> Result<Reply, StoreError>
             Some(_) => return Err(StoreError::WrongType(key.clone())),
             None => Reply::Ints(Vec::new()),
         },
+        Op::SetNxWith {
+            key,
+            value,
+            pushes,
+            counts,
+        } => {
+            if map.contains_key(key) {
+                return Ok(Reply::Int(0));
+            }
+            map.insert(key.clone(), Value::Str(value.clone()));
+            for (k, v) in pushes {
+                apply(
+                    map,
+                    &Op::RPush {
+                        key: k.clone(),
+                        value: v.clone(),
+                    },
+                )?;
+            }
+            for (k, field, by) in counts {
+                apply(
+                    map,
+                    &Op::HIncr {
+                        key: k.clone(),
+                        field: field.clone(),
+                        by: *by,
+                    },
+                )?;
+            }
+            Reply::Int(1)
+        }
         Op::ClaimFirst { slots, counter, by } => {
             let mut out = Vec::with_capacity(slots.len() + 1);
             for (key, field, value) in slots {

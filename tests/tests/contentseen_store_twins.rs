@@ -1,0 +1,142 @@
+//! `Op::ClaimFirst` and `Op::SetNxWith` are each written twice, as a Lua script for Redis and as its
+//! twin in the memory store of `crawler run`: the same sequences of ops give
+//! the same replies on both (a first claim, a slot owned by another, the
+//! same slot twice in one call, no slot at all, binary values).
+
+use crawler_tests::REDIS_URL;
+use pipeline::store::{Op, Reply};
+use pipeline::Store;
+
+fn claim(ns: &str, slots: &[(&str, &str, &[u8])], by: i64) -> Op {
+    Op::ClaimFirst {
+        slots: slots
+            .iter()
+            .map(|(k, f, v)| (format!("{ns}:lsh:{k}"), f.to_string(), v.to_vec()))
+            .collect(),
+        counter: format!("{ns}:fpseq"),
+        by,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_script_and_its_memory_twin_agree() {
+    let env = crawler_tests::TestEnv::in_process("claimfirst");
+    let ns = env.namespace.clone();
+    let redis = Store::redis(REDIS_URL).await.expect("redis");
+    let memory = Store::memory();
+    let steps: Vec<Vec<Op>> = vec![
+        vec![claim(&ns, &[("0:1", "11", b"100"), ("1:1", "12", b"100")], 1)],
+        // A second document: one slot taken, one new; the same slot twice.
+        vec![claim(
+            &ns,
+            &[("0:1", "11", b"200"), ("1:2", "13", b"200"), ("1:2", "13", b"201")],
+            2,
+        )],
+        // No slot: the counter alone.
+        vec![claim(&ns, &[], 1)],
+        // Binary values and two calls in one pipeline, in order.
+        vec![
+            claim(&ns, &[("2:9", "-5", &[0xFF, 0, 1])], 1),
+            claim(&ns, &[("2:9", "-5", &[7]), ("0:1", "11", b"300")], 3),
+        ],
+    ];
+    let mut replies = Vec::new();
+    for store in [&redis, &memory] {
+        let mut got: Vec<Vec<Reply>> = Vec::new();
+        for ops in &steps {
+            got.push(store.exec(ops).await.expect("exec"));
+        }
+        replies.push(got);
+    }
+    assert_eq!(replies[0], replies[1], "Redis and memory differ");
+    // And what they agree on is right.
+    let owners = |r: &Reply| match r {
+        Reply::Array(items) => items.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        owners(&replies[1][1][0]),
+        vec![
+            Reply::Data(b"100".to_vec()),
+            Reply::Data(b"200".to_vec()),
+            Reply::Data(b"200".to_vec()),
+            Reply::Int(3)
+        ]
+    );
+    assert_eq!(owners(&replies[1][2][0]), vec![Reply::Int(4)]);
+    assert_eq!(
+        owners(&replies[1][3][1]),
+        vec![Reply::Data(vec![0xFF, 0, 1]), Reply::Data(b"100".to_vec()), Reply::Int(8)]
+    );
+    env.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn setnx_with_and_its_memory_twin_agree() {
+    let env = crawler_tests::TestEnv::in_process("setnxwith");
+    let ns = env.namespace.clone();
+    let k = |s: &str| format!("{ns}:{s}");
+    let op = |doc: &str, value: &[u8], dup_of: Option<&str>| Op::SetNxWith {
+        key: k(&format!("doc:{doc}")),
+        value: value.to_vec(),
+        pushes: std::iter::once((k("docs"), doc.as_bytes().to_vec()))
+            .chain(dup_of.map(|o| (k(&format!("dups:{o}")), doc.as_bytes().to_vec())))
+            .collect(),
+        counts: vec![(
+            k("stats"),
+            if dup_of.is_some() { "duplicate" } else { "stored" }.into(),
+            1,
+        )],
+    };
+    let steps: Vec<Vec<Op>> = vec![
+        vec![op("a", b"{\"a\":1}", None)],
+        vec![op("b", &[0xFF, 0], Some("a"))],
+        // A redelivery: nothing happens twice.
+        vec![op("b", b"other", Some("a")), op("a", b"x", None)],
+        vec![
+            Op::LRange {
+                key: k("docs"),
+                start: 0,
+                stop: -1,
+            },
+            Op::LRange {
+                key: k("dups:a"),
+                start: 0,
+                stop: -1,
+            },
+            Op::HGet {
+                key: k("stats"),
+                field: "stored".into(),
+            },
+            Op::HGet {
+                key: k("stats"),
+                field: "duplicate".into(),
+            },
+            Op::Get { key: k("doc:b") },
+        ],
+    ];
+    let mut replies = Vec::new();
+    for store in [
+        &Store::redis(REDIS_URL).await.expect("redis"),
+        &Store::memory(),
+    ] {
+        let mut got: Vec<Vec<Reply>> = Vec::new();
+        for ops in &steps {
+            got.push(store.exec(ops).await.expect("exec"));
+        }
+        replies.push(got);
+    }
+    assert_eq!(replies[0], replies[1], "Redis and memory differ");
+    let r = &replies[1];
+    assert_eq!(r[0][0], Reply::Int(1));
+    assert_eq!(r[2], vec![Reply::Int(0), Reply::Int(0)]);
+    assert_eq!(
+        r[3][0],
+        Reply::Array(vec![Reply::Data(b"a".to_vec()), Reply::Data(b"b".to_vec())])
+    );
+    assert_eq!(r[3][1], Reply::Array(vec![Reply::Data(b"b".to_vec())]));
+    assert_eq!(r[3][2], Reply::Data(b"1".to_vec()));
+    assert_eq!(r[3][3], Reply::Data(b"1".to_vec()));
+    assert_eq!(r[3][4], Reply::Data(vec![0xFF, 0]));
+    env.cleanup().await;
+}
