@@ -20,11 +20,11 @@ use std::time::{Duration, Instant};
 
 use contentseen::bands::Layout;
 use contentseen::evaluation::{build, is_duplicate, score, EvalSet, Kind, Lookup, Scores};
+use contentseen::minhash::{Signature, BANDS, SIGNATURE_BYTES};
 use contentseen::reach::{Probe, Reach};
 use contentseen::simhash::{
     distance, fingerprint, sketch_with, Features, Fingerprint, Sketch, DEFAULT,
 };
-use contentseen::minhash::{Signature, BANDS, SIGNATURE_BYTES};
 use contentseen::table::{encode_record, Table};
 use pipeline::Store;
 use redis::aio::MultiplexedConnection;

@@ -164,7 +164,10 @@ mod tests {
                 total += jaccard(&a, &b);
             }
             let mean = total / 50.0;
-            assert!((mean - truth).abs() < 0.06, "J {truth}: mean estimate {mean}");
+            assert!(
+                (mean - truth).abs() < 0.06,
+                "J {truth}: mean estimate {mean}"
+            );
         }
     }
 
@@ -173,7 +176,10 @@ mod tests {
         let a = of(0..50);
         let b = of(0..50);
         assert_eq!(a.bands(), b.bands());
-        assert_eq!(jaccard(&a.signature().unwrap(), &b.signature().unwrap()), 1.0);
+        assert_eq!(
+            jaccard(&a.signature().unwrap(), &b.signature().unwrap()),
+            1.0
+        );
         assert_eq!(MinHash::default().signature(), None);
         assert_eq!(MinHash::default().bands(), None);
         // A few shingles still give a full signature.

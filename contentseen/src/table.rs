@@ -92,7 +92,9 @@ pub enum TableError {
     Replies { sent: usize, got: usize },
     #[error("sequence number {seq} (fingerprint {fingerprint:016x}) has no URL recorded yet")]
     MissingUrl { seq: i64, fingerprint: u64 },
-    #[error("fingerprint {fingerprint:016x}, found through a MinHash key it owns, has no record yet")]
+    #[error(
+        "fingerprint {fingerprint:016x}, found through a MinHash key it owns, has no record yet"
+    )]
     UnrecordedOwner { fingerprint: u64 },
 }
 
@@ -300,7 +302,11 @@ impl Table {
 
     /// From the reply to the last op of [`Table::insert_ops`]: per
     /// document, the other fingerprints that own one of its LSH slots.
-    pub fn lsh_owners(&self, probes: &[Probe], claimed: &Reply) -> Result<Vec<Vec<u64>>, TableError> {
+    pub fn lsh_owners(
+        &self,
+        probes: &[Probe],
+        claimed: &Reply,
+    ) -> Result<Vec<Vec<u64>>, TableError> {
         let items: &[Reply] = match claimed {
             Reply::Array(items) => items,
             _ => &[],
@@ -643,19 +649,10 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(v[0], Verdict::Original);
-        assert_eq!(
-            v[1],
-            dup("a", 3)
-        );
+        assert_eq!(v[1], dup("a", 3));
         // 4 bits from a, 1 from b: b is earlier than c, so c points at b.
-        assert_eq!(
-            v[2],
-            dup("b", 1)
-        );
-        assert_eq!(
-            v[3],
-            dup("a", 0)
-        );
+        assert_eq!(v[2], dup("b", 1));
+        assert_eq!(v[3], dup("a", 0));
         // A redelivery of a stays the original; of d stays a duplicate.
         let v = t.decide(&[(p(fp), "a"), (p(fp), "d")]).await.unwrap();
         assert_eq!(v[0], Verdict::Original);
@@ -702,10 +699,7 @@ mod tests {
         let v = t.decide(&[(short(fp, 7), "a")]).await.unwrap();
         assert_eq!(v, vec![Verdict::Original]);
         let v = t.decide(&[(short(near, 7), "b")]).await.unwrap();
-        assert_eq!(
-            v,
-            vec![dup("a", 7)]
-        );
+        assert_eq!(v, vec![dup("a", 7)]);
         // Not within the stored document's radius: a long article stored
         // with radius 3 is no match at 7.
         let t = table();

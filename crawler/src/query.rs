@@ -50,15 +50,16 @@ pub async fn run(service: &pipeline::ServiceConfig, args: QueryArgs) -> anyhow::
         let url = frontier::normalize::normalize(url, None)
             .map(|u| u.to_string())
             .unwrap_or_else(|_| url.clone());
-        let text = std::fs::read_to_string(file)
-            .with_context(|| format!("reading {}", file.display()))?;
+        let text =
+            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
         let docs: Vec<StoredDocument> = text
             .lines()
             .filter(|l| !l.trim().is_empty())
             .enumerate()
             .map(|(i, l)| {
-                serde_json::from_str(l)
-                    .with_context(|| format!("{} line {}: not a stored document", file.display(), i + 1))
+                serde_json::from_str(l).with_context(|| {
+                    format!("{} line {}: not a stored document", file.display(), i + 1)
+                })
             })
             .collect::<anyhow::Result<_>>()?;
         let find = |u: &str| docs.iter().find(|d| d.url == u);
@@ -98,9 +99,9 @@ pub async fn run(service: &pipeline::ServiceConfig, args: QueryArgs) -> anyhow::
                 Ok(Some(doc))
             }
         };
-        let doc = get(url.clone()).await?.with_context(|| {
-            format!("{url}: not stored in namespace {:?}", service.namespace)
-        })?;
+        let doc = get(url.clone())
+            .await?
+            .with_context(|| format!("{url}: not stored in namespace {:?}", service.namespace))?;
         let original = match &doc.duplicate_of {
             Some(of) => get(of.clone()).await?,
             None => None,

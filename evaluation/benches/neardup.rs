@@ -14,7 +14,10 @@ use pipeline::Store;
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let mut config = Config::default();
-    if let Some(seed) = std::env::var("NEARDUP_SEED").ok().and_then(|s| s.parse().ok()) {
+    if let Some(seed) = std::env::var("NEARDUP_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
         config.seed = seed;
     }
     let started = std::time::Instant::now();

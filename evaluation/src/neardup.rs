@@ -250,7 +250,9 @@ fn boiler_for(script: Option<Script>) -> &'static Boiler {
 }
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// The links of a list, as `<li><a>` items.
@@ -416,7 +418,9 @@ fn shingles(text: &str) -> std::collections::HashSet<u64> {
     contentseen::simhash::for_each_token(text, |t| tokens.push(t));
     tokens
         .windows(4.min(tokens.len().max(1)))
-        .map(|w| xxhash_rust::xxh3::xxh3_64(&w.iter().flat_map(|t| t.to_le_bytes()).collect::<Vec<u8>>()))
+        .map(|w| {
+            xxhash_rust::xxh3::xxh3_64(&w.iter().flat_map(|t| t.to_le_bytes()).collect::<Vec<u8>>())
+        })
         .collect()
 }
 
@@ -529,7 +533,10 @@ pub fn build(config: &Config) -> Result<EvalSet, String> {
         titles.entry(*s).or_default().push(b.title.clone());
     }
     let headlines = |s: &Option<Script>, rng: &mut EvalRng, n: usize| -> Vec<String> {
-        let pool = titles.get(s).filter(|p| p.len() >= n).or(titles.get(&Some(Script::Latin)));
+        let pool = titles
+            .get(s)
+            .filter(|p| p.len() >= n)
+            .or(titles.get(&Some(Script::Latin)));
         match pool {
             Some(p) => (0..n).map(|_| pick(rng, p).clone()).collect(),
             None => Vec::new(),
@@ -561,7 +568,15 @@ pub fn build(config: &Config) -> Result<EvalSet, String> {
             None => {
                 let site = site_name(base.source, home_template);
                 let side = headlines(&script, &mut r, 5);
-                let html = render(home_template, boiler, &site, &base.title, &base.paragraphs, None, &side);
+                let html = render(
+                    home_template,
+                    boiler,
+                    &site,
+                    &base.title,
+                    &base.paragraphs,
+                    None,
+                    &side,
+                );
                 serve(format!("http://{site}/a/{slug}"), &html, base.encoding)
             }
         };
@@ -571,13 +586,24 @@ pub fn build(config: &Config) -> Result<EvalSet, String> {
             let site = site_name(base.source, template);
             let side = headlines(&script, r, 5);
             let box_ = related.then(|| headlines(&script, r, 4));
-            let html = render(template, boiler, &site, &base.title, paragraphs, box_.as_deref(), &side);
+            let html = render(
+                template,
+                boiler,
+                &site,
+                &base.title,
+                paragraphs,
+                box_.as_deref(),
+                &side,
+            );
             let path = match kind {
                 Kind::Mirror => "m",
                 Kind::LightEdit => "e",
                 _ => "h",
             };
-            page(kind, serve(format!("http://{site}/{path}/{slug}"), &html, base.encoding))
+            page(
+                kind,
+                serve(format!("http://{site}/{path}/{slug}"), &html, base.encoding),
+            )
         };
         rest.push(variant(Kind::Mirror, &base.paragraphs, false, &mut r));
         if tokens >= MIN_EDITED_TOKENS {
@@ -614,7 +640,11 @@ pub fn build(config: &Config) -> Result<EvalSet, String> {
         };
         let (script, tokens, held) = match cluster {
             Some(c) => (homes[c].script, homes[c].tokens, homes[c].held_aside),
-            None => (Some(Script::Latin), 0, held_aside(&format!("site:{}", spec.path))),
+            None => (
+                Some(Script::Latin),
+                0,
+                held_aside(&format!("site:{}", spec.path)),
+            ),
         };
         rest.push(EvalPage {
             name: format!("test site {}/{}", spec.path, kind.name()),
@@ -639,16 +669,39 @@ pub fn build(config: &Config) -> Result<EvalSet, String> {
         }
         for l in 0..4 {
             let template = l % 4;
-            let site = format!("list{l}-{}.eval.invalid", s.map_or("none", Script::name).replace('/', ""));
+            let site = format!(
+                "list{l}-{}.eval.invalid",
+                s.map_or("none", Script::name).replace('/', "")
+            );
             let lines: Vec<String> = (0..15)
-                .map(|i| format!("{} · 2024-0{}-{:02} 10:{:02}", pick(&mut r, pool), 1 + l, 1 + i, 3 * i))
+                .map(|i| {
+                    format!(
+                        "{} · 2024-0{}-{:02} 10:{:02}",
+                        pick(&mut r, pool),
+                        1 + l,
+                        1 + i,
+                        3 * i
+                    )
+                })
                 .collect();
             let boiler = boiler_for(*s);
             let nav: Vec<String> = boiler.nav.iter().map(|x| x.to_string()).collect();
-            let body = format!("<ul class=\"headlines\">{}</ul><div class=\"pager\">{}</div>", items(&site, &lines), items(&site, &nav));
-            let html = render(template, boiler, &site, boiler.nav[1], &[], None, &lines[..5])
-                .replacen("</h1>", &format!("</h1>{body}"), 1)
-                .replacen("</h2>", &format!("</h2>{body}"), 1);
+            let body = format!(
+                "<ul class=\"headlines\">{}</ul><div class=\"pager\">{}</div>",
+                items(&site, &lines),
+                items(&site, &nav)
+            );
+            let html = render(
+                template,
+                boiler,
+                &site,
+                boiler.nav[1],
+                &[],
+                None,
+                &lines[..5],
+            )
+            .replacen("</h1>", &format!("</h1>{body}"), 1)
+            .replacen("</h2>", &format!("</h2>{body}"), 1);
             let id = format!("listing {} {l}", s.map_or("none", Script::name));
             rest.push(EvalPage {
                 name: id.clone(),
@@ -677,7 +730,11 @@ pub fn build(config: &Config) -> Result<EvalSet, String> {
             let template = (e + bi) % 4;
             let site = format!("empty{e}-{bi}.eval.invalid");
             let body = make(boiler);
-            let paragraphs: Vec<String> = if body.is_empty() { Vec::new() } else { vec![body] };
+            let paragraphs: Vec<String> = if body.is_empty() {
+                Vec::new()
+            } else {
+                vec![body]
+            };
             let html = render(template, boiler, &site, "", &paragraphs, None, &[]);
             let id = format!("near-empty {e}/{bi}");
             rest.push(EvalPage {
@@ -949,30 +1006,58 @@ pub fn report(set: &EvalSet, decided: &[Decided]) -> String {
         set.homes,
         set.seed
     );
-    table(&mut out, "By kind", &split(set, decided, |p| p.kind), |k| k.name().into());
-    table(&mut out, "By script", &split(set, decided, |p| p.script), script_name);
-    table(&mut out, "By length (base tokens)", &split(set, decided, |p| bucket(p.tokens)), |k| k.1.into());
-    table(&mut out, "By source", &split(set, decided, |p| p.source), |k| k.name().into());
-    let _ = writeln!(out, "\n### Pages stored without an article, by kind (tuned + held aside)\n");
+    table(&mut out, "By kind", &split(set, decided, |p| p.kind), |k| {
+        k.name().into()
+    });
+    table(
+        &mut out,
+        "By script",
+        &split(set, decided, |p| p.script),
+        script_name,
+    );
+    table(
+        &mut out,
+        "By length (base tokens)",
+        &split(set, decided, |p| bucket(p.tokens)),
+        |k| k.1.into(),
+    );
+    table(
+        &mut out,
+        "By source",
+        &split(set, decided, |p| p.source),
+        |k| k.name().into(),
+    );
+    let _ = writeln!(
+        out,
+        "\n### Pages stored without an article, by kind (tuned + held aside)\n"
+    );
     for kind in Kind::ALL {
         let (n, of) = decided
             .iter()
             .zip(&set.pages)
             .filter(|(_, p)| p.kind == kind)
             .fold((0, 0), |(n, of), (d, _)| {
-                (n + usize::from(d.doc.as_ref().is_some_and(|doc| !doc.article)), of + 1)
+                (
+                    n + usize::from(d.doc.as_ref().is_some_and(|doc| !doc.article)),
+                    of + 1,
+                )
             });
         let _ = writeln!(out, "- {}: {n} of {of}", kind.name());
     }
     let _ = writeln!(out, "\nHome pages stored without an article:");
-    for (d, p) in decided.iter().zip(&set.pages).filter(|(d, p)| {
-        p.kind == Kind::Original && d.doc.as_ref().is_some_and(|doc| !doc.article)
-    }) {
+    for (d, p) in decided
+        .iter()
+        .zip(&set.pages)
+        .filter(|(d, p)| p.kind == Kind::Original && d.doc.as_ref().is_some_and(|doc| !doc.article))
+    {
         let head: String = d.text.chars().take(80).collect();
         let _ = writeln!(out, "- {} ({} tokens): {head:?}", p.name, p.tokens);
     }
     let cells = split(set, decided, |p| (p.kind, p.script));
-    let _ = writeln!(out, "\n### Cells (kind x script) with precision under 0.98 or recall under 0.95\n");
+    let _ = writeln!(
+        out,
+        "\n### Cells (kind x script) with precision under 0.98 or recall under 0.95\n"
+    );
     for ((k, s), t) in &cells {
         for (part, t) in ["tuned", "held aside"].iter().zip(t) {
             if t.precision() < 0.98 || t.recall() < 0.95 {
@@ -1006,14 +1091,24 @@ pub fn report(set: &EvalSet, decided: &[Decided]) -> String {
             let Some(home) = p.cluster.and_then(|c| decided.get(c)) else {
                 continue;
             };
-            let fp = |d: &Decided| d.doc.as_ref().and_then(|doc| u64::from_str_radix(&doc.simhash, 16).ok());
+            let fp = |d: &Decided| {
+                d.doc
+                    .as_ref()
+                    .and_then(|doc| u64::from_str_radix(&doc.simhash, 16).ok())
+            };
             if let (Some(a), Some(b)) = (fp(d), fp(home)) {
                 dist[((a ^ b).count_ones() as usize).min(11)] += 1;
             }
             let j = jaccard(&shingles(&d.text), &shingles(&home.text));
             jac[((j * 10.0) as usize).min(9)] += 1;
         }
-        let _ = writeln!(out, "- {}: distance 0..10,11+: {:?}; Jaccard by tenths: {:?}", kind.name(), dist, jac);
+        let _ = writeln!(
+            out,
+            "- {}: distance 0..10,11+: {:?}; Jaccard by tenths: {:?}",
+            kind.name(),
+            dist,
+            jac
+        );
     }
     let _ = writeln!(out, "\n### Confusion cases\n");
     for (i, d) in decided.iter().enumerate() {
@@ -1023,8 +1118,15 @@ pub fn report(set: &EvalSet, decided: &[Decided]) -> String {
         }
         let p = &set.pages[i];
         let doc = d.doc.as_ref();
-        let what = if t.fp > 0 { "FALSE DUPLICATE" } else { "MISSED" };
-        let of = d.duplicate_of.map(|j| set.pages[j].name.as_str()).unwrap_or("-");
+        let what = if t.fp > 0 {
+            "FALSE DUPLICATE"
+        } else {
+            "MISSED"
+        };
+        let of = d
+            .duplicate_of
+            .map(|j| set.pages[j].name.as_str())
+            .unwrap_or("-");
         // For a missed page: its distance to its home page.
         let home = p
             .cluster

@@ -81,7 +81,11 @@ fn sorted_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
 fn title_of(paragraphs: &[String]) -> String {
     let first = paragraphs.first().map(String::as_str).unwrap_or("");
     if first.contains(' ') {
-        first.split_whitespace().take(9).collect::<Vec<_>>().join(" ")
+        first
+            .split_whitespace()
+            .take(9)
+            .collect::<Vec<_>>()
+            .join(" ")
     } else {
         first.chars().take(18).collect()
     }
@@ -180,9 +184,15 @@ pub fn text_lines(markup: &str) -> Vec<String> {
             rest = inner.get(end + 3..).unwrap_or("");
         } else if rest.starts_with("<!--") {
             rest = &rest[skip_to(rest, "-->")..];
-        } else if rest.get(..7).is_some_and(|t| t.eq_ignore_ascii_case("<script")) {
+        } else if rest
+            .get(..7)
+            .is_some_and(|t| t.eq_ignore_ascii_case("<script"))
+        {
             rest = &rest[skip_to(rest, "</script>")..];
-        } else if rest.get(..6).is_some_and(|t| t.eq_ignore_ascii_case("<style")) {
+        } else if rest
+            .get(..6)
+            .is_some_and(|t| t.eq_ignore_ascii_case("<style"))
+        {
             rest = &rest[skip_to(rest, "</style>")..];
         } else {
             rest = &rest[skip_to(rest, ">")..];
@@ -226,7 +236,10 @@ pub fn corpus() -> Result<Vec<CorpusText>, String> {
                 continue;
             };
             let (text, _) = encoding.decode_with_bom_removal(&bytes);
-            let name = file.file_name().and_then(|s| s.to_str()).unwrap_or_default();
+            let name = file
+                .file_name()
+                .and_then(|s| s.to_str())
+                .unwrap_or_default();
             out.push(CorpusText {
                 id: format!("{label}/{name}"),
                 encoding,

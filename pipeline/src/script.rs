@@ -117,7 +117,10 @@ pub fn dominant(text: &str) -> Option<Script> {
         counts[Script::Kana as usize] += han;
         counts[Script::Han as usize] = 0;
     }
-    let (best, &n) = counts.iter().enumerate().max_by_key(|&(i, n)| (*n, usize::MAX - i))?;
+    let (best, &n) = counts
+        .iter()
+        .enumerate()
+        .max_by_key(|&(i, n)| (*n, usize::MAX - i))?;
     (n > 0).then_some(Script::ALL[best])
 }
 
@@ -129,7 +132,10 @@ mod tests {
     fn scripts_of_texts() {
         assert_eq!(dominant("The quick brown fox"), Some(Script::Latin));
         assert_eq!(dominant("北京时间今天上午"), Some(Script::Han));
-        assert_eq!(dominant("東京で今日、新しいカメラが発売された"), Some(Script::Kana));
+        assert_eq!(
+            dominant("東京で今日、新しいカメラが発売された"),
+            Some(Script::Kana)
+        );
         assert_eq!(dominant("서울에서 오늘"), Some(Script::Hangul));
         assert_eq!(dominant("Москва сегодня"), Some(Script::Cyrillic));
         assert_eq!(dominant("مرحبا بالعالم"), Some(Script::Arabic));

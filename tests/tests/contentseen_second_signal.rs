@@ -120,12 +120,17 @@ async fn reposts_beyond_the_radius_are_found_and_lookalikes_are_not() {
             let (Fingerprint::Sim(x), Fingerprint::Sim(y)) = (a.fingerprint, b.fingerprint) else {
                 continue;
             };
-            let radius = reach.radius(&layout, a.tokens).min(reach.radius(&layout, b.tokens));
+            let radius = reach
+                .radius(&layout, a.tokens)
+                .min(reach.radius(&layout, b.tokens));
             let est = jaccard(
                 &a.minhash.signature().expect("signature"),
                 &b.minhash.signature().expect("signature"),
             );
-            assert!(est < 0.3, "distinct site articles {i} and {j}: estimate {est}");
+            assert!(
+                est < 0.3,
+                "distinct site articles {i} and {j}: estimate {est}"
+            );
             if distance(x, y) <= radius {
                 lookalikes += 1;
             }
@@ -187,7 +192,12 @@ async fn pages_without_an_article_are_never_near_duplicates() {
         assert_eq!(doc.duplicate_of, None, "{url} is nobody's near-duplicate");
     }
     // The listing keeps its text; a short exact copy is still a copy.
-    assert_eq!(stored_document(&store, &keys, "http://n/listing-2").await.text, listing);
+    assert_eq!(
+        stored_document(&store, &keys, "http://n/listing-2")
+            .await
+            .text,
+        listing
+    );
     let short = stored_document(&store, &keys, "http://n/short-2").await;
     assert!(short.article);
     assert_eq!(short.duplicate_of.as_deref(), Some("http://n/short-1"));

@@ -26,7 +26,13 @@ async fn short_bodies_match_exactly_and_only_exactly() {
 
     // Distinct words of letters (numbers are not features).
     let words: Vec<String> = (0..MIN_TOKENS)
-        .map(|i| format!("word{}{}", (b'a' + (i / 26) as u8) as char, (b'a' + (i % 26) as u8) as char))
+        .map(|i| {
+            format!(
+                "word{}{}",
+                (b'a' + (i / 26) as u8) as char,
+                (b'a' + (i % 26) as u8) as char
+            )
+        })
         .collect();
     let short = words[..MIN_TOKENS - 1].join(" ");
     let long = words.join(" ");

@@ -25,11 +25,19 @@ async fn the_script_and_its_memory_twin_agree() {
     let redis = Store::redis(REDIS_URL).await.expect("redis");
     let memory = Store::memory();
     let steps: Vec<Vec<Op>> = vec![
-        vec![claim(&ns, &[("0:1", "11", b"100"), ("1:1", "12", b"100")], 1)],
+        vec![claim(
+            &ns,
+            &[("0:1", "11", b"100"), ("1:1", "12", b"100")],
+            1,
+        )],
         // A second document: one slot taken, one new; the same slot twice.
         vec![claim(
             &ns,
-            &[("0:1", "11", b"200"), ("1:2", "13", b"200"), ("1:2", "13", b"201")],
+            &[
+                ("0:1", "11", b"200"),
+                ("1:2", "13", b"200"),
+                ("1:2", "13", b"201"),
+            ],
             2,
         )],
         // No slot: the counter alone.
@@ -66,7 +74,11 @@ async fn the_script_and_its_memory_twin_agree() {
     assert_eq!(owners(&replies[1][2][0]), vec![Reply::Int(4)]);
     assert_eq!(
         owners(&replies[1][3][1]),
-        vec![Reply::Data(vec![0xFF, 0, 1]), Reply::Data(b"100".to_vec()), Reply::Int(8)]
+        vec![
+            Reply::Data(vec![0xFF, 0, 1]),
+            Reply::Data(b"100".to_vec()),
+            Reply::Int(8)
+        ]
     );
     env.cleanup().await;
 }
@@ -84,7 +96,12 @@ async fn setnx_with_and_its_memory_twin_agree() {
             .collect(),
         counts: vec![(
             k("stats"),
-            if dup_of.is_some() { "duplicate" } else { "stored" }.into(),
+            if dup_of.is_some() {
+                "duplicate"
+            } else {
+                "stored"
+            }
+            .into(),
             1,
         )],
     };

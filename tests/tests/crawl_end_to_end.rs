@@ -43,7 +43,9 @@ fn check_clusters(site: &Site, base: &str, docs: &[StoredDocument]) {
             // two documents), and nothing points at it.
             assert_eq!(d.duplicate_of, None, "{} has no article", d.url);
             assert!(
-                !docs.iter().any(|o| o.duplicate_of.as_deref() == Some(d.url.as_str())),
+                !docs
+                    .iter()
+                    .any(|o| o.duplicate_of.as_deref() == Some(d.url.as_str())),
                 "a document points at {}, which has no article",
                 d.url
             );
@@ -84,7 +86,14 @@ fn check_clusters(site: &Site, base: &str, docs: &[StoredDocument]) {
             // Within its radius, or beyond it with the second signal agreeing.
             let within = d.distance.zip(d.radius).is_some_and(|(k, r)| k <= r);
             let confirmed = d.jaccard.is_some_and(|j| j >= 0.3);
-            assert!(within || confirmed, "{}: {:?} {:?} {:?}", d.url, d.distance, d.radius, d.jaccard);
+            assert!(
+                within || confirmed,
+                "{}: {:?} {:?} {:?}",
+                d.url,
+                d.distance,
+                d.radius,
+                d.jaccard
+            );
         }
     }
 }
@@ -250,12 +259,21 @@ async fn services_and_local_mode_crawl_the_site_alike() {
         .find(|d| d.duplicate_of.is_some())
         .expect("some duplicate in the local run");
     let why: serde_json::Value = serde_json::from_str(
-        env.crawler_ok(&["query", "--why", &local_dup.url, "--from", out.to_str().unwrap()])
-            .trim(),
+        env.crawler_ok(&[
+            "query",
+            "--why",
+            &local_dup.url,
+            "--from",
+            out.to_str().unwrap(),
+        ])
+        .trim(),
     )
     .unwrap();
     assert_eq!(why["verdict"], "near-duplicate");
-    assert_eq!(why["duplicate_of"].as_str(), local_dup.duplicate_of.as_deref());
+    assert_eq!(
+        why["duplicate_of"].as_str(),
+        local_dup.duplicate_of.as_deref()
+    );
     assert_eq!(why["distance"].as_u64(), local_dup.distance.map(u64::from));
     assert!(why["original_tokens"].as_u64().is_some_and(|t| t > 0));
 }

@@ -33,9 +33,9 @@ async fn memory_and_redis_give_the_same_verdicts() {
         );
     }
     let all = totals(&set, &memory);
-    let (tp, fp, expected) = all
-        .iter()
-        .fold((0, 0, 0), |(a, b, c), t| (a + t.tp, b + t.fp, c + t.expected));
+    let (tp, fp, expected) = all.iter().fold((0, 0, 0), |(a, b, c), t| {
+        (a + t.tp, b + t.fp, c + t.expected)
+    });
     let precision = tp as f64 / (tp + fp).max(1) as f64;
     let recall = tp as f64 / expected.max(1) as f64;
     eprintln!(
