@@ -142,12 +142,12 @@ async fn reposts_beyond_the_radius_are_found_and_lookalikes_are_not() {
             .await
             .expect("handle");
     }
-    for i in 0..bodies.len() {
+    for (i, body) in bodies.iter().enumerate() {
         let doc = stored_document(&store, &keys, &format!("http://b/{i}")).await;
         if let Some(of) = &doc.duplicate_of {
             // Only the article the first part stored (the same text).
             assert!(
-                of == "http://a/orig" && bodies[i] == orig,
+                of == "http://a/orig" && *body == orig,
                 "article {i} marked a duplicate of {of} ({lookalikes} pairs within a radius)"
             );
         }
