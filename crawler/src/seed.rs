@@ -111,35 +111,102 @@ pub struct SeedArgs {
     pub urls: Vec<String>,
 }
 
-/// Reads the seed list from the arguments, `--file` or stdin.
+/// A seed as given, made a crawlable URL: `example.com/x` becomes
+/// `http://example.com/x`; anything that is not an http(s) URL with a host
+/// is refused with the reason.
+pub fn check_seed(seed: &str) -> Result<String, String> {
+    // `mailto:x`, `ftp://x` have a scheme; `host:8080/x` has a port.
+    let has_scheme = seed.contains("://")
+        || seed.split_once(':').is_some_and(|(s, rest)| {
+            !s.is_empty()
+                && !s.contains('.')
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+-".contains(c))
+                && !rest.starts_with(|c: char| c.is_ascii_digit())
+        });
+    let host_like = seed.contains('.') || seed.starts_with("localhost");
+    let candidate = if has_scheme {
+        seed.to_string()
+    } else if host_like && !seed.contains(char::is_whitespace) {
+        format!("http://{seed}")
+    } else {
+        return Err("not a URL (give http://host/path, or host.tld)".into());
+    };
+    let url =
+        frontier::normalize::normalize(&candidate, None).map_err(|e| format!("not a URL: {e}"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!(
+            "scheme {:?}: only http and https are crawled",
+            url.scheme()
+        ));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err("no host".into());
+    }
+    Ok(url.to_string())
+}
+
+/// Reads the seed list from the arguments, `--file` or stdin, made URLs by
+/// [`check_seed`]. Refused seeds are reported on stderr with where they
+/// came from (argument, or file and line number); an error when none is
+/// left.
 pub fn collect_seeds(
     urls: &[String],
     file: Option<&std::path::Path>,
 ) -> anyhow::Result<Vec<String>> {
-    fn from_reader(r: &mut dyn BufRead, seeds: &mut Vec<String>) -> anyhow::Result<()> {
-        for line in r.lines() {
-            let line = line?;
+    fn from_reader(
+        r: &mut dyn BufRead,
+        source: &str,
+        seeds: &mut Vec<(String, String)>,
+    ) -> anyhow::Result<()> {
+        for (n, line) in r.lines().enumerate() {
+            let line = line.with_context(|| format!("reading {source}"))?;
             let line = line.trim();
             if !line.is_empty() && !line.starts_with('#') {
-                seeds.push(line.to_string());
+                seeds.push((format!("{source} line {}", n + 1), line.to_string()));
             }
         }
         Ok(())
     }
-    let mut seeds = Vec::new();
+    let mut given: Vec<(String, String)> = Vec::new();
     if let Some(path) = file {
         let f = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
-        from_reader(&mut std::io::BufReader::new(f), &mut seeds)?;
+        from_reader(
+            &mut std::io::BufReader::new(f),
+            &path.display().to_string(),
+            &mut given,
+        )?;
     }
-    for u in urls {
+    for (i, u) in urls.iter().enumerate() {
         if u == "-" {
-            from_reader(&mut std::io::stdin().lock(), &mut seeds)?;
+            from_reader(&mut std::io::stdin().lock(), "stdin", &mut given)?;
         } else {
-            seeds.push(u.clone());
+            given.push((format!("argument {}", i + 1), u.clone()));
         }
     }
-    if seeds.is_empty() {
+    if given.is_empty() {
         anyhow::bail!("no seed URLs given (arguments, --file or -)");
+    }
+    let (mut seeds, mut refused) = (Vec::new(), 0usize);
+    for (source, seed) in &given {
+        match check_seed(seed) {
+            Ok(url) => seeds.push(url),
+            Err(why) => {
+                refused += 1;
+                if refused <= 20 {
+                    eprintln!("{source}: {seed:?} refused: {why}");
+                }
+            }
+        }
+    }
+    if refused > 20 {
+        eprintln!("... and {} more refused", refused - 20);
+    }
+    if seeds.is_empty() {
+        anyhow::bail!(
+            "none of the {} seed(s) given is an http(s) URL",
+            given.len()
+        );
     }
     Ok(seeds)
 }
@@ -202,4 +269,58 @@ pub async fn run(service: &pipeline::ServiceConfig, args: SeedArgs) -> anyhow::R
             .unwrap_or_default()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_are_urls_or_refused_with_a_reason() {
+        assert_eq!(
+            check_seed("example.com").as_deref(),
+            Ok("http://example.com/")
+        );
+        assert_eq!(
+            check_seed("example.com/a?b=1").as_deref(),
+            Ok("http://example.com/a?b=1")
+        );
+        assert_eq!(
+            check_seed("https://Example.com").as_deref(),
+            Ok("https://example.com/")
+        );
+        assert_eq!(
+            check_seed("localhost:8080/x").as_deref(),
+            Ok("http://localhost:8080/x")
+        );
+        for bad in [
+            "not-a-url",
+            "ftp://x",
+            "",
+            "http://",
+            "mailto:a@b.c",
+            "a b.c",
+        ] {
+            assert!(check_seed(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn a_file_of_junk_is_refused_line_by_line_and_fails_when_nothing_is_left() {
+        let dir = std::env::temp_dir().join(format!("seeds-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("seeds.txt");
+        std::fs::write(
+            &path,
+            "# comment\nexample.org\nnot a url\nftp://x\n\nhttp://ok.test/p\n",
+        )
+        .expect("write");
+        let seeds = collect_seeds(&[], Some(&path)).expect("two valid seeds");
+        assert_eq!(seeds, vec!["http://example.org/", "http://ok.test/p"]);
+        std::fs::write(&path, "junk\nftp://x\n").expect("write");
+        let err = collect_seeds(&[], Some(&path)).expect_err("no valid seed");
+        assert!(err.to_string().contains("none of the 2"), "{err}");
+        assert!(collect_seeds(&["".into()], None).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -22,6 +22,8 @@ pub struct ServiceConfig {
     #[arg(
         long,
         env = "CRAWLER_AMQP_URL",
+        // The value may hold a password: `--help` names the variable only.
+        hide_env_values = true,
         default_value = "amqp://guest:guest@127.0.0.1:5672/%2f",
         global = true
     )]
@@ -31,6 +33,7 @@ pub struct ServiceConfig {
     #[arg(
         long,
         env = "CRAWLER_REDIS_URL",
+        hide_env_values = true,
         default_value = "redis://127.0.0.1:6379/",
         global = true
     )]
@@ -183,8 +186,11 @@ pub fn apply_config_file(binary: &str) -> anyhow::Result<()> {
 pub fn init_tracing(json: bool) {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    // Colours only for a terminal: not in files, pipes and log collectors.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(ansi)
         .with_writer(std::io::stderr);
     if json {
         let _ = builder.json().try_init();

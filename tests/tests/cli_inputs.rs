@@ -1,0 +1,80 @@
+//! What the binaries print and refuse before touching any service:
+//! `--help` never shows a secret from the environment (clap would print
+//! env values), and `crawler seed` refuses what is not an http(s) URL,
+//! line by line, failing when nothing valid is left.
+
+use std::process::Command;
+
+use crawler_tests::bin;
+
+const AMQP: &str = "amqp://crawler:S3cretAmqpPass@broker.invalid:5672/%2f";
+const REDIS: &str = "redis://:S3cretRedisPass@redis.invalid:6379/";
+
+fn run(binary: &str, args: &[&str]) -> (bool, String) {
+    let out = Command::new(bin(binary))
+        .args(args)
+        .env("CRAWLER_AMQP_URL", AMQP)
+        .env("CRAWLER_REDIS_URL", REDIS)
+        .output()
+        .expect("running the binary");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+#[test]
+fn help_never_shows_secrets() {
+    let cases: &[(&str, &[&str])] = &[
+        ("frontier", &["--help"]),
+        ("fetcher", &["--help"]),
+        ("extractor", &["--help"]),
+        ("contentseen", &["--help"]),
+        ("crawler", &["--help"]),
+        ("crawler", &["seed", "--help"]),
+        ("crawler", &["stats", "--help"]),
+        ("crawler", &["query", "--help"]),
+    ];
+    for (binary, args) in cases {
+        let (ok, text) = run(binary, args);
+        assert!(ok, "{binary} {args:?} failed: {text}");
+        assert!(
+            text.contains("CRAWLER_AMQP_URL"),
+            "{binary} {args:?} names the variable"
+        );
+        for secret in ["S3cretAmqpPass", "S3cretRedisPass"] {
+            assert!(
+                !text.contains(secret),
+                "{binary} {args:?} shows {secret}:\n{text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn seeds_that_are_not_urls_are_refused() {
+    for bad in ["not-a-url", "ftp://x", "", "http://"] {
+        let (ok, text) = run("crawler", &["seed", bad]);
+        assert!(!ok, "seed {bad:?} accepted: {text}");
+        assert!(!text.contains("seeded"), "{text}");
+        assert!(
+            text.contains("refused") || text.contains("no seed"),
+            "{text}"
+        );
+    }
+    let dir = std::env::temp_dir().join(format!("cli-inputs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let file = dir.join("junk.txt");
+    let junk: String = (0..1000).map(|i| format!("junk line {i}\n")).collect();
+    std::fs::write(&file, junk).expect("write");
+    let (ok, text) = run(
+        "crawler",
+        &["seed", "--file", file.to_str().expect("utf-8 path")],
+    );
+    assert!(!ok, "a file of junk was seeded: {text}");
+    assert!(text.contains("junk.txt line 1:"), "line numbers: {text}");
+    assert!(text.contains("980 more refused"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
