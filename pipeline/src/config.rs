@@ -78,10 +78,10 @@ impl ServiceConfig {
             self.namespace,
             self.prefetch
                 .map(|p| p.to_string())
-                .unwrap_or_else(|| "= concurrency".into()),
+                .unwrap_or_else(|| "(as concurrency)".into()),
             self.concurrency
                 .map(|c| c.to_string())
-                .unwrap_or_else(|| "stage default".into()),
+                .unwrap_or_else(|| "(stage default)".into()),
             self.metrics_port
                 .map(|p| p.to_string())
                 .unwrap_or_else(|| "none".into())
@@ -164,9 +164,22 @@ pub fn settings_from_toml(
     Ok(out)
 }
 
+/// Whether a setting's variable counts as set: an empty `CRAWLER_AMQP_URL=`
+/// is unset (the file's value or the default applies), not an empty URL.
+pub fn is_set(value: Option<&std::ffi::OsStr>) -> bool {
+    value.is_some_and(|v| !v.is_empty())
+}
+
 /// Reads the config file, if one is named, and sets its settings as
-/// environment variables that are not set already. Call first in `main`.
+/// environment variables that are not set already (empty ones count as
+/// unset and are removed, so that the file or the default applies). Call
+/// first in `main`.
 pub fn apply_config_file(binary: &str) -> anyhow::Result<()> {
+    for (name, value) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("CRAWLER_") && !is_set(Some(&value)) {
+            std::env::remove_var(name);
+        }
+    }
     let Some(path) = config_path() else {
         return Ok(());
     };
@@ -175,7 +188,7 @@ pub fn apply_config_file(binary: &str) -> anyhow::Result<()> {
     let settings = settings_from_toml(&text, binary)
         .map_err(|e| anyhow::anyhow!("config file {}: {e}", path.display()))?;
     for (name, value) in settings {
-        if std::env::var_os(&name).is_none() {
+        if !is_set(std::env::var_os(&name).as_deref()) {
             std::env::set_var(name, value);
         }
     }
@@ -202,6 +215,14 @@ pub fn init_tracing(json: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_empty_variable_counts_as_unset() {
+        use std::ffi::OsStr;
+        assert!(!is_set(None));
+        assert!(!is_set(Some(OsStr::new(""))));
+        assert!(is_set(Some(OsStr::new("amqp://x/"))));
+    }
 
     #[test]
     fn config_file_keys_become_variables_with_per_binary_tables() {

@@ -78,3 +78,62 @@ fn seeds_that_are_not_urls_are_refused() {
     assert!(text.contains("980 more refused"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn an_empty_variable_is_unset_and_the_start_line_reads_plainly() {
+    let dir = std::env::temp_dir().join(format!("cli-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let config = dir.join("crawler.toml");
+    std::fs::write(
+        &config,
+        "amqp_url = \"amqp://fileuser:filepass@127.0.0.1:1/%2f\"\nnamespace = \"from-file\"\n",
+    )
+    .expect("write");
+    let mut child = Command::new(bin("frontier"))
+        .env("CRAWLER_CONFIG", &config)
+        .env("CRAWLER_AMQP_URL", "")
+        .env("CRAWLER_NAMESPACE", "")
+        .env("CRAWLER_REDIS_URL", "redis://127.0.0.1:1/")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("frontier");
+    let stderr = child.stderr.take().expect("stderr");
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut seen = Vec::new();
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let done = line.contains("namespace=");
+            seen.push(line);
+            if done {
+                break;
+            }
+        }
+        seen
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !reader.is_finished() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let lines = reader.join().expect("reader");
+    let start = lines
+        .iter()
+        .find(|l| l.contains("namespace="))
+        .unwrap_or_else(|| panic!("no start line in {lines:?}"));
+    // The file's values, the password redacted, no colour codes, plain words.
+    assert!(
+        start.contains("amqp_url=amqp://fileuser:***@127.0.0.1:1/"),
+        "{start}"
+    );
+    assert!(start.contains("namespace=from-file"), "{start}");
+    assert!(
+        !start.contains("filepass") && !start.contains('\u{1b}'),
+        "{start}"
+    );
+    assert!(!start.contains("=="), "{start}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
