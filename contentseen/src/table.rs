@@ -33,8 +33,8 @@
 //!    by the batch size: every document of the batch gets a number taken
 //!    after its insert, and the owner of an LSH slot is numbered before
 //!    every document that finds it there (so only the later one needs to
-//!    see the pair; it waits for the owner's record:
-//!    [`TableError::UnrecordedOwner`]). The script's keys span cluster
+//!    see the pair; it waits up to [`OWNER_WAITS`] × [`OWNER_WAIT`] for the
+//!    owner's record). The script's keys span cluster
 //!    slots: on Redis Cluster the LSH slots would need a hash tag per
 //!    batch's shard, which this single-node layout does not have.
 //! 2. Record: `HSETNX fpr` (fingerprint → number and radius; the first
@@ -79,6 +79,11 @@ use crate::simhash::distance;
 /// fingerprints leave each shard a listpack of about 76 entries.
 pub const SEQUENCE_SHARD_BITS: u32 = 17;
 
+/// How many times, and how long, a lookup waits for the record of an LSH
+/// slot's owner that is not written yet.
+pub const OWNER_WAITS: usize = 20;
+pub const OWNER_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// Sequence numbers per URL block: 2^7 = 128, a listpack when URLs are
 /// short (Redis keeps a hash a listpack up to 128 entries of ≤ 64 bytes).
 pub const URL_BLOCK_BITS: u32 = 7;
@@ -92,10 +97,6 @@ pub enum TableError {
     Replies { sent: usize, got: usize },
     #[error("sequence number {seq} (fingerprint {fingerprint:016x}) has no URL recorded yet")]
     MissingUrl { seq: i64, fingerprint: u64 },
-    #[error(
-        "fingerprint {fingerprint:016x}, found through a MinHash key it owns, has no record yet"
-    )]
-    UnrecordedOwner { fingerprint: u64 },
 }
 
 impl From<TableError> for StageError {
@@ -460,13 +461,32 @@ impl Table {
             record_of.insert(c, opt_record(get(&replies, i)?)?);
         }
         // An LSH owner is numbered before this document (round 1 is one
-        // transaction) but only this document sees the pair: its record
-        // must be read, so wait for it.
-        for (i, list) in owners.iter().enumerate() {
-            for &c in list {
-                if c != docs[i].0.fingerprint && record_of.get(&c).copied().flatten().is_none() {
-                    return Err(TableError::UnrecordedOwner { fingerprint: c });
-                }
+        // atomic script) but only this document sees the pair: wait a little
+        // for a record not written yet (its worker is between rounds 1 and
+        // 2). One that never comes (its worker died and the message went
+        // elsewhere) counts as later than everything, as an unrecorded
+        // SimHash match does.
+        for _ in 0..OWNER_WAITS {
+            let missing: Vec<u64> = owners
+                .iter()
+                .flatten()
+                .copied()
+                .filter(|c| record_of.get(c).copied().flatten().is_none())
+                .collect();
+            if missing.is_empty() {
+                break;
+            }
+            tokio::time::sleep(OWNER_WAIT).await;
+            let ops: Vec<Op> = missing
+                .iter()
+                .map(|&c| Op::HGet {
+                    key: self.sequence_key(c),
+                    field: (c as i64).to_string(),
+                })
+                .collect();
+            let replies = self.store.exec(&ops).await?;
+            for (i, &c) in missing.iter().enumerate() {
+                record_of.insert(c, opt_record(get(&replies, i)?)?);
             }
         }
         let seq_of = |c: &u64| record_of.get(c).copied().flatten().map(|r| r.seq);
@@ -732,5 +752,32 @@ mod tests {
         t.store().exec(&ops[..ops.len() - 1]).await.unwrap();
         let v = t.decide(&[(p(fp), "me")]).await.unwrap();
         assert_eq!(v, vec![Verdict::Original]);
+    }
+
+    #[tokio::test]
+    async fn an_lsh_owner_that_never_records_is_waited_for_then_counts_as_later() {
+        let t = table();
+        let lsh = Some([7u64; crate::minhash::BANDS]);
+        let sig = Some([1u8; crate::minhash::SIGNATURE_BYTES]);
+        let with = |fp| Probe {
+            lsh,
+            signature: sig,
+            ..p(fp)
+        };
+        // The owner claimed the slots and took its number, then died.
+        let ops = t.insert_ops(&[with(1 << 40)]);
+        t.store().exec(&ops).await.unwrap();
+        let started = std::time::Instant::now();
+        let v = t.decide(&[(with(!0), "me")]).await.unwrap();
+        assert_eq!(v, vec![Verdict::Original]);
+        assert!(started.elapsed() >= OWNER_WAIT * OWNER_WAITS as u32);
+        // A recorded owner is found at once, far beyond the SimHash radius.
+        let t = table();
+        t.decide(&[(with(1 << 40), "owner")]).await.unwrap();
+        let v = t.decide(&[(with(!0), "later")]).await.unwrap();
+        assert!(
+            matches!(&v[0], Verdict::Duplicate { of, .. } if of == "owner"),
+            "{v:?}"
+        );
     }
 }
