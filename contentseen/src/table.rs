@@ -353,6 +353,27 @@ impl Table {
         self.record_and_decide(docs, &seqs, &owners).await
     }
 
+    /// The records of fingerprints `fps` (`None` for one not recorded),
+    /// into `into`.
+    async fn read_records(
+        &self,
+        fps: &[u64],
+        into: &mut HashMap<u64, Option<Record>>,
+    ) -> Result<(), TableError> {
+        let ops: Vec<Op> = fps
+            .iter()
+            .map(|&c| Op::HGet {
+                key: self.sequence_key(c),
+                field: (c as i64).to_string(),
+            })
+            .collect();
+        let replies = self.store.exec(&ops).await?;
+        for (i, &c) in fps.iter().enumerate() {
+            into.insert(c, opt_record(get(&replies, i)?)?);
+        }
+        Ok(())
+    }
+
     /// Rounds 2–4 for a batch whose round 1 ([`Table::insert_ops`]) is
     /// done, with the LSH owners it found ([`Table::lsh_owners`]).
     pub async fn record_and_decide(
@@ -448,18 +469,8 @@ impl Table {
 
         // 3. The records of the matches (and of fingerprints another
         //    document recorded first).
-        let ops: Vec<Op> = order
-            .iter()
-            .map(|&c| Op::HGet {
-                key: self.sequence_key(c),
-                field: (c as i64).to_string(),
-            })
-            .collect();
-        let replies = self.store.exec(&ops).await?;
         let mut record_of: HashMap<u64, Option<Record>> = HashMap::with_capacity(order.len());
-        for (i, &c) in order.iter().enumerate() {
-            record_of.insert(c, opt_record(get(&replies, i)?)?);
-        }
+        self.read_records(&order, &mut record_of).await?;
         // An LSH owner is numbered before this document (round 1 is one
         // atomic script) but only this document sees the pair: wait a little
         // for a record not written yet (its worker is between rounds 1 and
@@ -477,17 +488,7 @@ impl Table {
                 break;
             }
             tokio::time::sleep(OWNER_WAIT).await;
-            let ops: Vec<Op> = missing
-                .iter()
-                .map(|&c| Op::HGet {
-                    key: self.sequence_key(c),
-                    field: (c as i64).to_string(),
-                })
-                .collect();
-            let replies = self.store.exec(&ops).await?;
-            for (i, &c) in missing.iter().enumerate() {
-                record_of.insert(c, opt_record(get(&replies, i)?)?);
-            }
+            self.read_records(&missing, &mut record_of).await?;
         }
         let seq_of = |c: &u64| record_of.get(c).copied().flatten().map(|r| r.seq);
 
