@@ -320,7 +320,87 @@ fn print_watch(s: &Snapshot, prev: Option<&Snapshot>, secs: f64) {
     }
 }
 
+/// `--wait-idle`: polls until the crawl has been idle for [`IDLE_FOR`],
+/// riding out a broker or Redis that is down or restarting (it reconnects
+/// at every poll) until its own deadline.
+async fn wait_idle(
+    service: &pipeline::ServiceConfig,
+    keys: &Keys,
+    timeout_secs: u64,
+    json: bool,
+) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(timeout_secs);
+    let mut idle_since: Option<Instant> = None;
+    let mut conns = None;
+    let mut last: Option<Snapshot> = None;
+    let mut down: Option<String> = None;
+    loop {
+        if conns.is_none() {
+            let opened = async {
+                let store = Store::redis(&service.redis_url)
+                    .await
+                    .context("connecting to Redis")?;
+                let session = Broker::amqp(&service.amqp_url, &service.namespace)
+                    .open()
+                    .await
+                    .context("connecting to RabbitMQ")?;
+                anyhow::Ok((store, session))
+            };
+            match opened.await {
+                Ok(c) => conns = Some(c),
+                Err(e) => {
+                    if down.is_none() {
+                        eprintln!("waiting for the services: {e:#}");
+                    }
+                    down = Some(format!("{e:#}"));
+                }
+            }
+        }
+        if let Some((store, session)) = &conns {
+            match snapshot(store, session, keys).await {
+                Ok(s) => {
+                    if down.take().is_some() {
+                        eprintln!("services back");
+                    }
+                    if s.idle() {
+                        let since = *idle_since.get_or_insert_with(Instant::now);
+                        if since.elapsed() >= IDLE_FOR {
+                            return print(&s, json);
+                        }
+                    } else {
+                        idle_since = None;
+                    }
+                    last = Some(s);
+                }
+                Err(e) => {
+                    // Reconnect at the next poll; idleness must be seen anew.
+                    eprintln!("lost the services: {e:#}");
+                    down = Some(format!("{e:#}"));
+                    conns = None;
+                    idle_since = None;
+                }
+            }
+        }
+        if Instant::now() > deadline {
+            if let Some(s) = &last {
+                print(s, json)?;
+            }
+            match &down {
+                Some(e) => {
+                    anyhow::bail!("not idle after {timeout_secs} s (services unreachable: {e})")
+                }
+                None => anyhow::bail!("not idle after {timeout_secs} s"),
+            }
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
 pub async fn run(service: &pipeline::ServiceConfig, args: StatsArgs) -> anyhow::Result<()> {
+    if args.wait_idle {
+        let keys = Keys::new(&service.namespace);
+        return wait_idle(service, &keys, args.timeout_secs, args.json).await;
+    }
     let store = Store::redis(&service.redis_url)
         .await
         .context("connecting to Redis")?;
@@ -351,26 +431,6 @@ pub async fn run(service: &pipeline::ServiceConfig, args: StatsArgs) -> anyhow::
                 _ = tokio::time::sleep(Duration::from_secs(1)) => {}
                 _ = tokio::signal::ctrl_c() => return Ok(()),
             }
-        }
-    }
-    if args.wait_idle {
-        let deadline = Instant::now() + Duration::from_secs(args.timeout_secs);
-        let mut idle_since: Option<Instant> = None;
-        loop {
-            let s = snapshot(&store, &session, &keys).await?;
-            if s.idle() {
-                let since = *idle_since.get_or_insert_with(Instant::now);
-                if since.elapsed() >= IDLE_FOR {
-                    return print(&s, args.json);
-                }
-            } else {
-                idle_since = None;
-            }
-            if Instant::now() > deadline {
-                print(&s, args.json)?;
-                anyhow::bail!("not idle after {} s", args.timeout_secs);
-            }
-            tokio::time::sleep(POLL).await;
         }
     }
     let s = snapshot(&store, &session, &keys).await?;

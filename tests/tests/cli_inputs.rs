@@ -137,3 +137,30 @@ fn an_empty_variable_is_unset_and_the_start_line_reads_plainly() {
     assert!(!start.contains("=="), "{start}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn wait_idle_rides_out_a_missing_broker_until_its_own_timeout() {
+    let started = std::time::Instant::now();
+    let out = Command::new(bin("crawler"))
+        .args(["stats", "--wait-idle", "--timeout-secs", "3"])
+        .env("CRAWLER_AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f")
+        .env("CRAWLER_REDIS_URL", crawler_tests::REDIS_URL)
+        .env("CRAWLER_NAMESPACE", "t-waitidle-nobroker")
+        .output()
+        .expect("crawler stats");
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(3),
+        "gave up after {:?}: {text}",
+        started.elapsed()
+    );
+    assert!(text.contains("not idle after 3 s"), "{text}");
+    assert!(text.contains("services unreachable"), "{text}");
+    // Said once, not at every poll.
+    assert_eq!(
+        text.matches("waiting for the services").count(),
+        1,
+        "{text}"
+    );
+}
