@@ -585,17 +585,11 @@ impl Table {
                 }
             }
         }
-        let ops: Vec<Op> = found
-            .iter()
-            .map(|&c| Op::HGet {
-                key: self.sequence_key(c),
-                field: (c as i64).to_string(),
-            })
-            .collect();
-        let replies = self.store.exec(&ops).await?;
+        let mut record_of: HashMap<u64, Option<Record>> = HashMap::with_capacity(found.len());
+        self.read_records(&found, &mut record_of).await?;
         let mut records = Vec::with_capacity(found.len());
-        for (i, &c) in found.iter().enumerate() {
-            let r = opt_record(get(&replies, i)?)?;
+        for &c in &found {
+            let r = record_of.get(&c).copied().flatten();
             let radius = r.map_or(self.layout.max_distance(), |r| r.radius);
             let agrees = near_duplicates(
                 distance(fp, c),

@@ -320,6 +320,20 @@ fn print_watch(s: &Snapshot, prev: Option<&Snapshot>, secs: f64) {
     }
 }
 
+/// Redis and a RabbitMQ session, for reading counters and queue depths.
+async fn connect(
+    service: &pipeline::ServiceConfig,
+) -> anyhow::Result<(Store, pipeline::broker::Session)> {
+    let store = Store::redis(&service.redis_url)
+        .await
+        .context("connecting to Redis")?;
+    let session = Broker::amqp(&service.amqp_url, &service.namespace)
+        .open()
+        .await
+        .context("connecting to RabbitMQ")?;
+    Ok((store, session))
+}
+
 /// `--wait-idle`: polls until the crawl has been idle for [`IDLE_FOR`],
 /// riding out a broker or Redis that is down or restarting (it reconnects
 /// at every poll) until its own deadline.
@@ -336,17 +350,7 @@ async fn wait_idle(
     let mut down: Option<String> = None;
     loop {
         if conns.is_none() {
-            let opened = async {
-                let store = Store::redis(&service.redis_url)
-                    .await
-                    .context("connecting to Redis")?;
-                let session = Broker::amqp(&service.amqp_url, &service.namespace)
-                    .open()
-                    .await
-                    .context("connecting to RabbitMQ")?;
-                anyhow::Ok((store, session))
-            };
-            match opened.await {
+            match connect(service).await {
                 Ok(c) => conns = Some(c),
                 Err(e) => {
                     if down.is_none() {
@@ -401,13 +405,7 @@ pub async fn run(service: &pipeline::ServiceConfig, args: StatsArgs) -> anyhow::
         let keys = Keys::new(&service.namespace);
         return wait_idle(service, &keys, args.timeout_secs, args.json).await;
     }
-    let store = Store::redis(&service.redis_url)
-        .await
-        .context("connecting to Redis")?;
-    let session = Broker::amqp(&service.amqp_url, &service.namespace)
-        .open()
-        .await
-        .context("connecting to RabbitMQ")?;
+    let (store, session) = connect(service).await?;
     let keys = Keys::new(&service.namespace);
     if args.watch {
         let mut prev: Option<(Instant, Snapshot)> = None;
