@@ -195,10 +195,10 @@ impl ContentSeenStage {
                     StageError::Transient(format!("no sequence number for {url}"))
                 })?;
                 let seqs = Table::sequences(1, Table::counter(claimed)?)?;
-                let owners = self.table.lsh_owners(&[probe], claimed)?;
+                let taken = self.table.lsh_taken(&[probe], claimed)?;
                 let verdicts = self
                     .table
-                    .record_and_decide(&[(probe, url)], &seqs, &owners)
+                    .record_and_decide(&[(probe, url)], &seqs, &taken)
                     .await?;
                 Ok(verdicts.into_iter().next())
             }

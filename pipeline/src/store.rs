@@ -142,12 +142,13 @@ pub enum Op {
         members: Vec<i64>,
         ttl_secs: u64,
     },
-    /// First owners, then a number, atomically: for each slot (hash key,
-    /// field, value) `HSETNX`, and the value the field holds afterwards
-    /// (ours, or the first owner's); then `INCRBY counter by`. Reply Array
-    /// of one Data per slot, then Int(the counter). Because it is atomic,
-    /// whoever owns a slot took its number before anyone who found the slot
-    /// taken. (contentseen's MinHash LSH slots.)
+    /// First owners, then a number, atomically (a `MULTI`/`EXEC`
+    /// transaction): for each slot (hash key, field, value) `HSETNX`; then
+    /// `INCRBY counter by`. Reply Array of one Int per slot (1: claimed now,
+    /// 0: owned already; the owner is read with `HGET`, a slot never
+    /// changes), then Int(the counter). Because it is atomic, whoever owns a
+    /// slot took its number before anyone who found the slot taken.
+    /// (contentseen's MinHash LSH slots.)
     ClaimFirst {
         slots: Vec<(String, String, Vec<u8>)>,
         counter: String,
@@ -288,23 +289,6 @@ end
 return 1
 "#;
 
-/// Lua for [`Op::ClaimFirst`]: KEYS = slot hashes..., counter; ARGV = by,
-/// then field and value of each slot.
-const CLAIM_FIRST_LUA: &str = r#"
-local n = #KEYS - 1
-local out = {}
-for i = 1, n do
-  local f, v = ARGV[2 * i], ARGV[2 * i + 1]
-  if redis.call('HSETNX', KEYS[i], f, v) == 1 then
-    out[i] = v
-  else
-    out[i] = redis.call('HGET', KEYS[i], f)
-  end
-end
-out[n + 1] = redis.call('INCRBY', KEYS[n + 1], ARGV[1])
-return out
-"#;
-
 /// Lua for [`Op::Claim`]: KEYS = seen, claim; ARGV = ttl, members...
 const CLAIM_LUA: &str = r#"
 for i = 2, #ARGV do
@@ -423,7 +407,6 @@ return due
 /// The scripts, loaded once per pipeline that uses them.
 struct Scripts {
     claim: redis::Script,
-    claim_first: redis::Script,
     setnx_with: redis::Script,
     enqueue: redis::Script,
     release: redis::Script,
@@ -439,7 +422,6 @@ impl Scripts {
         let timed = |body: &str| redis::Script::new(&format!("{NOW_LUA}{body}"));
         Scripts {
             claim: redis::Script::new(CLAIM_LUA),
-            claim_first: redis::Script::new(CLAIM_FIRST_LUA),
             setnx_with: redis::Script::new(SETNX_WITH_LUA),
             enqueue: timed(HOST_ENQUEUE_LUA),
             release: timed(HOST_RELEASE_LUA),
@@ -455,7 +437,6 @@ impl Scripts {
     fn for_op(&self, op: &Op) -> Option<&redis::Script> {
         match op {
             Op::Claim { .. } => Some(&self.claim),
-            Op::ClaimFirst { .. } => Some(&self.claim_first),
             Op::SetNxWith { .. } => Some(&self.setnx_with),
             Op::HostEnqueue { .. } => Some(&self.enqueue),
             Op::HostRelease { .. } => Some(&self.release),
@@ -723,15 +704,14 @@ impl RedisStore {
                     invocations.push(inv);
                 }
                 Op::ClaimFirst { slots, counter, by } => {
-                    let mut inv = self.scripts.claim_first.prepare_invoke();
-                    for (key, _, _) in slots {
-                        inv.key(key);
+                    // One reply, EXEC's: MULTI's OK and the QUEUED replies
+                    // are dropped.
+                    pipe.cmd("MULTI").ignore();
+                    for (key, field, value) in slots {
+                        pipe.hset_nx(key, field, value.as_slice()).ignore();
                     }
-                    inv.key(counter).arg(*by);
-                    for (_, field, value) in slots {
-                        inv.arg(field).arg(value.as_slice());
-                    }
-                    invocations.push(inv);
+                    pipe.incr(counter, *by).ignore();
+                    pipe.cmd("EXEC");
                 }
                 Op::HostEnqueue {
                     schedule,
@@ -1216,8 +1196,11 @@ fn apply(map: &mut HashMap<String, Value>, op: &Op) -> Result<Reply, StoreError>
             let mut out = Vec::with_capacity(slots.len() + 1);
             for (key, field, value) in slots {
                 let h = hash_mut(map, key)?;
-                let owner = h.entry(field.clone()).or_insert_with(|| value.clone());
-                out.push(Reply::Data(owner.clone()));
+                let claimed = !h.contains_key(field);
+                if claimed {
+                    h.insert(field.clone(), value.clone());
+                }
+                out.push(Reply::Int(claimed as i64));
             }
             out.push(apply(
                 map,

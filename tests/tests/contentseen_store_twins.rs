@@ -1,4 +1,5 @@
-//! `Op::ClaimFirst` and `Op::SetNxWith` are each written twice, as a Lua script for Redis and as its
+//! `Op::ClaimFirst` (a `MULTI`/`EXEC` transaction on Redis) and `Op::SetNxWith` (a Lua
+//! script) are each written twice, for Redis and as a
 //! twin in the memory store of `crawler run`: the same sequences of ops give
 //! the same replies on both (a first claim, a slot owned by another, the
 //! same slot twice in one call, no slot at all, binary values).
@@ -19,7 +20,7 @@ fn claim(ns: &str, slots: &[(&str, &str, &[u8])], by: i64) -> Op {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_script_and_its_memory_twin_agree() {
+async fn the_transaction_and_its_memory_twin_agree() {
     let env = crawler_tests::TestEnv::in_process("claimfirst");
     let ns = env.namespace.clone();
     let redis = Store::redis(REDIS_URL).await.expect("redis");
@@ -47,6 +48,21 @@ async fn the_script_and_its_memory_twin_agree() {
             claim(&ns, &[("2:9", "-5", &[0xFF, 0, 1])], 1),
             claim(&ns, &[("2:9", "-5", &[7]), ("0:1", "11", b"300")], 3),
         ],
+        // The owners, as round 2 reads them.
+        vec![
+            Op::HGet {
+                key: format!("{ns}:lsh:0:1"),
+                field: "11".into(),
+            },
+            Op::HGet {
+                key: format!("{ns}:lsh:1:2"),
+                field: "13".into(),
+            },
+            Op::HGet {
+                key: format!("{ns}:lsh:2:9"),
+                field: "-5".into(),
+            },
+        ],
     ];
     let mut replies = Vec::new();
     for store in [&redis, &memory] {
@@ -63,21 +79,24 @@ async fn the_script_and_its_memory_twin_agree() {
         other => panic!("{other:?}"),
     };
     assert_eq!(
+        owners(&replies[1][0][0]),
+        vec![Reply::Int(1), Reply::Int(1), Reply::Int(1)]
+    );
+    assert_eq!(
         owners(&replies[1][1][0]),
-        vec![
-            Reply::Data(b"100".to_vec()),
-            Reply::Data(b"200".to_vec()),
-            Reply::Data(b"200".to_vec()),
-            Reply::Int(3)
-        ]
+        vec![Reply::Int(0), Reply::Int(1), Reply::Int(0), Reply::Int(3)]
     );
     assert_eq!(owners(&replies[1][2][0]), vec![Reply::Int(4)]);
     assert_eq!(
         owners(&replies[1][3][1]),
+        vec![Reply::Int(0), Reply::Int(0), Reply::Int(8)]
+    );
+    assert_eq!(
+        replies[1][4],
         vec![
-            Reply::Data(vec![0xFF, 0, 1]),
             Reply::Data(b"100".to_vec()),
-            Reply::Int(8)
+            Reply::Data(b"200".to_vec()),
+            Reply::Data(vec![0xFF, 0, 1]),
         ]
     );
     env.cleanup().await;
