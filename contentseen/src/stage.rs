@@ -63,6 +63,9 @@ impl ContentSeenStage {
             redirects: 0,
             attempt: 0,
             recrawl: true,
+            // The same for a redelivery of this document (the schedule's
+            // member stays one), new for the next version of the page.
+            id: FetchTask::derive_id(&["recrawl", &doc.url, &doc.fetched_at]),
         };
         Ok(vec![
             Op::ZAddIn {
@@ -120,6 +123,16 @@ impl ContentSeenStage {
             .flatten()
             .and_then(|s| s.parse().ok())
             .unwrap_or(base);
+        if stored.fetched_at == doc.fetched_at {
+            // A redelivery of a refetch already applied (the document, its
+            // counter and its new interval): schedule it again, nothing more.
+            if let Some(spec) = &doc.spec {
+                self.store
+                    .exec(&self.schedule_ops(doc, spec, interval)?)
+                    .await?;
+            }
+            return Ok(Some(Outcome::default()));
+        }
         let unchanged = match (fp, u64::from_str_radix(&stored.simhash, 16)) {
             (Fingerprint::Sim(v), Ok(old)) => distance(v, old) <= self.max_distance,
             (Fingerprint::Exact(h), Ok(old)) => h == old,
@@ -146,18 +159,19 @@ impl ContentSeenStage {
         stored.fetched_at = doc.fetched_at.clone();
         let json = serde_json::to_vec(&stored)
             .map_err(|e| StageError::Malformed(format!("cannot serialize {}: {e}", doc.url)))?;
-        let mut ops = vec![
-            Op::Set {
-                key: doc_key.to_string(),
-                value: json,
-                expire_ms: None,
-            },
-            Op::HIncr {
-                key: self.keys.stats(),
-                field: if unchanged { "unchanged" } else { "changed" }.into(),
-                by: 1,
-            },
-        ];
+        // The document and its counter in one step, once per refetch.
+        let (mark, field) = self.keys.once("recrawl", &doc.url);
+        let mut ops = vec![Op::Once {
+            mark,
+            field,
+            id: doc.fetched_at.clone(),
+            sets: vec![(doc_key.to_string(), json)],
+            counts: vec![(
+                self.keys.stats(),
+                if unchanged { "unchanged" } else { "changed" }.into(),
+                1,
+            )],
+        }];
         if let Some(spec) = &doc.spec {
             ops.extend(self.schedule_ops(doc, spec, next)?);
         }

@@ -79,13 +79,20 @@ impl Stage for ExtractorStage {
             };
             publish.push((Queue::Frontier, encode(&batch)?));
         }
+        // Counted once per page (a redelivery carries the same page).
+        let (mark, field) = self.keys.once("extract", &page.url);
+        let id = xxhash_rust::xxh3::xxh3_128(&page.html)
+            ^ xxhash_rust::xxh3::xxh3_128(page.fetched_at.as_bytes());
         Ok(Outcome {
-            publish,
-            after_ack: vec![Op::HIncr {
-                key: self.keys.stats(),
-                field: "extracted".into(),
-                by: 1,
+            store: vec![Op::Once {
+                mark,
+                field,
+                id: format!("{id:032x}"),
+                sets: Vec::new(),
+                counts: vec![(self.keys.stats(), "extracted".into(), 1)],
             }],
+            publish,
+            after_ack: Vec::new(),
         })
     }
 }

@@ -77,31 +77,35 @@ impl FetcherStage {
         }
     }
 
-    /// The record of a fetch and its counters: `fetch_<outcome>` and
-    /// `fetched` or `failed` for a final outcome (a redirect is neither),
-    /// [`RETRIED_COUNTER`] for a failure that will be retried.
-    fn record(&self, rec: &FetchRecord) -> Vec<Op> {
+    /// The record of a fetch and its counters, counted once per task
+    /// ([`Op::Once`], run before the outcome is published): `fetch_<outcome>`
+    /// and `fetched` or `failed` for a final outcome (a redirect is
+    /// neither), [`RETRIED_COUNTER`] for a failure that will be retried.
+    fn record(&self, task: &FetchTask, rec: &FetchRecord) -> Op {
         let ok = rec.outcome == FetchStatus::Ok.as_str();
         let redirect = rec.outcome == FetchStatus::Redirect.as_str();
-        let mut ops = vec![Op::Set {
-            key: self.keys.fetch_outcome(rec.url),
-            value: serde_json::to_vec(rec).unwrap_or_default(),
-            expire_ms: None,
-        }];
-        let stat = |field: &str| Op::HIncr {
-            key: self.keys.stats(),
-            field: field.to_string(),
-            by: 1,
+        let stat = |field: &str| (self.keys.stats(), field.to_string(), 1);
+        let counts = if rec.will_retry {
+            vec![stat(RETRIED_COUNTER)]
+        } else if redirect {
+            vec![stat(&format!("fetch_{}", rec.outcome))]
+        } else {
+            vec![
+                stat(&format!("fetch_{}", rec.outcome)),
+                stat(if ok { "fetched" } else { "failed" }),
+            ]
         };
-        if rec.will_retry {
-            ops.push(stat(RETRIED_COUNTER));
-            return ops;
+        let (mark, field) = self.keys.once("fetch", &task.url);
+        Op::Once {
+            mark,
+            field,
+            id: task.identity(),
+            sets: vec![(
+                self.keys.fetch_outcome(rec.url),
+                serde_json::to_vec(rec).unwrap_or_default(),
+            )],
+            counts,
         }
-        ops.push(stat(&format!("fetch_{}", rec.outcome)));
-        if !redirect {
-            ops.push(stat(if ok { "fetched" } else { "failed" }));
-        }
-        ops
     }
 
     /// A fetch that gave no page. `origin` is set when a request was sent
@@ -160,18 +164,25 @@ impl FetcherStage {
             will_retry,
             "fetch failed"
         );
-        after_ack.extend(self.record(&FetchRecord {
-            url: &task.url,
-            outcome: failure.status.as_str(),
-            http_status: failure.http_status,
-            final_url: None,
-            reason: Some(failure.reason),
-            encoding: None,
-            fetched_at: now_rfc3339(),
-            attempt: task.attempt,
-            will_retry,
-        }));
-        Ok(Outcome { publish, after_ack })
+        let store = vec![self.record(
+            task,
+            &FetchRecord {
+                url: &task.url,
+                outcome: failure.status.as_str(),
+                http_status: failure.http_status,
+                final_url: None,
+                reason: Some(failure.reason),
+                encoding: None,
+                fetched_at: now_rfc3339(),
+                attempt: task.attempt,
+                will_retry,
+            },
+        )];
+        Ok(Outcome {
+            store,
+            publish,
+            after_ack,
+        })
     }
 
     /// The host's turn is far off (a backoff): the task goes back to the
@@ -185,7 +196,7 @@ impl FetcherStage {
         };
         Ok(Outcome {
             publish: vec![(Queue::Frontier, encode(&batch)?)],
-            after_ack: Vec::new(),
+            ..Outcome::default()
         })
     }
 
@@ -214,21 +225,24 @@ impl FetcherStage {
             attempt: 0,
             ..UrlBatch::follow_up(task, target.as_str())
         };
-        let mut after_ack = vec![HostFeedback::new(&self.keys, origin).answered()];
-        after_ack.extend(self.record(&FetchRecord {
-            url: &task.url,
-            outcome: FetchStatus::Redirect.as_str(),
-            http_status: Some(status),
-            final_url: Some(target.as_str()),
-            reason: None,
-            encoding: None,
-            fetched_at: now_rfc3339(),
-            attempt: task.attempt,
-            will_retry: false,
-        }));
+        let record = self.record(
+            task,
+            &FetchRecord {
+                url: &task.url,
+                outcome: FetchStatus::Redirect.as_str(),
+                http_status: Some(status),
+                final_url: Some(target.as_str()),
+                reason: None,
+                encoding: None,
+                fetched_at: now_rfc3339(),
+                attempt: task.attempt,
+                will_retry: false,
+            },
+        );
         Ok(Outcome {
+            store: vec![record],
             publish: vec![(Queue::Frontier, encode(&batch)?)],
-            after_ack,
+            after_ack: vec![HostFeedback::new(&self.keys, origin).answered()],
         })
     }
 }
@@ -386,21 +400,24 @@ impl FetcherStage {
             recrawl: task.recrawl,
             html: text.into_bytes(),
         };
-        let mut after_ack = vec![HostFeedback::new(&self.keys, &origin).answered()];
-        after_ack.extend(self.record(&FetchRecord {
-            url: &task.url,
-            outcome: FetchStatus::Ok.as_str(),
-            http_status: Some(resp.status),
-            final_url: Some(resp.final_url.as_str()),
-            reason: None,
-            encoding: Some(&decision.encoding),
-            fetched_at,
-            attempt: task.attempt,
-            will_retry: false,
-        }));
+        let record = self.record(
+            &task,
+            &FetchRecord {
+                url: &task.url,
+                outcome: FetchStatus::Ok.as_str(),
+                http_status: Some(resp.status),
+                final_url: Some(resp.final_url.as_str()),
+                reason: None,
+                encoding: Some(&decision.encoding),
+                fetched_at,
+                attempt: task.attempt,
+                will_retry: false,
+            },
+        );
         Ok(Outcome {
+            store: vec![record],
             publish: vec![(Queue::Extract, encode(&page)?)],
-            after_ack,
+            after_ack: vec![HostFeedback::new(&self.keys, &origin).answered()],
         })
     }
 }

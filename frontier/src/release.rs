@@ -113,14 +113,14 @@ pub async fn take_due(
 }
 
 /// Removes confirmed tasks from the `releasing` sets.
-pub async fn confirm(store: &Store, keys: &Keys, taken: Taken) -> Result<(), StoreError> {
+pub async fn confirm(store: &Store, keys: &Keys, taken: &Taken) -> Result<(), StoreError> {
     let ops: Vec<Op> = taken
         .by_shard
-        .into_iter()
+        .iter()
         .filter(|(_, m)| !m.is_empty())
         .map(|(shard, members)| Op::ZRem {
-            key: keys.releasing(shard),
-            members,
+            key: keys.releasing(*shard),
+            members: members.clone(),
         })
         .collect();
     store.exec(&ops).await.map(|_| ())
@@ -208,6 +208,38 @@ pub async fn release_recrawls(store: &Store, keys: &Keys) -> Result<usize, Store
     Ok(n)
 }
 
+/// Tasks this releaser took and has not finished handing out: it keeps
+/// them across a reconnect, so a broker restart delays them by the
+/// reconnect, not by the sweep's [`ReleaseSettings::stale_after`].
+enum Unfinished {
+    /// Not confirmed by the broker: publish (again), then confirm.
+    Publish(Taken),
+    /// Confirmed by the broker, still in `releasing`: confirm.
+    Confirm(Taken),
+}
+
+/// Publishes and confirms `u`; what is left when a step fails.
+async fn finish(
+    store: &Store,
+    keys: &Keys,
+    session: &pipeline::broker::Session,
+    u: Unfinished,
+) -> Result<(), (Unfinished, String)> {
+    let taken = match u {
+        Unfinished::Publish(taken) => {
+            if let Err(e) = session.publish(Queue::Fetch, &taken.tasks()).await {
+                return Err((Unfinished::Publish(taken), e.to_string()));
+            }
+            taken
+        }
+        Unfinished::Confirm(taken) => taken,
+    };
+    match confirm(store, keys, &taken).await {
+        Ok(()) => Ok(()),
+        Err(e) => Err((Unfinished::Confirm(taken), e.to_string())),
+    }
+}
+
 /// Runs the releaser until shutdown; reconnects on its own.
 pub async fn run(
     store: Store,
@@ -219,6 +251,7 @@ pub async fn run(
     let keys = Keys::new(&namespace);
     let mut backoff = Backoff::default();
     let mut last_sweep = Instant::now();
+    let mut unfinished: Option<Unfinished> = None;
     'sessions: while !shutdown.is_triggered() {
         let session = match broker.open().await {
             Ok(s) => s,
@@ -232,6 +265,24 @@ pub async fn run(
         };
         backoff.reset();
         loop {
+            // What the last session or the last tick left: before anything
+            // new (and before a shutdown), so a host's tasks keep their
+            // order and none waits for the sweep.
+            if let Some(u) = unfinished.take() {
+                if let Err((left, error)) = finish(&store, &keys, &session, u).await {
+                    let publish = matches!(left, Unfinished::Publish(_));
+                    unfinished = Some(left);
+                    if publish {
+                        tracing::warn!(%error, "publishing fetch tasks failed; reconnecting (they are kept and published again)");
+                        break;
+                    }
+                    tracing::warn!(%error, "confirming released tasks failed; retrying");
+                    tokio::select! {
+                        _ = backoff.wait() => continue,
+                        _ = shutdown.wait() => break 'sessions,
+                    }
+                }
+            }
             if shutdown.is_triggered() {
                 break 'sessions;
             }
@@ -265,14 +316,10 @@ pub async fn run(
                     _ = shutdown.wait() => break 'sessions,
                 }
             }
-            if let Err(e) = session.publish(Queue::Fetch, &taken.tasks()).await {
-                // Left in `releasing`: the sweep puts them back.
-                tracing::warn!(error = %e, "publishing fetch tasks failed; reconnecting");
-                break;
-            }
-            if let Err(e) = confirm(&store, &keys, taken).await {
-                tracing::warn!(error = %e, "confirming released tasks failed (they may be fetched twice)");
-            }
+            // Published and confirmed at the top of the next turn (or,
+            // after a failure, of the next session). Were this process to
+            // die first, the sweep puts them back.
+            unfinished = Some(Unfinished::Publish(taken));
         }
         tokio::select! {
             _ = backoff.wait() => {}

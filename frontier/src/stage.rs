@@ -57,7 +57,7 @@ impl Stage for FrontierStage {
         let mut outcome = Outcome::default();
         if batch.depth > batch.crawl.max_depth {
             tally.too_deep = batch.links.len() as i64;
-            outcome.after_ack = self.counters(&tally);
+            outcome.store = self.counted(&batch, &tally);
             return Ok(outcome);
         }
 
@@ -95,8 +95,8 @@ impl Stage for FrontierStage {
         if batch.attempt > 0 || batch.rescheduled {
             let urls: Vec<String> = candidates.into_iter().map(|(_, s)| s).collect();
             tally.retried = urls.len() as i64;
-            self.enqueue(&batch, urls, Vec::new()).await?;
-            outcome.after_ack = self.counters(&tally);
+            let counted = self.counted(&batch, &tally);
+            self.enqueue(&batch, urls, counted).await?;
             return Ok(outcome);
         }
 
@@ -147,8 +147,9 @@ impl Stage for FrontierStage {
                 key: self.keys.claim(shard, &batch.id),
             })
             .collect();
-        self.enqueue(&batch, released, drop_claims).await?;
-        outcome.after_ack = self.counters(&tally);
+        let mut then = drop_claims;
+        then.extend(self.counted(&batch, &tally));
+        self.enqueue(&batch, released, then).await?;
         Ok(outcome)
     }
 }
@@ -225,6 +226,8 @@ impl FrontierStage {
                 Ok(u) => u.origin().ascii_serialization(),
                 Err(_) => continue,
             };
+            // A redelivered batch makes the same tasks.
+            let id = FetchTask::derive_id(&[&batch.id, &url]);
             let task = FetchTask {
                 v: VERSION,
                 crawl: batch.crawl.clone(),
@@ -233,6 +236,7 @@ impl FrontierStage {
                 redirects: batch.redirects,
                 attempt: batch.attempt,
                 recrawl: false,
+                id,
             };
             by_origin.entry(origin).or_default().push(encode(&task)?);
         }
@@ -248,12 +252,16 @@ impl FrontierStage {
             })
             .collect();
         ops.extend(then);
-        self.store.exec(&ops).await?;
+        // The tasks, the claims dropped and the counters: all or nothing.
+        self.store.exec_atomic(&ops).await?;
         Ok(())
     }
 
-    fn counters(&self, t: &Tally) -> Vec<Op> {
-        [
+    /// The batch's counters, counted once per batch ([`Op::Once`]): in the
+    /// same transaction as its tasks, so a redelivery (which finds its URLs
+    /// seen and its claims gone) neither loses nor repeats them.
+    fn counted(&self, batch: &UrlBatch, t: &Tally) -> Vec<Op> {
+        let counts: Vec<(String, String, i64)> = [
             ("seen", t.released),
             ("invalid_url", t.invalid),
             ("out_of_scope", t.out_of_scope),
@@ -263,12 +271,19 @@ impl FrontierStage {
         ]
         .into_iter()
         .filter(|(_, n)| *n > 0)
-        .map(|(field, by)| Op::HIncr {
-            key: self.keys.stats(),
-            field: field.into(),
-            by,
-        })
-        .collect()
+        .map(|(field, by)| (self.keys.stats(), field.to_string(), by))
+        .collect();
+        if counts.is_empty() {
+            return Vec::new();
+        }
+        let (mark, field) = self.keys.once("frontier", &batch.id);
+        vec![Op::Once {
+            mark,
+            field,
+            id: batch.id.clone(),
+            sets: Vec::new(),
+            counts,
+        }]
     }
 }
 
@@ -310,7 +325,7 @@ mod tests {
             .iter()
             .map(|p| decode::<FetchTask>(p).unwrap().url)
             .collect();
-        crate::release::confirm(&stage.store, &stage.keys, taken)
+        crate::release::confirm(&stage.store, &stage.keys, &taken)
             .await
             .unwrap();
         urls

@@ -69,6 +69,18 @@ impl Keys {
         format!("{}:stats", self.ns)
     }
 
+    /// Where a stage marks the last message it counted for a URL
+    /// ([`crate::store::Op::Once`]): a hash key of 2^16 shards and the
+    /// URL's field (its 64-bit hash, as i64), so a mark costs one small
+    /// listpack entry per URL and stage.
+    pub fn once(&self, stage: &str, url: &str) -> (String, String) {
+        let h = xxhash_rust::xxh3::xxh3_64(url.as_bytes());
+        (
+            format!("{}:once:{stage}:{:x}", self.ns, h >> 48),
+            (h as i64).to_string(),
+        )
+    }
+
     /// The outcome of the last fetch of a URL (fetcher), JSON.
     pub fn fetch_outcome(&self, url: &str) -> String {
         format!("{}:fetch:{url}", self.ns)

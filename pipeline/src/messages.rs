@@ -214,6 +214,30 @@ pub struct FetchTask {
     /// A scheduled refetch of a stored page (see [`CrawlSpec::recrawl_secs`]).
     #[serde(default)]
     pub recrawl: bool,
+    /// This task's identity, derived from what created it (the frontier's
+    /// batch and the URL, or the stored page a refetch is for), so a
+    /// redelivered or re-released task keeps it: the fetcher counts a task
+    /// once ([`crate::store::Op::Once`]). Empty in tasks written before it
+    /// existed ([`FetchTask::identity`] stands in).
+    #[serde(default)]
+    pub id: String,
+}
+
+impl FetchTask {
+    /// A task id from the parts that make it unique (hashed, 32 hex digits).
+    pub fn derive_id(parts: &[&str]) -> String {
+        let joined = parts.join("\u{1f}");
+        format!("{:032x}", xxhash_rust::xxh3::xxh3_128(joined.as_bytes()))
+    }
+
+    /// [`FetchTask::id`], or for a task without one its URL's attempt.
+    pub fn identity(&self) -> String {
+        if self.id.is_empty() {
+            format!("{}/{}/{}", self.attempt, self.redirects, self.recrawl as u8)
+        } else {
+            self.id.clone()
+        }
+    }
 }
 
 /// A fetched HTML page, decoded to UTF-8 by the fetcher's charset vote.
@@ -447,6 +471,7 @@ mod tests {
             redirects: 0,
             attempt: 0,
             recrawl: false,
+            id: String::new(),
         };
         let bytes = encode(&task).unwrap();
         assert!(matches!(

@@ -166,6 +166,20 @@ pub enum Op {
         pushes: Vec<(String, Vec<u8>)>,
         counts: Vec<(String, String, i64)>,
     },
+    /// Records and counters of one message, once per message: unless the
+    /// hash `mark` already holds `id` under `field` (this message was
+    /// counted by an earlier delivery), `HSET mark field id`, `SET` each of
+    /// `sets` and `HINCRBY` each of `counts` (key, field, by), atomically.
+    /// Reply Int(1 if applied). `field` is the subject (a URL), so the mark
+    /// costs one entry per URL, replaced by the URL's next message.
+    /// (The fetcher's fetch records and counters, the extractor's counter.)
+    Once {
+        mark: String,
+        field: String,
+        id: String,
+        sets: Vec<(String, Vec<u8>)>,
+        counts: Vec<(String, String, i64)>,
+    },
 }
 
 impl Op {
@@ -188,6 +202,7 @@ impl Op {
             Op::Claim { .. } => "CLAIM",
             Op::ClaimFirst { .. } => "CLAIM_FIRST",
             Op::SetNxWith { .. } => "SETNX_WITH",
+            Op::Once { .. } => "ONCE",
             Op::HostEnqueue { .. } => "HOST_ENQUEUE",
             Op::HostRelease { .. } => "HOST_RELEASE",
             Op::HostSweep { .. } => "HOST_SWEEP",
@@ -283,6 +298,26 @@ for i = 1, pushes do
 end
 local a = 3 + pushes
 for k = 2 + pushes, #KEYS do
+  redis.call('HINCRBY', KEYS[k], ARGV[a], ARGV[a + 1])
+  a = a + 2
+end
+return 1
+"#;
+
+/// Lua for [`Op::Once`]: KEYS = mark, set keys..., count keys...; ARGV =
+/// field, id, number of sets, set values..., then field and by of each
+/// count.
+const ONCE_LUA: &str = r#"
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+  return 0
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+local sets = tonumber(ARGV[3])
+for i = 1, sets do
+  redis.call('SET', KEYS[1 + i], ARGV[3 + i])
+end
+local a = 4 + sets
+for k = 2 + sets, #KEYS do
   redis.call('HINCRBY', KEYS[k], ARGV[a], ARGV[a + 1])
   a = a + 2
 end
@@ -408,6 +443,7 @@ return due
 struct Scripts {
     claim: redis::Script,
     setnx_with: redis::Script,
+    once: redis::Script,
     enqueue: redis::Script,
     release: redis::Script,
     sweep: redis::Script,
@@ -423,6 +459,7 @@ impl Scripts {
         Scripts {
             claim: redis::Script::new(CLAIM_LUA),
             setnx_with: redis::Script::new(SETNX_WITH_LUA),
+            once: redis::Script::new(ONCE_LUA),
             enqueue: timed(HOST_ENQUEUE_LUA),
             release: timed(HOST_RELEASE_LUA),
             sweep: timed(HOST_SWEEP_LUA),
@@ -438,6 +475,7 @@ impl Scripts {
         match op {
             Op::Claim { .. } => Some(&self.claim),
             Op::SetNxWith { .. } => Some(&self.setnx_with),
+            Op::Once { .. } => Some(&self.once),
             Op::HostEnqueue { .. } => Some(&self.enqueue),
             Op::HostRelease { .. } => Some(&self.release),
             Op::HostSweep { .. } => Some(&self.sweep),
@@ -473,7 +511,21 @@ impl Store {
             return Ok(Vec::new());
         }
         match self {
-            Store::Redis(r) => r.exec(ops).await,
+            Store::Redis(r) => r.exec(ops, false).await,
+            Store::Memory(m) => m.exec(ops),
+        }
+    }
+
+    /// [`Store::exec`] as one transaction (`MULTI`/`EXEC` on Redis; the
+    /// memory store applies every batch under one lock): a process killed
+    /// around it leaves all of `ops` or none. Not for [`Op::ClaimFirst`]
+    /// (a transaction itself) or [`Op::SMembers`] of unknown encoding.
+    pub async fn exec_atomic(&self, ops: &[Op]) -> Result<Vec<Reply>, StoreError> {
+        if ops.is_empty() {
+            return Ok(Vec::new());
+        }
+        match self {
+            Store::Redis(r) => r.exec(ops, true).await,
             Store::Memory(m) => m.exec(ops),
         }
     }
@@ -592,13 +644,16 @@ impl RedisStore {
             .copied()
     }
 
-    async fn exec(&self, ops: &[Op]) -> Result<Vec<Reply>, StoreError> {
+    async fn exec(&self, ops: &[Op], atomic: bool) -> Result<Vec<Reply>, StoreError> {
         let dump = if ops.iter().any(|op| matches!(op, Op::SMembers { .. })) {
             self.dump_allowed().await?
         } else {
             false
         };
         let mut pipe = redis::pipe();
+        if atomic {
+            pipe.atomic();
+        }
         let mut loaded: Vec<&str> = Vec::new();
         for op in ops {
             if let Some(script) = self.scripts.for_op(op) {
@@ -684,6 +739,23 @@ impl RedisStore {
                     inv.key(seen).key(claim).arg(*ttl_secs);
                     for m in members {
                         inv.arg(*m);
+                    }
+                    invocations.push(inv);
+                }
+                Op::Once {
+                    mark,
+                    field,
+                    id,
+                    sets,
+                    counts,
+                } => {
+                    let mut inv = self.scripts.once.prepare_invoke();
+                    inv.key(mark).arg(field).arg(id).arg(sets.len());
+                    for (k, v) in sets {
+                        inv.key(k).arg(v.as_slice());
+                    }
+                    for (k, f, by) in counts {
+                        inv.key(k).arg(f).arg(*by);
                     }
                     invocations.push(inv);
                 }
@@ -1186,6 +1258,40 @@ fn apply(map: &mut HashMap<String, Value>, op: &Op) -> Result<Reply, StoreError>
                     &Op::HIncr {
                         key: k.clone(),
                         field: field.clone(),
+                        by: *by,
+                    },
+                )?;
+            }
+            Reply::Int(1)
+        }
+        Op::Once {
+            mark,
+            field,
+            id,
+            sets,
+            counts,
+        } => {
+            let h = hash_mut(map, mark)?;
+            if h.get(field).is_some_and(|v| v == id.as_bytes()) {
+                return Ok(Reply::Int(0));
+            }
+            h.insert(field.clone(), id.as_bytes().to_vec());
+            for (k, v) in sets {
+                apply(
+                    map,
+                    &Op::Set {
+                        key: k.clone(),
+                        value: v.clone(),
+                        expire_ms: None,
+                    },
+                )?;
+            }
+            for (k, f, by) in counts {
+                apply(
+                    map,
+                    &Op::HIncr {
+                        key: k.clone(),
+                        field: f.clone(),
                         by: *by,
                     },
                 )?;

@@ -42,9 +42,15 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 /// What a stage produced from one input message.
 #[derive(Debug, Default)]
 pub struct Outcome {
+    /// Store operations to run before anything is published: records and
+    /// counters. Each must be idempotent (a redelivery runs them again;
+    /// [`Op::Once`] counts a message once), and when they fail the input
+    /// is requeued, so what they count is never lost.
+    pub store: Vec<Op>,
     /// Messages to publish (confirmed) before the input is acked.
     pub publish: Vec<(Queue, Vec<u8>)>,
-    /// Store operations to run after the ack: cleanup and counters.
+    /// Store operations to run after the ack, best effort: hints whose loss
+    /// costs nothing but a little politeness (a host's feedback).
     pub after_ack: Vec<Op>,
 }
 
@@ -246,6 +252,14 @@ async fn process<S: Stage>(
         });
     match result {
         Ok(outcome) => {
+            if !outcome.store.is_empty() {
+                if let Err(e) = store.exec(&outcome.store).await {
+                    tracing::warn!(queue, error = %e, "store update failed; requeueing");
+                    tokio::time::sleep(TRANSIENT_RETRY_PAUSE).await;
+                    let _ = delivery.requeue().await;
+                    return MessageOutcome::Requeued;
+                }
+            }
             let mut by_queue: BTreeMap<Queue, Vec<Vec<u8>>> = BTreeMap::new();
             for (q, payload) in outcome.publish {
                 by_queue.entry(q).or_default().push(payload);
@@ -261,8 +275,10 @@ async fn process<S: Stage>(
                 tracing::warn!(queue, error = %e, "ack failed; the input will be redelivered");
                 return MessageOutcome::Redelivered;
             }
-            if let Err(e) = store.exec(&outcome.after_ack).await {
-                tracing::warn!(queue, error = %e, "post-ack store update failed");
+            if !outcome.after_ack.is_empty() {
+                if let Err(e) = store.exec(&outcome.after_ack).await {
+                    tracing::warn!(queue, error = %e, "post-ack hint not stored (best effort)");
+                }
             }
             MessageOutcome::Acked
         }

@@ -98,6 +98,7 @@ impl Fetcher {
             redirects: 0,
             attempt: 0,
             recrawl: false,
+            id: String::new(),
         }
     }
 
@@ -107,6 +108,7 @@ impl Fetcher {
         let start = Instant::now();
         let outcome = self.stage.handle(task).await.expect("the stage handles it");
         let took = start.elapsed();
+        self.store.exec(&outcome.store).await.unwrap();
         self.store.exec(&outcome.after_ack).await.unwrap();
         let record = self.record(&url).await.unwrap_or_else(|| {
             panic!("no fetch record for {url}");
@@ -436,6 +438,7 @@ async fn robots_txt_disallow_and_crawl_delay_are_obeyed() {
         futures_util::future::join_all(tasks.map(|t| async { f.stage.handle(t).await.unwrap() }))
             .await;
     for outcome in &outcomes {
+        f.store.exec(&outcome.store).await.unwrap();
         f.store.exec(&outcome.after_ack).await.unwrap();
         let queues: Vec<Queue> = outcome.publish.iter().map(|(q, _)| *q).collect();
         assert!(

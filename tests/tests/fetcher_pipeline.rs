@@ -65,6 +65,7 @@ fn task(url: &str) -> Vec<u8> {
         redirects: 0,
         attempt: 0,
         recrawl: false,
+        id: String::new(),
     })
     .unwrap()
 }

@@ -24,6 +24,7 @@ fn task(url: &str) -> Vec<u8> {
         redirects: 0,
         attempt: 0,
         recrawl: false,
+        id: String::new(),
     })
     .unwrap()
 }
@@ -79,7 +80,7 @@ async fn scenario(store: Store, ns: &str) {
         ["http://fast/1", "http://fast/2", "http://slow/1"]
     );
     assert_eq!(waiting(&store, &keys).await.unwrap(), 4);
-    confirm(&store, &keys, t).await.unwrap();
+    confirm(&store, &keys, &t).await.unwrap();
     assert_eq!(waiting(&store, &keys).await.unwrap(), 1);
     assert!(take_due(&store, &keys, &s).await.unwrap().is_empty());
     tokio::time::sleep(Duration::from_millis(SLOW_MS + 50)).await;
@@ -97,7 +98,7 @@ async fn scenario(store: Store, ns: &str) {
     tokio::time::sleep(Duration::from_millis(SLOW_MS + 50)).await;
     let t = take_due(&store, &keys, &s).await.unwrap();
     assert_eq!(urls(&t), ["http://slow/2"]);
-    confirm(&store, &keys, t).await.unwrap();
+    confirm(&store, &keys, &t).await.unwrap();
     assert_eq!(waiting(&store, &keys).await.unwrap(), 0);
 
     // The gate: a turn is held until released, then the delay runs.
@@ -146,7 +147,7 @@ async fn scenario(store: Store, ns: &str) {
         .string()
         .unwrap();
     assert!(parked.is_some(), "the failing host is parked");
-    confirm(&store, &keys, t).await.unwrap();
+    confirm(&store, &keys, &t).await.unwrap();
 }
 
 #[tokio::test]
