@@ -809,6 +809,7 @@ pub async fn run(set: &EvalSet, store: Store, namespace: &str) -> Result<Vec<Dec
             fetched_at: "2026-01-01T00:00:00Z".into(),
             recrawl: false,
             html: html.into_bytes(),
+            task: String::new(),
         };
         let out = extractor
             .handle(page)

@@ -79,15 +79,22 @@ impl Stage for ExtractorStage {
             };
             publish.push((Queue::Frontier, encode(&batch)?));
         }
-        // Counted once per page (a redelivery carries the same page).
+        // Counted once per fetch task (a task released twice may be fetched
+        // twice; a redelivery carries the same page). Pages without a task
+        // id: once per page.
         let (mark, field) = self.keys.once("extract", &page.url);
-        let id = xxhash_rust::xxh3::xxh3_128(&page.html)
-            ^ xxhash_rust::xxh3::xxh3_128(page.fetched_at.as_bytes());
+        let id = if page.task.is_empty() {
+            let h = xxhash_rust::xxh3::xxh3_128(&page.html)
+                ^ xxhash_rust::xxh3::xxh3_128(page.fetched_at.as_bytes());
+            format!("{h:032x}")
+        } else {
+            page.task.clone()
+        };
         Ok(Outcome {
             store: vec![Op::Once {
                 mark,
                 field,
-                id: format!("{id:032x}"),
+                id,
                 sets: Vec::new(),
                 counts: vec![(self.keys.stats(), "extracted".into(), 1)],
             }],

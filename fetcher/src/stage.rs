@@ -399,6 +399,7 @@ impl FetcherStage {
             fetched_at: fetched_at.clone(),
             recrawl: task.recrawl,
             html: text.into_bytes(),
+            task: task.identity(),
         };
         let record = self.record(
             &task,

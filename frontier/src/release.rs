@@ -36,7 +36,11 @@ pub struct ReleaseSettings {
     pub park_after: u32,
     /// How long a parked host waits.
     pub park_for: Duration,
-    /// A taken task not confirmed for this long goes back to its queue.
+    /// A taken task not confirmed for this long goes back to its queue:
+    /// the longest a page waits after its releaser dies between taking and
+    /// publishing it (a live releaser confirms within milliseconds, and
+    /// keeps what it took across a broker reconnect). 10 s; a task swept
+    /// while its releaser still lives may be fetched twice (at-least-once).
     pub stale_after: Duration,
     /// Pause after a tick that released nothing.
     pub idle_pause: Duration,
@@ -49,7 +53,7 @@ impl Default for ReleaseSettings {
             burst: 8,
             park_after: 8,
             park_for: Duration::from_secs(3600),
-            stale_after: Duration::from_secs(60),
+            stale_after: Duration::from_secs(10),
             idle_pause: Duration::from_millis(20),
         }
     }
@@ -227,9 +231,11 @@ async fn finish(
 ) -> Result<(), (Unfinished, String)> {
     let taken = match u {
         Unfinished::Publish(taken) => {
+            pipeline::fault::point(pipeline::fault::TAKEN_NOT_PUBLISHED);
             if let Err(e) = session.publish(Queue::Fetch, &taken.tasks()).await {
                 return Err((Unfinished::Publish(taken), e.to_string()));
             }
+            pipeline::fault::point(pipeline::fault::PUBLISHED_NOT_CONFIRMED);
             taken
         }
         Unfinished::Confirm(taken) => taken,

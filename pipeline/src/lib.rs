@@ -32,6 +32,7 @@
 pub mod backoff;
 pub mod broker;
 pub mod config;
+pub mod fault;
 pub mod keys;
 pub mod messages;
 pub mod metrics;

@@ -266,6 +266,12 @@ pub struct Page {
     /// The page as UTF-8 bytes.
     #[serde(with = "serde_bytes")]
     pub html: Vec<u8>,
+    /// The [`FetchTask::identity`] of the task that fetched it: the
+    /// extractor counts a task's page once, however many times a
+    /// redelivered task was fetched. Empty in pages written before it
+    /// existed.
+    #[serde(default)]
+    pub task: String,
 }
 
 /// An extracted article, on its way to near-duplicate detection and storage.
@@ -452,6 +458,7 @@ mod tests {
             fetched_at: now_rfc3339(),
             recrawl: false,
             html: "<p>\u{4e2d}\"quoted\"</p>".as_bytes().to_vec(),
+            task: String::new(),
         };
         let bytes = encode(&page).unwrap();
         // The body is stored raw: its bytes appear verbatim in the encoding.

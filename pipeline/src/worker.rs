@@ -271,6 +271,8 @@ async fn process<S: Stage>(
                     return MessageOutcome::Redelivered;
                 }
             }
+            #[cfg(feature = "fault-points")]
+            crate::fault::point(&format!("{}:{queue}", crate::fault::STORED_NOT_ACKED));
             if let Err(e) = delivery.ack().await {
                 tracing::warn!(queue, error = %e, "ack failed; the input will be redelivered");
                 return MessageOutcome::Redelivered;

@@ -10,6 +10,8 @@ use std::sync::OnceLock;
 
 use pipeline::{Broker, Store, StoredDocument};
 
+pub mod services;
+
 pub const AMQP_URL: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
 pub const REDIS_URL: &str = "redis://127.0.0.1:6379/";
 
@@ -40,6 +42,9 @@ pub fn bin_dir() -> PathBuf {
                 "contentseen",
             ])
             .args(["-p", "crawler", "-p", "testsite", "--bins"])
+            // As the workspace's test build has it (this crate turns it
+            // on), so the binaries are not rebuilt: `pipeline::fault`.
+            .args(["--features", "pipeline/fault-points"])
             .status()
             .expect("running cargo build");
         assert!(status.success(), "building the binaries failed");
@@ -88,23 +93,44 @@ impl Drop for Worker {
 pub struct TestEnv {
     pub namespace: String,
     logs: PathBuf,
+    /// The broker and Redis of the workers and the CLI: the shared
+    /// [`AMQP_URL`] and [`REDIS_URL`] unless built by [`TestEnv::with_services`].
+    pub amqp_url: String,
+    pub redis_url: String,
 }
 
 impl TestEnv {
     pub fn new(name: &str) -> TestEnv {
+        TestEnv::with_services(name, AMQP_URL, REDIS_URL)
+    }
+
+    /// A namespace on other services (a test's private RabbitMQ node and
+    /// Redis, see [`services`]).
+    pub fn with_services(name: &str, amqp_url: &str, redis_url: &str) -> TestEnv {
         let namespace = format!(
             "t-{name}-{}",
             &uuid::Uuid::new_v4().simple().to_string()[..8]
         );
         let logs = bin_dir().join("test-logs").join(&namespace);
         std::fs::create_dir_all(&logs).expect("log dir");
-        TestEnv { namespace, logs }
+        TestEnv {
+            namespace,
+            logs,
+            amqp_url: amqp_url.to_string(),
+            redis_url: redis_url.to_string(),
+        }
     }
 
-    fn command(&self, binary: &str) -> Command {
+    /// Where the workers' logs go (`<binary>-<n>.log`).
+    pub fn log_dir(&self) -> &std::path::Path {
+        &self.logs
+    }
+
+    /// A command for `binary` (a worker or `crawler`) in this namespace.
+    pub fn command(&self, binary: &str) -> Command {
         let mut c = Command::new(bin(binary));
-        c.env("CRAWLER_AMQP_URL", AMQP_URL)
-            .env("CRAWLER_REDIS_URL", REDIS_URL)
+        c.env("CRAWLER_AMQP_URL", &self.amqp_url)
+            .env("CRAWLER_REDIS_URL", &self.redis_url)
             .env("CRAWLER_NAMESPACE", &self.namespace)
             .env("CRAWLER_ALLOW_PRIVATE", "1")
             .env("NO_PROXY", "*")
@@ -115,23 +141,7 @@ impl TestEnv {
 
     /// Starts a worker binary (`frontier`, `fetcher`, `extractor`, `contentseen`).
     pub fn start(&self, binary: &str, extra_args: &[&str]) -> Worker {
-        let n = std::fs::read_dir(&self.logs)
-            .map(|d| d.count())
-            .unwrap_or(0);
-        let log =
-            std::fs::File::create(self.logs.join(format!("{binary}-{n}.log"))).expect("log file");
-        let child = self
-            .command(binary)
-            .args(extra_args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap_or_else(|e| panic!("starting {binary}: {e}"));
-        Worker {
-            name: binary.to_string(),
-            child,
-        }
+        self.start_with_env(binary, extra_args, &[])
     }
 
     /// One of each worker.
@@ -169,10 +179,10 @@ impl TestEnv {
 
     /// Deletes the namespace's queues and keys.
     pub async fn cleanup(&self) {
-        if let Ok(session) = Broker::amqp(AMQP_URL, &self.namespace).open().await {
+        if let Ok(session) = Broker::amqp(&self.amqp_url, &self.namespace).open().await {
             let _ = session.delete_topology().await;
         }
-        if let Ok(store) = Store::redis(REDIS_URL).await {
+        if let Ok(store) = Store::redis(&self.redis_url).await {
             let _ = store
                 .delete_matching(&format!("{}:*", self.namespace))
                 .await;
@@ -272,7 +282,12 @@ impl TestEnv {
             .join("crawler-test-logs")
             .join(&namespace);
         std::fs::create_dir_all(&logs).expect("log dir");
-        TestEnv { namespace, logs }
+        TestEnv {
+            namespace,
+            logs,
+            amqp_url: AMQP_URL.to_string(),
+            redis_url: REDIS_URL.to_string(),
+        }
     }
 }
 
@@ -296,4 +311,44 @@ pub async fn serve_fetcher_site(robots_txt: Option<String>) -> testsite::ServerH
     testsite::serve(site, "127.0.0.1:0".parse().expect("address"))
         .await
         .expect("serve the test site")
+}
+
+impl TestEnv {
+    /// [`TestEnv::start`] with extra environment variables (for example
+    /// `pipeline::fault::ENV`, to arm a fault point).
+    pub fn start_with_env(&self, binary: &str, extra_args: &[&str], env: &[(&str, &str)]) -> Worker {
+        let n = std::fs::read_dir(&self.logs)
+            .map(|d| d.count())
+            .unwrap_or(0);
+        let log =
+            std::fs::File::create(self.logs.join(format!("{binary}-{n}.log"))).expect("log file");
+        let child = self
+            .command(binary)
+            .args(extra_args)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {binary}: {e}"));
+        Worker {
+            name: binary.to_string(),
+            child,
+        }
+    }
+
+    /// The log files of this test's workers, concatenated (for assertion
+    /// messages and for checking that a fault point was reached).
+    pub fn logs(&self) -> String {
+        let mut out = String::new();
+        if let Ok(dir) = std::fs::read_dir(&self.logs) {
+            let mut paths: Vec<PathBuf> = dir.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            paths.sort();
+            for p in paths {
+                out.push_str(&format!("== {}\n", p.display()));
+                out.push_str(&std::fs::read_to_string(&p).unwrap_or_default());
+            }
+        }
+        out
+    }
 }

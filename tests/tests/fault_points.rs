@@ -1,0 +1,179 @@
+//! Deterministic faults (`pipeline::fault`): a worker dies, as `kill -9`
+//! would, at the exact window between two durable steps; a fresh worker of
+//! the same kind takes over; the crawl must end with every page stored,
+//! exported and counted exactly once, and every fetch recorded.
+//!
+//! The windows: a stage has stored and published what a message produced
+//! but not acked it (each of the four stages); the frontier's releaser has
+//! taken due tasks but not published them, or published them but not
+//! confirmed them.
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::{Duration, Instant};
+
+use crawler_tests::{TestEnv, Worker, REDIS_URL};
+use pipeline::fault;
+use pipeline::keys::Keys;
+use pipeline::store::Op;
+use pipeline::Store;
+use testsite::{serve, Site, SiteConfig};
+
+const MAX_DEPTH: &str = "5";
+
+/// Crawls a small site with one worker of each kind, `binary` armed to die
+/// at `point`; restarts it clean once it died; checks the result.
+async fn crawl_through(binary: &str, point: &str) {
+    let site = Site::generate(&SiteConfig {
+        articles: 30,
+        zh_articles: 3,
+        // No 429/5xx pages: their retries back the host off for a minute,
+        // which would hide how long recovery takes.
+        robots_txt: Some("User-agent: *\nDisallow: /error/\nDisallow: /private/\n".into()),
+        ..SiteConfig::default()
+    });
+    let server = serve(site, "127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let env = TestEnv::new(&format!("fault-{binary}"));
+    let mut workers: Vec<Worker> = ["frontier", "fetcher", "extractor", "contentseen"]
+        .iter()
+        .filter(|b| **b != binary)
+        .map(|b| env.start(b, &[]))
+        .collect();
+    let mut armed = env.start_with_env(binary, &[], &[(fault::ENV, point)]);
+    env.crawler_ok(&[
+        "seed",
+        "--crawl",
+        "faults",
+        "--max-depth",
+        MAX_DEPTH,
+        "--delay-ms",
+        "0",
+        &server.url("/"),
+    ]);
+
+    // It dies at the point (the crawl cannot end without passing it).
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while armed.is_running() {
+        assert!(
+            Instant::now() < deadline,
+            "{binary} never reached {point}\n{}",
+            env.logs()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let name = point.split('@').next().unwrap_or(point);
+    assert!(
+        env.logs().contains(&format!("fault point {name} reached")),
+        "{binary} exited, but not at {point}\n{}",
+        env.logs()
+    );
+    let restarted = Instant::now();
+    workers.push(env.start(binary, &[]));
+    let out = env.crawler(&["stats", "--wait-idle", "--json", "--timeout-secs", "180"]);
+    assert!(
+        out.status.success(),
+        "the crawl did not become idle after {binary} died at {point}: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        env.logs()
+    );
+    let idle_after = restarted.elapsed();
+    // A task taken and never published waits for the sweep (10 s); nothing
+    // else waits at all. (The rest of the crawl takes a few seconds.)
+    assert!(
+        idle_after < Duration::from_secs(30),
+        "idle only {idle_after:?} after {binary} restarted"
+    );
+    eprintln!("{binary} died at {point}; idle {idle_after:?} after its restart");
+
+    // Every page stored and exported once.
+    let site = server.site();
+    let base = server.base_url();
+    let reachable = site.reachable("/", MAX_DEPTH.parse().unwrap());
+    let want: BTreeSet<String> = reachable
+        .keys()
+        .filter(|p| {
+            let page = site.page_for_target(p).unwrap();
+            page.status == 200
+                && page.content_type.starts_with("text/html")
+                && page.redirect_to.is_none()
+        })
+        .map(|p| format!("{base}{p}"))
+        .collect();
+    let docs = env.export();
+    let mut lines: HashMap<&str, usize> = HashMap::new();
+    for d in &docs {
+        *lines.entry(d.url.as_str()).or_default() += 1;
+    }
+    let repeated: Vec<_> = lines.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(repeated.is_empty(), "exported twice: {repeated:?}");
+    let stored: BTreeSet<String> = lines.keys().map(|u| u.to_string()).collect();
+    assert_eq!(stored, want, "stored documents differ from the pages");
+
+    // Counted once.
+    let stats: serde_json::Value =
+        serde_json::from_str(env.crawler_ok(&["stats", "--json"]).trim()).unwrap();
+    let counter = |k: &str| stats["counters"][k].as_i64().unwrap_or(-1);
+    let n = docs.len() as i64;
+    assert_eq!(
+        counter("stored") + counter("duplicate"),
+        n,
+        "stored + duplicate counters vs exported lines: {stats}"
+    );
+    assert_eq!(counter("fetched"), n, "fetched counter: {stats}");
+    assert_eq!(counter("extracted"), n, "extracted counter: {stats}");
+
+    // Every fetch recorded.
+    let store = Store::redis(REDIS_URL).await.unwrap();
+    let keys = Keys::new(&env.namespace);
+    let ops: Vec<Op> = reachable
+        .keys()
+        .map(|p| Op::Get {
+            key: keys.fetch_outcome(&format!("{base}{p}")),
+        })
+        .collect();
+    let replies = store.exec(&ops).await.unwrap();
+    let missing: Vec<&String> = reachable
+        .keys()
+        .zip(&replies)
+        .filter(|(_, r)| r.data().ok().flatten().is_none())
+        .map(|(p, _)| p)
+        .collect();
+    assert!(missing.is_empty(), "no fetch record for {missing:?}");
+
+    drop(armed);
+    drop(workers);
+    env.cleanup().await;
+}
+
+fn after_store(stage: &str, nth: u32) -> String {
+    format!("{}:{stage}@{nth}", fault::STORED_NOT_ACKED)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contentseen_dies_between_storing_a_document_and_its_ack() {
+    crawl_through("contentseen", &after_store("contentseen", 5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fetcher_dies_between_recording_a_fetch_and_its_ack() {
+    crawl_through("fetcher", &after_store("fetch", 4)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_extractor_dies_between_counting_a_page_and_its_ack() {
+    crawl_through("extractor", &after_store("extract", 4)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_frontier_dies_between_queueing_links_and_the_ack() {
+    crawl_through("frontier", &after_store("frontier", 3)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_releaser_dies_between_publishing_and_confirming() {
+    crawl_through("frontier", &format!("{}@3", fault::PUBLISHED_NOT_CONFIRMED)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_releaser_dies_between_taking_and_publishing() {
+    crawl_through("frontier", &format!("{}@3", fault::TAKEN_NOT_PUBLISHED)).await;
+}
