@@ -7,6 +7,7 @@
 //!
 //! Each subcommand lives in its own module; this file only parses and dispatches.
 
+mod dead_letters;
 mod export;
 mod page_tools;
 mod query;
@@ -43,6 +44,9 @@ enum Command {
     Stats(stats::StatsArgs),
     /// Every stored document as JSON lines.
     Export(export::ExportArgs),
+    /// The messages a stage gave up on, with the reason on each, as JSON
+    /// lines; `--replay` sends them back to their stage.
+    DeadLetters(dead_letters::DeadLettersArgs),
     /// Decode and extract saved pages; one JSON line per file.
     Extract(page_tools::ExtractArgs),
     /// Show the charset vote for saved pages; one JSON line per file.
@@ -52,7 +56,7 @@ enum Command {
 #[tokio::main]
 async fn main() {
     if let Err(e) = pipeline::config::apply_config_file("crawler") {
-        eprintln!("crawler: {e:#}");
+        eprintln!("crawler: {}", pipeline::config::error_chain(e.as_ref()));
         std::process::exit(2);
     }
     let cli = Cli::parse();
@@ -63,11 +67,12 @@ async fn main() {
         Command::Query(a) => query::run(&cli.service, a).await,
         Command::Stats(a) => stats::run(&cli.service, a).await,
         Command::Export(a) => export::run(&cli.service, a).await,
+        Command::DeadLetters(a) => dead_letters::run(&cli.service, a).await,
         Command::Extract(a) => page_tools::extract(a),
         Command::Charset(a) => page_tools::charset(a),
     };
     if let Err(e) = result {
-        eprintln!("crawler: {e:#}");
+        eprintln!("crawler: {}", pipeline::config::error_chain(e.as_ref()));
         std::process::exit(1);
     }
 }

@@ -119,10 +119,14 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let _ = releaser.await;
     let dead = bus.dead_letters();
     if !dead.is_empty() {
-        eprintln!(
-            "{} message(s) could not be processed (see the log)",
-            dead.len()
-        );
+        eprintln!("{} message(s) could not be processed:", dead.len());
+        for d in &dead {
+            eprintln!(
+                "  {}: {}",
+                d.stage,
+                d.reason.as_deref().unwrap_or("(no reason recorded)")
+            );
+        }
     }
 
     let mut out: Box<dyn Write> = match &args.out {

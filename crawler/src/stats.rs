@@ -354,9 +354,12 @@ async fn wait_idle(
                 Ok(c) => conns = Some(c),
                 Err(e) => {
                     if down.is_none() {
-                        eprintln!("waiting for the services: {e:#}");
+                        eprintln!(
+                            "waiting for the services: {}",
+                            pipeline::config::error_chain(e.as_ref())
+                        );
                     }
-                    down = Some(format!("{e:#}"));
+                    down = Some(pipeline::config::error_chain(e.as_ref()));
                 }
             }
         }
@@ -378,8 +381,11 @@ async fn wait_idle(
                 }
                 Err(e) => {
                     // Reconnect at the next poll; idleness must be seen anew.
-                    eprintln!("lost the services: {e:#}");
-                    down = Some(format!("{e:#}"));
+                    eprintln!(
+                        "lost the services: {}",
+                        pipeline::config::error_chain(e.as_ref())
+                    );
+                    down = Some(pipeline::config::error_chain(e.as_ref()));
                     conns = None;
                     idle_since = None;
                 }

@@ -12,8 +12,9 @@ use std::sync::{Arc, Mutex};
 
 use futures_util::StreamExt;
 use lapin::options::{
-    BasicAckOptions, BasicConsumeOptions, BasicPublishOptions, BasicQosOptions, BasicRejectOptions,
-    ConfirmSelectOptions, ExchangeDeclareOptions, QueueBindOptions, QueueDeclareOptions,
+    BasicAckOptions, BasicConsumeOptions, BasicGetOptions, BasicPublishOptions, BasicQosOptions,
+    BasicRejectOptions, ConfirmSelectOptions, ExchangeDeclareOptions, QueueBindOptions,
+    QueueDeclareOptions,
 };
 use lapin::types::{AMQPValue, FieldTable};
 use lapin::{BasicProperties, Connection, ConnectionProperties, ExchangeKind};
@@ -73,6 +74,28 @@ pub enum Session {
     Memory(MemoryBus),
 }
 
+/// The header that carries a dead letter's reason (and [`FAILED_AT_HEADER`]
+/// its time, RFC 3339), set by the worker that gave up on it.
+pub const REASON_HEADER: &str = "x-crawler-reason";
+pub const FAILED_AT_HEADER: &str = "x-crawler-failed-at";
+/// Reasons are cut to this many bytes on the message.
+const MAX_REASON_BYTES: usize = 2000;
+
+/// A message in a stage's dead-letter queue.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DeadLetter {
+    /// The stage that gave up on it (`frontier`, `fetch`, `extract`,
+    /// `contentseen`).
+    pub stage: &'static str,
+    /// Why, as the worker said; `None` for a message dead-lettered before
+    /// reasons were recorded (or by the broker itself).
+    pub reason: Option<String>,
+    pub failed_at: Option<String>,
+    pub bytes: usize,
+    #[serde(skip)]
+    pub payload: Vec<u8>,
+}
+
 /// One queue's state as the broker reports it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct QueueDepth {
@@ -104,6 +127,77 @@ impl Session {
                 bus: bus.clone(),
                 queue,
             }),
+        }
+    }
+
+    /// Sends `delivery` (taken from `queue`) to the stage's dead-letter
+    /// queue with `reason` on it ([`REASON_HEADER`]), confirmed, then acks
+    /// it. When that publish fails the message is rejected instead (the
+    /// broker dead-letters it without a reason) and the error returned.
+    pub async fn dead_letter(
+        &self,
+        queue: Queue,
+        delivery: Delivery,
+        reason: &str,
+    ) -> Result<(), BrokerError> {
+        let mut reason = reason.to_string();
+        if reason.len() > MAX_REASON_BYTES {
+            let mut cut = MAX_REASON_BYTES;
+            while !reason.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            reason.truncate(cut);
+        }
+        match (self, delivery.acker) {
+            (Session::Amqp(s), acker) => {
+                let published = s
+                    .publish_dead(
+                        &queue.dead_letter_name(&s.namespace),
+                        &delivery.data,
+                        &reason,
+                    )
+                    .await;
+                let rejected = Delivery {
+                    data: Vec::new(),
+                    redelivered: delivery.redelivered,
+                    acker,
+                };
+                match published {
+                    Ok(()) => rejected.ack().await.map_err(|e| s.err(e)),
+                    Err(e) => {
+                        let _ = rejected.dead_letter().await;
+                        Err(e)
+                    }
+                }
+            }
+            (Session::Memory(_), Acker::Memory { bus, queue }) => {
+                bus.dead_letter(queue, delivery.data, Some(reason));
+                Ok(())
+            }
+            (Session::Memory(bus), Acker::Amqp(_)) => {
+                bus.dead_letter(queue, delivery.data, Some(reason));
+                Ok(())
+            }
+        }
+    }
+
+    /// The dead letters of `queue`, oldest first. Without `replay` they stay
+    /// where they are; with it, each is published back to the stage's work
+    /// queue (confirmed) and only then removed from the dead-letter queue.
+    pub async fn dead_letters(
+        &self,
+        queue: Queue,
+        replay: bool,
+    ) -> Result<Vec<DeadLetter>, BrokerError> {
+        match self {
+            Session::Amqp(s) => s.dead_letters(queue, replay).await,
+            Session::Memory(bus) => {
+                let letters = bus.take_dead(queue, replay);
+                if replay {
+                    bus.publish(queue, letters.iter().map(|d| d.payload.clone()));
+                }
+                Ok(letters)
+            }
         }
     }
 
@@ -200,6 +294,90 @@ impl AmqpSession {
             }
         }
         Ok(())
+    }
+
+    async fn publish_dead(
+        &self,
+        dead: &str,
+        payload: &[u8],
+        reason: &str,
+    ) -> Result<(), BrokerError> {
+        let mut headers = FieldTable::default();
+        headers.insert(REASON_HEADER.into(), AMQPValue::LongString(reason.into()));
+        headers.insert(
+            FAILED_AT_HEADER.into(),
+            AMQPValue::LongString(crate::messages::now_rfc3339().as_str().into()),
+        );
+        let confirm = self
+            .publisher
+            .basic_publish(
+                "".into(),
+                dead.into(),
+                BasicPublishOptions::default(),
+                payload,
+                BasicProperties::default()
+                    .with_delivery_mode(2)
+                    .with_headers(headers),
+            )
+            .await
+            .map_err(|e| self.err(e))?;
+        if confirm.await.map_err(|e| self.err(e))?.is_nack() {
+            return Err(BrokerError::Nacked {
+                queue: dead.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    async fn dead_letters(
+        &self,
+        queue: Queue,
+        replay: bool,
+    ) -> Result<Vec<DeadLetter>, BrokerError> {
+        // Taken unacked on a channel of our own: a message held there is not
+        // handed out again, so the loop ends; closing the channel puts back
+        // whatever was not replayed.
+        let channel = self.conn.create_channel().await.map_err(|e| self.err(e))?;
+        let dead = queue.dead_letter_name(&self.namespace);
+        let header = |props: &BasicProperties, name: &str| -> Option<String> {
+            match props.headers().as_ref()?.inner().get(name)? {
+                AMQPValue::LongString(s) => {
+                    Some(String::from_utf8_lossy(s.as_bytes()).into_owned())
+                }
+                AMQPValue::ShortString(s) => Some(s.as_str().to_string()),
+                _ => None,
+            }
+        };
+        let mut out = Vec::new();
+        while let Some(msg) = channel
+            .basic_get(dead.as_str().into(), BasicGetOptions { no_ack: false })
+            .await
+            .map_err(|e| self.err(e))?
+        {
+            let delivery = msg.delivery;
+            let letter = DeadLetter {
+                stage: queue.stage(),
+                reason: header(&delivery.properties, REASON_HEADER),
+                failed_at: header(&delivery.properties, FAILED_AT_HEADER),
+                bytes: delivery.data.len(),
+                payload: delivery.data.clone(),
+            };
+            if replay {
+                self.publish(
+                    &queue.name(&self.namespace),
+                    std::slice::from_ref(&letter.payload),
+                )
+                .await?;
+                delivery
+                    .acker
+                    .ack(BasicAckOptions::default())
+                    .await
+                    .map_err(|e| self.err(e))?;
+            }
+            out.push(letter);
+        }
+        let _ = channel.close(200, "listed".into()).await;
+        Ok(out)
     }
 
     async fn consume(&self, queue: Queue, prefetch: u16) -> Result<Consumer, BrokerError> {
@@ -406,7 +584,7 @@ impl Delivery {
                 .await
                 .map(|_| ()),
             Acker::Memory { bus, queue } => {
-                bus.dead_letter(queue, self.data);
+                bus.dead_letter(queue, self.data, None);
                 Ok(())
             }
         }
@@ -438,7 +616,7 @@ pub struct MemoryBus {
 #[derive(Default)]
 struct MemoryInner {
     queues: Mutex<HashMap<Queue, VecDeque<Vec<u8>>>>,
-    dead: Mutex<Vec<(Queue, Vec<u8>)>>,
+    dead: Mutex<Vec<(Queue, Vec<u8>, Option<String>)>>,
     /// Wakes consumers when a message arrives.
     arrived: Notify,
     /// Messages published and not yet acked or dead-lettered.
@@ -479,13 +657,33 @@ impl MemoryBus {
         self.inner.finished.notify_waiters();
     }
 
-    fn dead_letter(&self, queue: Queue, data: Vec<u8>) {
+    fn dead_letter(&self, queue: Queue, data: Vec<u8>, reason: Option<String>) {
         self.inner
             .dead
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push((queue, data));
+            .push((queue, data, reason));
         self.finish();
+    }
+
+    /// The dead letters of `queue`; with `take`, removed from the list.
+    fn take_dead(&self, queue: Queue, take: bool) -> Vec<DeadLetter> {
+        let mut dead = self.inner.dead.lock().unwrap_or_else(|p| p.into_inner());
+        let letters = dead
+            .iter()
+            .filter(|(q, _, _)| *q == queue)
+            .map(|(q, data, reason)| DeadLetter {
+                stage: q.stage(),
+                reason: reason.clone(),
+                failed_at: None,
+                bytes: data.len(),
+                payload: data.clone(),
+            })
+            .collect();
+        if take {
+            dead.retain(|(q, _, _)| *q != queue);
+        }
+        letters
     }
 
     fn requeue(&self, queue: Queue, data: Vec<u8>) {
@@ -501,13 +699,12 @@ impl MemoryBus {
         self.inner.unfinished.load(Ordering::SeqCst)
     }
 
-    /// Messages rejected as unprocessable, with their queue.
-    pub fn dead_letters(&self) -> Vec<(Queue, Vec<u8>)> {
-        self.inner
-            .dead
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+    /// Messages rejected as unprocessable, with their queue and reason.
+    pub fn dead_letters(&self) -> Vec<DeadLetter> {
+        Queue::ALL
+            .iter()
+            .flat_map(|q| self.take_dead(*q, false))
+            .collect()
     }
 
     /// Returns once every published message has been acked or dead-lettered.
@@ -535,7 +732,7 @@ impl MemoryBus {
             });
             out.push(QueueDepth {
                 queue: format!("{}.dead", q.stage()),
-                ready: dead.iter().filter(|(dq, _)| *dq == q).count() as u64,
+                ready: dead.iter().filter(|(dq, _, _)| *dq == q).count() as u64,
                 consumers: 0,
             });
         }

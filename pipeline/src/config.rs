@@ -90,6 +90,23 @@ impl ServiceConfig {
 }
 
 /// `scheme://user:secret@host` → `scheme://user:***@host`.
+/// An error and its causes on one line, each said once: a cause whose text
+/// the line already holds (an error that prints its source, and a library
+/// error that wraps an I/O error and prints it too) is left out.
+pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut line = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+        cause = c.source();
+    }
+    line
+}
+
 pub fn redact_url(url: &str) -> String {
     let Some(scheme_end) = url.find("://") else {
         return url.to_string();
@@ -214,6 +231,29 @@ pub fn init_tracing(json: bool) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn an_error_chain_says_each_cause_once() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("redis at {url}: {source}")]
+        struct Outer {
+            url: String,
+            #[source]
+            source: std::io::Error,
+        }
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "Connection refused");
+        let e = anyhow::Error::new(Outer {
+            url: "redis://h/".into(),
+            source: io,
+        })
+        .context("connecting to Redis");
+        let line = error_chain(e.as_ref());
+        assert_eq!(
+            line,
+            "connecting to Redis: redis at redis://h/: Connection refused"
+        );
+        assert_eq!(line.matches("Connection refused").count(), 1);
+    }
     use super::*;
 
     #[test]

@@ -232,11 +232,8 @@ async fn process<S: Stage>(
         Ok(m) => m,
         Err(e) => {
             tracing::error!(queue, reason = %e, bytes = delivery.data.len(), "malformed message sent to the dead-letter queue");
-            if let Err(e) = delivery.dead_letter().await {
-                tracing::warn!(queue, error = %e, "cannot dead-letter (it will be redelivered)");
-                return MessageOutcome::Redelivered;
-            }
-            return MessageOutcome::DeadLettered;
+            let reason = format!("undecodable {} message: {e}", queue);
+            return dead_letter(session, S::QUEUE, delivery, &reason).await;
         }
     };
     let result = std::panic::AssertUnwindSafe(stage.handle(input))
@@ -292,7 +289,22 @@ async fn process<S: Stage>(
         }
         Err(StageError::Malformed(reason)) => {
             tracing::error!(queue, %reason, "unprocessable message sent to the dead-letter queue");
-            let _ = delivery.dead_letter().await;
+            dead_letter(session, S::QUEUE, delivery, &reason).await
+        }
+    }
+}
+
+/// To the stage's dead-letter queue, with the reason on the message.
+async fn dead_letter(
+    session: &Session,
+    queue: crate::Queue,
+    delivery: Delivery,
+    reason: &str,
+) -> MessageOutcome {
+    match session.dead_letter(queue, delivery, reason).await {
+        Ok(()) => MessageOutcome::DeadLettered,
+        Err(e) => {
+            tracing::warn!(queue = queue.stage(), error = %e, "the reason could not go on the dead letter (rejected without it, or redelivered)");
             MessageOutcome::DeadLettered
         }
     }

@@ -164,3 +164,27 @@ fn wait_idle_rides_out_a_missing_broker_until_its_own_timeout() {
         "{text}"
     );
 }
+
+#[test]
+fn an_error_says_its_cause_once() {
+    // Nothing listens on port 1 of loopback.
+    let out = Command::new(bin("crawler"))
+        .args(["export"])
+        .env("CRAWLER_REDIS_URL", "redis://127.0.0.1:1/")
+        .env("CRAWLER_AMQP_URL", "amqp://user:s3cret@127.0.0.1:1/%2f")
+        .output()
+        .expect("crawler");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("connecting to Redis"), "{err}");
+    assert_eq!(err.matches("refused").count(), 1, "{err}");
+    let out = Command::new(bin("crawler"))
+        .args(["dead-letters"])
+        .env("CRAWLER_AMQP_URL", "amqp://user:s3cret@127.0.0.1:1/%2f")
+        .output()
+        .expect("crawler");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("connecting to RabbitMQ"), "{err}");
+    assert_eq!(err.matches("refused").count(), 1, "{err}");
+    assert!(!err.contains("s3cret"), "{err}");
+}
