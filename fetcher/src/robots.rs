@@ -52,7 +52,7 @@ impl Rules {
     /// Parses a cached record: `A`; `R` followed by the robots.txt body; `D`
     /// followed by the outcome name, a tab and the reason.
     /// `agent` is the product token robots.txt groups are matched against.
-    fn from_record(record: &[u8], agent: &str) -> Rules {
+    pub fn from_record(record: &[u8], agent: &str) -> Rules {
         match record.split_first() {
             Some((b'A', _)) => Rules::AllowAll,
             Some((b'R', body)) => match Robot::new(agent, body) {

@@ -605,6 +605,9 @@ impl Delivery {
     }
 }
 
+/// A dead letter of the memory bus: its queue, payload and reason.
+type MemoryDeadLetter = (Queue, Vec<u8>, Option<String>);
+
 /// In-process queues with the broker's contract, and an exact count of
 /// messages not yet finished (queued or in flight): the pipeline is idle when
 /// it is zero, because a stage publishes its outputs before it acks.
@@ -616,7 +619,7 @@ pub struct MemoryBus {
 #[derive(Default)]
 struct MemoryInner {
     queues: Mutex<HashMap<Queue, VecDeque<Vec<u8>>>>,
-    dead: Mutex<Vec<(Queue, Vec<u8>, Option<String>)>>,
+    dead: Mutex<Vec<MemoryDeadLetter>>,
     /// Wakes consumers when a message arrives.
     arrived: Notify,
     /// Messages published and not yet acked or dead-lettered.

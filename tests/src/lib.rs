@@ -316,7 +316,12 @@ pub async fn serve_fetcher_site(robots_txt: Option<String>) -> testsite::ServerH
 impl TestEnv {
     /// [`TestEnv::start`] with extra environment variables (for example
     /// `pipeline::fault::ENV`, to arm a fault point).
-    pub fn start_with_env(&self, binary: &str, extra_args: &[&str], env: &[(&str, &str)]) -> Worker {
+    pub fn start_with_env(
+        &self,
+        binary: &str,
+        extra_args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Worker {
         let n = std::fs::read_dir(&self.logs)
             .map(|d| d.count())
             .unwrap_or(0);

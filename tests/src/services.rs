@@ -170,7 +170,9 @@ impl RabbitNode {
         .map_err(|e| e.to_string())?;
         std::fs::write(node.dir.join("enabled_plugins"), "[].\n").map_err(|e| e.to_string())?;
         let chown = run_bounded(
-            Command::new("chown").args(["-R", "rabbitmq:rabbitmq"]).arg(&node.dir),
+            Command::new("chown")
+                .args(["-R", "rabbitmq:rabbitmq"])
+                .arg(&node.dir),
             CLI_TIMEOUT,
         )?;
         if !chown.success {
@@ -214,7 +216,9 @@ impl RabbitNode {
 
     fn ctl(&self, args: &[&str]) -> Result<CmdOutput, String> {
         run_bounded(
-            self.command("rabbitmqctl").args(["-n", &self.name]).args(args),
+            self.command("rabbitmqctl")
+                .args(["-n", &self.name])
+                .args(args),
             CLI_TIMEOUT,
         )
     }
@@ -253,7 +257,9 @@ impl RabbitNode {
                 Err("port closed".into())
             }
         })?;
-        let left = timeout.saturating_sub(start.elapsed()).max(Duration::from_secs(5));
+        let left = timeout
+            .saturating_sub(start.elapsed())
+            .max(Duration::from_secs(5));
         wait_until(&format!("RabbitMQ node {}", self.name), left, || {
             let out = run_bounded(
                 self.command("rabbitmq-diagnostics")
@@ -396,26 +402,22 @@ impl RedisServer {
             .spawn()
             .map_err(|e| format!("starting redis-server: {e}"))?;
         self.child = Some(child);
-        let ready = wait_until(
-            &format!("Redis on port {}", self.port),
-            REDIS_START,
-            || {
-                if let Some(c) = self.child.as_mut() {
-                    if let Ok(Some(status)) = c.try_wait() {
-                        return Err(format!("redis-server exited: {status}"));
-                    }
+        let ready = wait_until(&format!("Redis on port {}", self.port), REDIS_START, || {
+            if let Some(c) = self.child.as_mut() {
+                if let Ok(Some(status)) = c.try_wait() {
+                    return Err(format!("redis-server exited: {status}"));
                 }
-                let out = run_bounded(
-                    Command::new(tool("redis-cli")?).args(["-p", &self.port.to_string(), "ping"]),
-                    CLI_TIMEOUT,
-                )?;
-                if out.stdout.trim() == "PONG" {
-                    Ok(())
-                } else {
-                    Err(format!("ping: {}{}", out.stdout.trim(), out.stderr.trim()))
-                }
-            },
-        );
+            }
+            let out = run_bounded(
+                Command::new(tool("redis-cli")?).args(["-p", &self.port.to_string(), "ping"]),
+                CLI_TIMEOUT,
+            )?;
+            if out.stdout.trim() == "PONG" {
+                Ok(())
+            } else {
+                Err(format!("ping: {}{}", out.stdout.trim(), out.stderr.trim()))
+            }
+        });
         ready.map_err(|e| format!("{e}\nlog:\n{}", tail(&self.log_file(), 20)))?;
         Ok(start.elapsed())
     }
