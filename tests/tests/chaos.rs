@@ -1,0 +1,1033 @@
+//! Nothing lost under faults: one crawl of the test site by the real worker
+//! binaries while a seeded random schedule kills every worker kind with
+//! SIGKILL again and again (contentseen most often), restarts RabbitMQ once
+//! and kills Redis once (restarted from its append-only file).
+//!
+//! The test starts its own RabbitMQ node and Redis on other ports
+//! (`crawler_tests::services`), so the shared services are never disturbed.
+//! If they cannot be started the test fails: it never passes without having
+//! run.
+//!
+//! After the schedule it asserts that every in-scope page is stored exactly
+//! once, that exported lines = stored documents = counters, that every
+//! reachable URL has a final fetch record and the fetch counters agree with
+//! the records, that no message went to a dead-letter queue, and that the
+//! crawl goes idle within a bound after the last fault, with no stall (no
+//! progress while not idle) longer than 10 s after it.
+//!
+//! Settings (environment):
+//! - `CHAOS_SEEDS=1,2,3`: run these seeds; else `CHAOS_RUNS=N` (default 2)
+//!   seeds from a random base. The seeds are printed; a failure names its
+//!   seed (`CHAOS_SEEDS=<seed>` reproduces its schedule).
+//! - `CHAOS_WINDOW_SECS` (default 24): the span the faults are spread over.
+//! - `CHAOS_RESPONSE_DELAY_MS` (default 300): the site's delay per response,
+//!   and `CHAOS_FETCH_CONCURRENCY` (default 4): the fetcher's concurrency.
+//!   Together they make the crawl last about 25 s, so that the faults land
+//!   while it runs, with a few fetches in flight at any moment.
+//! - `CHAOS_CRAWL_DELAY_MS` (default 0): the crawl's politeness delay.
+//! - `CHAOS_IDLE_BOUND_SECS` (default 60), `CHAOS_STALL_BOUND_SECS`
+//!   (default 10): the bounds after the last fault.
+//! - `CHAOS_NO_FAULTS=1`: the same crawl without faults (to calibrate).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crawler_tests::services::{run_bounded, RabbitNode, RedisServer};
+use crawler_tests::{parse_documents, TestEnv, Worker};
+use pipeline::keys::Keys;
+use pipeline::store::Op;
+use pipeline::Store;
+use testsite::prng::SplitMix64;
+use testsite::{serve, Site, SiteConfig};
+
+/// Deeper than the site (see crawl_end_to_end.rs).
+const MAX_DEPTH: usize = 5;
+/// The worker processes: one of each kind, two contentseen.
+const INSTANCES: [&str; 5] = [
+    "frontier",
+    "fetcher",
+    "extractor",
+    "contentseen",
+    "contentseen",
+];
+/// How long everything must look idle (as `crawler stats --wait-idle`).
+const IDLE_FOR: Duration = Duration::from_secs(2);
+/// How often the monitor samples `crawler stats --json`.
+const SAMPLE_EVERY: Duration = Duration::from_millis(500);
+/// Give up waiting for idle this long after the last fault.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(240);
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(default)
+}
+
+struct Settings {
+    window: Duration,
+    crawl_delay_ms: u64,
+    response_delay: Duration,
+    fetch_concurrency: u64,
+    idle_bound: Duration,
+    stall_bound: Duration,
+    faults: bool,
+}
+
+impl Settings {
+    fn from_env() -> Settings {
+        Settings {
+            window: Duration::from_secs(env_u64("CHAOS_WINDOW_SECS", 24).max(8)),
+            crawl_delay_ms: env_u64("CHAOS_CRAWL_DELAY_MS", 0),
+            response_delay: Duration::from_millis(env_u64("CHAOS_RESPONSE_DELAY_MS", 300)),
+            fetch_concurrency: env_u64("CHAOS_FETCH_CONCURRENCY", 4).max(1),
+            idle_bound: Duration::from_secs(env_u64("CHAOS_IDLE_BOUND_SECS", 60)),
+            stall_bound: Duration::from_secs(env_u64("CHAOS_STALL_BOUND_SECS", 10)),
+            faults: std::env::var_os("CHAOS_NO_FAULTS").is_none(),
+        }
+    }
+}
+
+/// The seeds to run: `CHAOS_SEEDS`, or `CHAOS_RUNS` from a random base.
+fn seeds() -> Vec<u64> {
+    if let Ok(list) = std::env::var("CHAOS_SEEDS") {
+        let seeds: Vec<u64> = list
+            .split(',')
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| {
+                s.trim()
+                    .parse()
+                    .unwrap_or_else(|_| panic!("CHAOS_SEEDS: not a number: {s}"))
+            })
+            .collect();
+        assert!(!seeds.is_empty(), "CHAOS_SEEDS is empty");
+        return seeds;
+    }
+    let runs = env_u64("CHAOS_RUNS", 2).max(1);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    let mut rng = SplitMix64::new(nanos ^ u64::from(std::process::id()).rotate_left(32));
+    // Small numbers, easy to type back.
+    (0..runs).map(|_| rng.next_u64() % 1_000_000).collect()
+}
+
+/// One thing the schedule does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Action {
+    /// SIGKILL to worker instance `i` (an index into [`INSTANCES`]).
+    Kill(usize),
+    /// Start worker instance `i` again.
+    Start(usize),
+    BrokerStopApp,
+    BrokerStartApp,
+    BrokerKill,
+    BrokerLaunch,
+    RedisKill,
+    RedisLaunch,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Lane {
+    Workers,
+    Broker,
+    Redis,
+}
+
+#[derive(Debug, Clone)]
+struct Step {
+    at: Duration,
+    lane: Lane,
+    action: Action,
+}
+
+/// The fault schedule of `seed`, over `window` (from when the crawl is
+/// seeded). Per lane, no step starts before the previous one of its lane has
+/// ended in the plan: a worker is killed, restarted after 0–1 s, and killed
+/// again only in a later slot.
+fn schedule(seed: u64, window: Duration) -> Vec<Step> {
+    let mut rng = SplitMix64::new(seed);
+    let w = window.as_millis() as usize;
+    let start = 500;
+    let mut steps = Vec::new();
+    // Kills per worker kind: 3 or 4 of frontier, fetcher and extractor, 6 of
+    // contentseen (spread over its two processes).
+    let kinds: [(&[usize], usize); 4] = [
+        (&[0], 3 + rng.below(2)),
+        (&[1], 3 + rng.below(2)),
+        (&[2], 3 + rng.below(2)),
+        (&[3, 4], 6),
+    ];
+    for (instances, n) in kinds {
+        let slot = (w - start) / n;
+        for k in 0..n {
+            let at = start + k * slot + rng.below(slot - 1_200);
+            let i = instances[rng.below(instances.len())];
+            let pause = rng.below(1_001);
+            steps.push(Step {
+                at: Duration::from_millis(at as u64),
+                lane: Lane::Workers,
+                action: Action::Kill(i),
+            });
+            steps.push(Step {
+                at: Duration::from_millis((at + pause) as u64),
+                lane: Lane::Workers,
+                action: Action::Start(i),
+            });
+        }
+    }
+    // One broker restart: the application stopped and started, or the whole
+    // node killed and started again.
+    let at = w / 5 + rng.below(w / 2);
+    let pause = rng.below(1_001);
+    let (down, up) = if rng.below(2) == 0 {
+        (Action::BrokerStopApp, Action::BrokerStartApp)
+    } else {
+        (Action::BrokerKill, Action::BrokerLaunch)
+    };
+    for (a, action) in [(at, down), (at + pause, up)] {
+        steps.push(Step {
+            at: Duration::from_millis(a as u64),
+            lane: Lane::Broker,
+            action,
+        });
+    }
+    // One Redis crash: SIGKILL, restarted from its append-only file.
+    let at = w / 7 + rng.below(w * 2 / 3);
+    let pause = rng.below(1_001);
+    for (a, action) in [(at, Action::RedisKill), (at + pause, Action::RedisLaunch)] {
+        steps.push(Step {
+            at: Duration::from_millis(a as u64),
+            lane: Lane::Redis,
+            action,
+        });
+    }
+    steps.sort_by_key(|s| (s.at, s.lane));
+    steps
+}
+
+/// What a lane did: when (since the crawl was seeded), what, and how it went.
+#[derive(Debug, Clone)]
+struct Done {
+    at: Duration,
+    ended: Duration,
+    what: String,
+    error: Option<String>,
+}
+
+/// One sample of `crawler stats --json`.
+#[derive(Clone)]
+struct Sample {
+    at: Duration,
+    stats: Result<serde_json::Value, String>,
+    /// The crawl is waiting for its host's turn, legitimately: nothing ready
+    /// or in flight, nothing being released, and every waiting task in the
+    /// host's queue, whose turn is in the future (a retry's backoff, a
+    /// Retry-After). Not a stall.
+    host_turn_ahead: bool,
+}
+
+/// Whether the crawl only waits for the host's next turn (see
+/// [`Sample::host_turn_ahead`]), read from Redis.
+fn host_turn_ahead(
+    redis_url: &str,
+    keys: &Keys,
+    origin: &str,
+    stats: &serde_json::Value,
+) -> Result<bool, String> {
+    let waiting = stats["waiting_for_host"].as_i64().unwrap_or(-1);
+    if stats["in_flight"].as_i64() != Some(0) || waiting <= 0 || is_idle(stats) {
+        return Ok(false);
+    }
+    let ready_elsewhere = stats["queues"].as_array().is_none_or(|qs| {
+        qs.iter().any(|q| {
+            !q["queue"].as_str().is_some_and(|n| n.ends_with(".dead"))
+                && q["ready"].as_u64() != Some(0)
+        })
+    });
+    if ready_elsewhere {
+        return Ok(false);
+    }
+    let client = redis::Client::open(redis_url).map_err(|e| e.to_string())?;
+    let mut con = client
+        .get_connection_with_timeout(Duration::from_secs(2))
+        .map_err(|e| e.to_string())?;
+    let mut releasing = 0i64;
+    for shard in 0..pipeline::keys::HOST_SHARDS {
+        let n: i64 = redis::cmd("ZCARD")
+            .arg(keys.releasing(shard))
+            .query(&mut con)
+            .map_err(|e| e.to_string())?;
+        releasing += n;
+    }
+    let queued: i64 = redis::cmd("LLEN")
+        .arg(keys.host_queue(origin))
+        .query(&mut con)
+        .map_err(|e| e.to_string())?;
+    let turn: Option<f64> = redis::cmd("ZSCORE")
+        .arg(keys.schedule(pipeline::keys::host_shard(origin)))
+        .arg(origin)
+        .query(&mut con)
+        .map_err(|e| e.to_string())?;
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as f64)
+        .unwrap_or(0.0);
+    Ok(releasing == 0 && queued == waiting && turn.is_some_and(|t| t > now_ms))
+}
+
+fn is_idle(s: &serde_json::Value) -> bool {
+    s["in_flight"].as_i64() == Some(0)
+        && s["waiting_for_host"].as_i64() == Some(0)
+        && s["queues"].as_array().is_some_and(|qs| {
+            qs.iter().all(|q| {
+                q["queue"].as_str().is_some_and(|n| n.ends_with(".dead"))
+                    || q["ready"].as_u64() == Some(0)
+            })
+        })
+}
+
+/// What changes while the crawl makes progress: counters, queue depths,
+/// messages in flight, tasks waiting for their host.
+fn progress_signature(s: &serde_json::Value) -> String {
+    format!(
+        "{}|{}|{}|{}",
+        s["counters"], s["queues"], s["in_flight"], s["waiting_for_host"]
+    )
+}
+
+fn counter(s: &serde_json::Value, name: &str) -> i64 {
+    s["counters"][name].as_i64().unwrap_or(0)
+}
+
+/// A one-line summary of a sample.
+fn brief(s: &Sample) -> String {
+    match &s.stats {
+        Err(e) => format!(
+            "{:>6.1}s  unreachable: {}",
+            s.at.as_secs_f64(),
+            first_line(e)
+        ),
+        Ok(v) => {
+            let queues: Vec<String> = v["queues"]
+                .as_array()
+                .map(|qs| {
+                    qs.iter()
+                        .map(|q| {
+                            let name = q["queue"].as_str().unwrap_or("?");
+                            let short = name.rsplit('.').next().unwrap_or(name);
+                            let short = if name.ends_with(".dead") {
+                                format!("{}.dead", name.split('.').rev().nth(1).unwrap_or("?"))
+                            } else {
+                                short.to_string()
+                            };
+                            format!("{short}={}/{}", q["ready"], q["consumers"])
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            format!(
+                "{:>6.1}s  fetched {} failed {} extracted {} stored {} dup {} | in flight {} waiting {}{} live {} | {}",
+                s.at.as_secs_f64(),
+                counter(v, "fetched"),
+                counter(v, "failed"),
+                counter(v, "extracted"),
+                counter(v, "stored"),
+                counter(v, "duplicate"),
+                v["in_flight"],
+                v["waiting_for_host"],
+                if s.host_turn_ahead { " (turn ahead)" } else { "" },
+                v["live_workers"],
+                queues.join(" ")
+            )
+        }
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().find(|l| !l.trim().is_empty()).unwrap_or("")
+}
+
+/// Samples `crawler stats --json` until `stop`.
+fn monitor(env: &TestEnv, origin: &str, t0: Instant, stop: &AtomicBool, out: &Mutex<Vec<Sample>>) {
+    let keys = Keys::new(&env.namespace);
+    while !stop.load(Ordering::SeqCst) {
+        let next = Instant::now() + SAMPLE_EVERY;
+        let at = t0.elapsed();
+        let stats = run_bounded(
+            env.command("crawler").args(["stats", "--json"]),
+            Duration::from_secs(10),
+        )
+        .and_then(|o| {
+            if o.success {
+                serde_json::from_str(o.stdout.trim()).map_err(|e| format!("{e}: {}", o.stdout))
+            } else {
+                Err(o.stderr)
+            }
+        });
+        let host_turn_ahead = stats
+            .as_ref()
+            .is_ok_and(|s| host_turn_ahead(&env.redis_url, &keys, origin, s).unwrap_or(false));
+        out.lock().unwrap().push(Sample {
+            at,
+            stats,
+            host_turn_ahead,
+        });
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+    }
+}
+
+/// The measured end of the crawl: when it went idle (the start of the idle
+/// run that lasted [`IDLE_FOR`]), and the longest stall after the last fault.
+struct Ending {
+    idle_at: Option<Duration>,
+    /// The longest span after the last fault with no change in counters,
+    /// queues or in-flight counts while the crawl was not idle; and when it
+    /// began.
+    stall: Duration,
+    stall_from: Duration,
+    /// The longest span after the last fault spent waiting for the host's
+    /// turn (not counted as a stall; the idle bound covers it).
+    turn_wait: Duration,
+    last_stats: Option<serde_json::Value>,
+}
+
+fn ending(samples: &[Sample], last_fault: Duration) -> Ending {
+    let after: Vec<&Sample> = samples.iter().filter(|s| s.at >= last_fault).collect();
+    let mut idle_at = None;
+    let mut run_start: Option<Duration> = None;
+    for s in &after {
+        match &s.stats {
+            Ok(v) if is_idle(v) => {
+                let since = *run_start.get_or_insert(s.at);
+                if s.at - since >= IDLE_FOR {
+                    idle_at = Some(since);
+                    break;
+                }
+            }
+            _ => run_start = None,
+        }
+    }
+    let end = idle_at.unwrap_or(Duration::MAX);
+    let mut stall = Duration::ZERO;
+    let mut stall_from = last_fault;
+    let mut since = last_fault;
+    let mut prev: Option<String> = None;
+    let mut turn_wait = Duration::ZERO;
+    let mut turn_since: Option<Duration> = None;
+    for s in after.iter().filter(|s| s.at <= end) {
+        if s.host_turn_ahead {
+            let since = *turn_since.get_or_insert(s.at);
+            turn_wait = turn_wait.max(s.at - since);
+        } else {
+            turn_since = None;
+        }
+        let sig = match &s.stats {
+            Ok(v) if is_idle(v) || s.host_turn_ahead => None,
+            Ok(v) => Some(progress_signature(v)),
+            Err(_) => Some("unreachable".to_string()),
+        };
+        match (&sig, &prev) {
+            (Some(a), Some(b)) if a == b => {}
+            _ => since = s.at,
+        }
+        if sig.is_some() && s.at - since > stall {
+            stall = s.at - since;
+            stall_from = since;
+        }
+        prev = sig;
+    }
+    Ending {
+        idle_at,
+        stall,
+        stall_from,
+        turn_wait,
+        last_stats: after
+            .iter()
+            .rev()
+            .find_map(|s| s.stats.as_ref().ok().cloned()),
+    }
+}
+
+/// The warnings and errors in the workers' logs: per file, how many, and the
+/// last few.
+fn log_digest(env: &TestEnv, last: usize) -> String {
+    let mut files: Vec<_> = std::fs::read_dir(env.log_dir())
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    files.sort();
+    let mut out = String::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        let bad: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains("WARN") || l.contains("ERROR") || l.contains("panicked"))
+            .collect();
+        if bad.is_empty() {
+            continue;
+        }
+        out.push_str(&format!(
+            "  {} ({} warnings/errors):\n",
+            f.file_name().unwrap_or_default().to_string_lossy(),
+            bad.len()
+        ));
+        for l in &bad[bad.len().saturating_sub(last)..] {
+            let l: String = l.chars().take(400).collect();
+            out.push_str(&format!("    {l}\n"));
+        }
+    }
+    out
+}
+
+/// Everything one seed's run found wrong (empty: it passed), with figures.
+struct RunReport {
+    seed: u64,
+    problems: Vec<String>,
+    figures: String,
+}
+
+/// Runs the crawl of one seed under its schedule and checks the outcome.
+fn run_seed(
+    rt: &tokio::runtime::Runtime,
+    rabbit: &RabbitNode,
+    redis: &mut RedisServer,
+    seed: u64,
+    settings: &Settings,
+) -> RunReport {
+    let started = Instant::now();
+    let mut problems: Vec<String> = Vec::new();
+    let site = Site::generate(&SiteConfig {
+        articles: 100,
+        zh_articles: 10,
+        response_delay: settings.response_delay,
+        ..SiteConfig::default()
+    });
+    let server = rt
+        .block_on(serve(site, "127.0.0.1:0".parse().unwrap()))
+        .expect("serve the test site");
+    let base = server.base_url();
+    let env = TestEnv::with_services("chaos", &rabbit.amqp_url(), &redis.url());
+    let steps = if settings.faults {
+        schedule(seed, settings.window)
+    } else {
+        Vec::new()
+    };
+    println!(
+        "[seed {seed}] namespace {}, logs {}, {} steps",
+        env.namespace,
+        env.log_dir().display(),
+        steps.len()
+    );
+    let fetch_concurrency = settings.fetch_concurrency.to_string();
+    let start = |i: usize| -> Worker {
+        match INSTANCES[i] {
+            "fetcher" => env.start("fetcher", &["--concurrency", &fetch_concurrency]),
+            kind => env.start(kind, &[]),
+        }
+    };
+    let mut workers: Vec<Worker> = (0..INSTANCES.len()).map(start).collect();
+    env.crawler_ok(&[
+        "seed",
+        "--crawl",
+        "chaos",
+        "--max-depth",
+        &MAX_DEPTH.to_string(),
+        "--delay-ms",
+        &settings.crawl_delay_ms.to_string(),
+        &server.url("/"),
+    ]);
+    let t0 = Instant::now();
+    let stop = AtomicBool::new(false);
+    let samples = Mutex::new(Vec::new());
+
+    let (done, last_fault, ending) = std::thread::scope(|scope| {
+        let mon = scope.spawn(|| monitor(&env, &base, t0, &stop, &samples));
+        let lane = |lane: Lane| -> Vec<Step> {
+            steps.iter().filter(|s| s.lane == lane).cloned().collect()
+        };
+        let (worker_steps, broker_steps, redis_steps) =
+            (lane(Lane::Workers), lane(Lane::Broker), lane(Lane::Redis));
+        let start = &start;
+        let workers = &mut workers;
+        let w = scope.spawn(move || {
+            run_lane(t0, &worker_steps, |a| match a {
+                Action::Kill(i) => {
+                    let was_running = workers[i].is_running();
+                    workers[i].kill();
+                    if was_running {
+                        Ok(())
+                    } else {
+                        Err(format!(
+                            "{} (instance {i}) had already exited",
+                            INSTANCES[i]
+                        ))
+                    }
+                }
+                Action::Start(i) => {
+                    workers[i] = start(i);
+                    Ok(())
+                }
+                _ => unreachable!(),
+            })
+        });
+        let b = scope.spawn(move || {
+            run_lane(t0, &broker_steps, |a| match a {
+                Action::BrokerStopApp => rabbit.stop_app(),
+                Action::BrokerStartApp => rabbit.start_app().map(|_| ()),
+                Action::BrokerKill => rabbit.kill9(),
+                Action::BrokerLaunch => rabbit.launch().map(|_| ()),
+                _ => unreachable!(),
+            })
+        });
+        let redis = &mut *redis;
+        let r = scope.spawn(move || {
+            run_lane(t0, &redis_steps, |a| match a {
+                Action::RedisKill => {
+                    let was_running = redis.is_running();
+                    redis.kill9();
+                    if was_running {
+                        Ok(())
+                    } else {
+                        Err("redis had already exited".into())
+                    }
+                }
+                Action::RedisLaunch => redis.launch().map(|_| ()),
+                _ => unreachable!(),
+            })
+        });
+        let mut done: Vec<Done> = Vec::new();
+        for h in [w, b, r] {
+            done.extend(h.join().expect("a fault lane panicked"));
+        }
+        done.sort_by_key(|d| d.at);
+        let last_fault = done.iter().map(|d| d.ended).max().unwrap_or_default();
+        // Wait for the crawl to go idle after the last fault.
+        let deadline = last_fault + IDLE_TIMEOUT;
+        let end = loop {
+            std::thread::sleep(SAMPLE_EVERY);
+            let e = ending(&samples.lock().unwrap(), last_fault);
+            if e.idle_at.is_some() || t0.elapsed() > deadline {
+                break e;
+            }
+        };
+        stop.store(true, Ordering::SeqCst);
+        mon.join().expect("monitor panicked");
+        (done, last_fault, end)
+    });
+
+    let samples = samples.into_inner().unwrap();
+    let faults: Vec<&Done> = done.iter().collect();
+    for d in &faults {
+        if let Some(e) = &d.error {
+            problems.push(format!(
+                "fault step {} at {:.1}s: {e}",
+                d.what,
+                d.at.as_secs_f64()
+            ));
+        }
+    }
+    for (i, w) in workers.iter_mut().enumerate() {
+        if !w.is_running() {
+            problems.push(format!(
+                "{} (instance {i}) exited on its own (see its log)",
+                INSTANCES[i]
+            ));
+        }
+    }
+    let kills: BTreeMap<&str, usize> = done
+        .iter()
+        .filter(|d| d.what.starts_with("kill -9 ") && d.error.is_none())
+        .fold(BTreeMap::new(), |mut m, d| {
+            *m.entry(d.what.split_whitespace().nth(2).unwrap_or("?"))
+                .or_default() += 1;
+            m
+        });
+    if settings.faults {
+        for kind in ["frontier", "fetcher", "extractor", "contentseen"] {
+            let n = kills.get(kind).copied().unwrap_or(0);
+            let want = if kind == "contentseen" { 6 } else { 3 };
+            if n < want {
+                problems.push(format!("only {n} kills of {kind} landed (want {want})"));
+            }
+        }
+    }
+
+    // The crawl went idle in time, and nothing stalled after the last fault.
+    let idle_after = ending.idle_at.map(|t| t.saturating_sub(last_fault));
+    match idle_after {
+        None => problems.push(format!(
+            "not idle {}s after the last fault (at {:.1}s)",
+            IDLE_TIMEOUT.as_secs(),
+            last_fault.as_secs_f64()
+        )),
+        Some(t) if t > settings.idle_bound => problems.push(format!(
+            "idle only {:.1}s after the last fault (bound {}s)",
+            t.as_secs_f64(),
+            settings.idle_bound.as_secs()
+        )),
+        Some(_) => {}
+    }
+    if ending.stall > settings.stall_bound {
+        problems.push(format!(
+            "stalled {:.1}s (no progress while not idle) from {:.1}s, after the last fault at {:.1}s (bound {}s)",
+            ending.stall.as_secs_f64(),
+            ending.stall_from.as_secs_f64(),
+            last_fault.as_secs_f64(),
+            settings.stall_bound.as_secs()
+        ));
+    }
+    let crawl_secs = ending.idle_at.unwrap_or(t0.elapsed()).as_secs_f64();
+
+    // What was stored, exported and counted.
+    let site = server.site();
+    let reachable = site.reachable("/", MAX_DEPTH);
+    let want: BTreeSet<String> = reachable
+        .keys()
+        .filter(|p| {
+            let page = site.page_for_target(p).unwrap();
+            page.status == 200
+                && page.content_type.starts_with("text/html")
+                && page.redirect_to.is_none()
+        })
+        .map(|p| format!("{base}{p}"))
+        .collect();
+    let export = env.crawler(&["export"]);
+    let export_text = String::from_utf8_lossy(&export.stdout).into_owned();
+    if !export.status.success() {
+        problems.push(format!(
+            "crawler export failed: {}",
+            String::from_utf8_lossy(&export.stderr)
+        ));
+    }
+    let docs = parse_documents(&export_text);
+    let mut per_url: BTreeMap<&str, usize> = BTreeMap::new();
+    for d in &docs {
+        *per_url.entry(d.url.as_str()).or_default() += 1;
+    }
+    let twice: Vec<String> = per_url
+        .iter()
+        .filter(|(_, n)| **n > 1)
+        .map(|(u, n)| format!("{u} ×{n}"))
+        .collect();
+    if !twice.is_empty() {
+        problems.push(format!(
+            "{} URLs exported more than once: {:?}",
+            twice.len(),
+            &twice[..twice.len().min(10)]
+        ));
+    }
+    let stored: BTreeSet<String> = per_url.keys().map(|u| u.to_string()).collect();
+    let missing: Vec<&String> = want.difference(&stored).collect();
+    let extra: Vec<&String> = stored.difference(&want).collect();
+    if !missing.is_empty() {
+        problems.push(format!(
+            "{} of {} in-scope pages not stored: {:?}",
+            missing.len(),
+            want.len(),
+            &missing[..missing.len().min(10)]
+        ));
+    }
+    if !extra.is_empty() {
+        problems.push(format!(
+            "{} stored documents not expected: {:?}",
+            extra.len(),
+            &extra[..extra.len().min(10)]
+        ));
+    }
+
+    let keys = Keys::new(&env.namespace);
+    let (doc_keys, log_len, records) = rt.block_on(async {
+        let store = Store::redis(&redis.url()).await.expect("private redis");
+        let doc_keys = store
+            .keys_matching(&format!("{}:doc:*", env.namespace))
+            .await
+            .expect("scan docs");
+        let log_len = store
+            .one(Op::LLen {
+                key: keys.document_log(),
+            })
+            .await
+            .expect("llen")
+            .int()
+            .unwrap_or(-1);
+        let fetch_prefix = format!("{}:fetch:", env.namespace);
+        let fetch_keys = store
+            .keys_matching(&format!("{fetch_prefix}*"))
+            .await
+            .expect("scan fetch records");
+        let replies = store
+            .exec(
+                &fetch_keys
+                    .iter()
+                    .map(|k| Op::Get { key: k.clone() })
+                    .collect::<Vec<_>>(),
+            )
+            .await
+            .expect("fetch records");
+        let mut records: HashMap<String, serde_json::Value> = HashMap::new();
+        for (k, r) in fetch_keys.iter().zip(replies) {
+            let json = r.data().ok().flatten().unwrap_or_default();
+            let v = serde_json::from_slice(&json).unwrap_or(serde_json::Value::Null);
+            records.insert(k[fetch_prefix.len()..].to_string(), v);
+        }
+        (doc_keys.len(), log_len, records)
+    });
+    let stats: serde_json::Value = match env.crawler(&["stats", "--json"]) {
+        o if o.status.success() => {
+            serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null)
+        }
+        o => {
+            problems.push(format!(
+                "crawler stats failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+            ));
+            serde_json::Value::Null
+        }
+    };
+    let c = |k: &str| counter(&stats, k);
+    let lines = docs.len() as i64;
+    if !(lines == doc_keys as i64 && lines == log_len && lines == c("stored") + c("duplicate")) {
+        problems.push(format!(
+            "exported lines {lines}, document keys {doc_keys}, document log {log_len}, counters stored {} + duplicate {} = {}",
+            c("stored"),
+            c("duplicate"),
+            c("stored") + c("duplicate")
+        ));
+    }
+    let ok_records = records
+        .values()
+        .filter(|r| r["outcome"].as_str() == Some("ok"))
+        .count() as i64;
+    let failed_records = records
+        .values()
+        .filter(|r| {
+            !matches!(r["outcome"].as_str(), Some("ok") | Some("redirect"))
+                && r["will_retry"].as_bool() == Some(false)
+        })
+        .count() as i64;
+    if c("fetched") != ok_records || c("fetched") != lines {
+        problems.push(format!(
+            "counter fetched {} but {ok_records} fetch records say ok and {lines} documents are exported",
+            c("fetched")
+        ));
+    }
+    if c("failed") != failed_records {
+        problems.push(format!(
+            "counter failed {} but {failed_records} fetch records are final failures",
+            c("failed")
+        ));
+    }
+    if c("extracted") != lines {
+        problems.push(format!(
+            "counter extracted {} but {lines} documents are exported",
+            c("extracted")
+        ));
+    }
+    let no_record: Vec<String> = reachable
+        .keys()
+        .map(|p| format!("{base}{p}"))
+        .filter(|u| !records.contains_key(u))
+        .collect();
+    if !no_record.is_empty() {
+        problems.push(format!(
+            "{} of {} reachable URLs have no fetch record: {:?}",
+            no_record.len(),
+            reachable.len(),
+            &no_record[..no_record.len().min(10)]
+        ));
+    }
+    let pending: Vec<String> = records
+        .iter()
+        .filter(|(_, r)| r["will_retry"].as_bool() != Some(false))
+        .map(|(u, r)| format!("{u} {} attempt {}", r["outcome"], r["attempt"]))
+        .collect();
+    if !pending.is_empty() {
+        problems.push(format!(
+            "{} fetch records still wait for a retry that never came: {:?}",
+            pending.len(),
+            &pending[..pending.len().min(10)]
+        ));
+    }
+    if let Some(qs) = stats["queues"].as_array() {
+        for q in qs {
+            let name = q["queue"].as_str().unwrap_or("");
+            if name.ends_with(".dead") && q["ready"].as_u64().unwrap_or(0) > 0 {
+                problems.push(format!("{} messages in {name}", q["ready"]));
+            }
+        }
+    }
+
+    // What the site saw: every in-scope page asked for, nothing else.
+    let mut requests: HashMap<String, usize> = HashMap::new();
+    for r in server.requests() {
+        let host = r.host.as_deref().unwrap_or("");
+        if !host.starts_with("127.0.0.1") || r.path.starts_with("/private/") {
+            problems.push(format!("out of scope request: {host} {}", r.path));
+        }
+        *requests.entry(r.path.clone()).or_default() += 1;
+    }
+    let unasked: Vec<&String> = reachable
+        .keys()
+        .filter(|p| !requests.contains_key(*p))
+        .collect();
+    if !unasked.is_empty() {
+        problems.push(format!(
+            "{} reachable pages never requested: {:?}",
+            unasked.len(),
+            &unasked[..unasked.len().min(10)]
+        ));
+    }
+    let total_requests: usize = requests.values().sum();
+
+    let mut figures = format!(
+        "[seed {seed}] {} in-scope pages ({} reachable URLs), {} stored, {total_requests} requests; crawl idle at {crawl_secs:.1}s; last fault ended at {:.1}s; idle {} after it; longest stall after it {:.1}s (from {:.1}s), longest wait for the host's turn {:.1}s; kills {kills:?}; run took {:.1}s\n",
+        want.len(),
+        reachable.len(),
+        docs.len(),
+        last_fault.as_secs_f64(),
+        idle_after.map_or("never".into(), |t| format!("{:.1}s", t.as_secs_f64())),
+        ending.stall.as_secs_f64(),
+        ending.stall_from.as_secs_f64(),
+        ending.turn_wait.as_secs_f64(),
+        started.elapsed().as_secs_f64(),
+    );
+    figures.push_str(&format!(
+        "[seed {seed}] counters {}\n",
+        ending
+            .last_stats
+            .as_ref()
+            .map_or("?".into(), |s| s["counters"].to_string())
+    ));
+    figures.push_str("  faults:\n");
+    for d in &done {
+        figures.push_str(&format!(
+            "    {:>6.1}s..{:>5.1}s {}{}\n",
+            d.at.as_secs_f64(),
+            d.ended.as_secs_f64(),
+            d.what,
+            d.error
+                .as_ref()
+                .map_or(String::new(), |e| format!("  FAILED: {e}"))
+        ));
+    }
+    figures.push_str("  progress (every 2 s):\n");
+    // Every 2 s, and each change between reachable and unreachable.
+    let mut next = Duration::ZERO;
+    let mut was_down = false;
+    for s in &samples {
+        let down = s.stats.is_err();
+        if s.at >= next || down != was_down {
+            figures.push_str(&format!("    {}\n", brief(s)));
+            next = s.at + Duration::from_secs(2);
+        }
+        was_down = down;
+    }
+    if !problems.is_empty() {
+        figures.push_str(&format!(
+            "  worker logs ({}):\n{}",
+            env.log_dir().display(),
+            log_digest(&env, 6)
+        ));
+    }
+    drop(workers);
+    rt.block_on(env.cleanup());
+    RunReport {
+        seed,
+        problems,
+        figures,
+    }
+}
+
+/// Runs the steps of one lane at their times; returns what was done.
+fn run_lane(
+    t0: Instant,
+    steps: &[Step],
+    mut act: impl FnMut(Action) -> Result<(), String>,
+) -> Vec<Done> {
+    let mut done = Vec::new();
+    for s in steps {
+        if let Some(wait) = s.at.checked_sub(t0.elapsed()) {
+            std::thread::sleep(wait);
+        }
+        let at = t0.elapsed();
+        let what = match s.action {
+            Action::Kill(i) => format!("kill -9 {} #{i}", INSTANCES[i]),
+            Action::Start(i) => format!("start {} #{i}", INSTANCES[i]),
+            a => format!("{a:?}"),
+        };
+        let error = act(s.action).err();
+        done.push(Done {
+            at,
+            ended: t0.elapsed(),
+            what,
+            error,
+        });
+    }
+    done
+}
+
+#[test]
+fn nothing_lost_under_faults() {
+    let settings = Settings::from_env();
+    let seeds = seeds();
+    let list: Vec<String> = seeds.iter().map(u64::to_string).collect();
+    println!(
+        "chaos seeds: CHAOS_SEEDS={} (window {}s, crawl delay {}ms, response delay {}ms, fetch concurrency {}{})",
+        list.join(","),
+        settings.window.as_secs(),
+        settings.crawl_delay_ms,
+        settings.response_delay.as_millis(),
+        settings.fetch_concurrency,
+        if settings.faults { "" } else { ", NO FAULTS" }
+    );
+    // Build the binaries before the services start.
+    crawler_tests::bin_dir();
+    let rabbit = RabbitNode::start().unwrap_or_else(|e| {
+        panic!("cannot start a private RabbitMQ node (the chaos test needs one; scripts/ensure-services.sh installs RabbitMQ): {e}")
+    });
+    let mut redis = RedisServer::start().unwrap_or_else(|e| {
+        panic!("cannot start a private Redis (the chaos test needs one; scripts/ensure-services.sh installs Redis): {e}")
+    });
+    println!(
+        "private services: RabbitMQ {} on {}, Redis on {}",
+        rabbit.name, rabbit.port, redis.port
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut failed = Vec::new();
+    for &seed in &seeds {
+        let report = run_seed(&rt, &rabbit, &mut redis, seed, &settings);
+        println!("{}", report.figures);
+        if report.problems.is_empty() {
+            println!("[seed {}] PASS", report.seed);
+        } else {
+            let text = report
+                .problems
+                .iter()
+                .map(|p| format!("  - {p}"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            println!(
+                "[seed {}] FAIL (CHAOS_SEEDS={} to reproduce):\n{text}",
+                report.seed, report.seed
+            );
+            failed.push(format!(
+                "seed {} (CHAOS_SEEDS={} to reproduce):\n{text}",
+                report.seed, report.seed
+            ));
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{} of {} chaos seeds failed:\n{}",
+        failed.len(),
+        seeds.len(),
+        failed.join("\n")
+    );
+}
