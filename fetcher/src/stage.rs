@@ -395,7 +395,9 @@ impl FetcherStage {
             status: resp.status,
             content_type: resp.content_type.clone(),
             encoding: decision.encoding.clone(),
-            charset_votes: serde_json::to_string(&decision).ok(),
+            // No stage reads the votes: the encoding alone travels (the
+            // `crawler charset` tool shows the votes of a saved page).
+            charset_votes: None,
             fetched_at: fetched_at.clone(),
             recrawl: task.recrawl,
             html: text.into_bytes(),

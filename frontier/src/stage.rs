@@ -21,10 +21,21 @@ pub struct FrontierStage {
     keys: Keys,
     /// Compiled include/exclude patterns per crawl (crawls are few).
     patterns: Mutex<HashMap<String, Arc<Patterns>>>,
+    /// URL hashes this process knows are in the seen set: a batch's links
+    /// found here skip the claim. Exact, because the seen set only grows,
+    /// and a hash enters only after its batch's tasks and dropped claims are
+    /// stored (a batch that failed before that is redelivered and claims
+    /// again, getting its own claims back). Most outlinks of a site repeat
+    /// (navigation), so this saves most of the frontier's Redis work.
+    /// Cleared when full ([`SEEN_CACHE_MAX`]).
+    seen_cache: Mutex<HashSet<i64>>,
 }
 
 /// Crawls whose patterns are kept compiled before the cache is cleared.
 const PATTERN_CACHE_MAX: usize = 1000;
+
+/// URL hashes the seen cache holds before it is cleared (about 40 MB).
+pub const SEEN_CACHE_MAX: usize = 1 << 20;
 
 impl FrontierStage {
     pub fn new(store: Store, namespace: &str) -> Self {
@@ -32,6 +43,7 @@ impl FrontierStage {
             store,
             keys: Keys::new(namespace),
             patterns: Mutex::new(HashMap::new()),
+            seen_cache: Mutex::new(HashSet::new()),
         }
     }
 }
@@ -100,6 +112,12 @@ impl Stage for FrontierStage {
             return Ok(outcome);
         }
 
+        // Links this process saw stored before are seen: no claim needed.
+        {
+            let cache = self.seen_cache.lock().unwrap_or_else(|p| p.into_inner());
+            candidates.retain(|(h, _)| !cache.contains(h));
+        }
+
         // Claim the new ones in the seen set: one pipelined round trip.
         let hashes: Vec<i64> = candidates.iter().map(|(h, _)| *h).collect();
         let (shards, ops) = claim_ops(&self.keys, &batch.id, &hashes);
@@ -150,6 +168,12 @@ impl Stage for FrontierStage {
         let mut then = drop_claims;
         then.extend(self.counted(&batch, &tally));
         self.enqueue(&batch, released, then).await?;
+        // Stored: every claimed hash is in the seen set for good.
+        let mut cache = self.seen_cache.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.len() + hashes.len() > SEEN_CACHE_MAX {
+            cache.clear();
+        }
+        cache.extend(hashes);
         Ok(outcome)
     }
 }
