@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure Redis (127.0.0.1:6379) and RabbitMQ (127.0.0.1:5672) are up:
 # starts them if installed but stopped, installs them with apt-get if absent.
+# Also installs Debian's docker-compose, which the tests use to validate the
+# compose file (no Docker engine needed for that).
 set -euo pipefail
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -30,3 +32,6 @@ if ! port_open 5672; then
 fi
 port_open 5672 || { echo "rabbitmq did not start" >&2; exit 1; }
 echo "rabbitmq: up"
+
+command -v docker-compose >/dev/null || apt_install docker-compose
+echo "docker-compose: $(docker-compose version --short 2>/dev/null || echo installed)"
