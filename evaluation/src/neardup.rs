@@ -810,6 +810,7 @@ pub async fn run(set: &EvalSet, store: Store, namespace: &str) -> Result<Vec<Dec
             recrawl: false,
             html: html.into_bytes(),
             task: String::new(),
+            zstd: false,
         };
         let out = extractor
             .handle(page)

@@ -28,7 +28,10 @@ impl Stage for ExtractorStage {
         let base = Url::parse(&page.final_url)
             .or_else(|_| Url::parse(&page.url))
             .map_err(|e| StageError::Malformed(format!("page URL {:?}: {e}", page.url)))?;
-        let html = String::from_utf8_lossy(&page.html);
+        let body = page
+            .html()
+            .map_err(|e| StageError::Malformed(format!("page {}: {e}", page.url)))?;
+        let html = String::from_utf8_lossy(&body);
         // Extraction is CPU work: keep it off the async workers' threads.
         let article = tokio::task::block_in_place(|| crate::extract(&html, &base));
 
@@ -84,7 +87,7 @@ impl Stage for ExtractorStage {
         // id: once per page.
         let (mark, field) = self.keys.once("extract", &page.url);
         let id = if page.task.is_empty() {
-            let h = xxhash_rust::xxh3::xxh3_128(&page.html)
+            let h = xxhash_rust::xxh3::xxh3_128(&body)
                 ^ xxhash_rust::xxh3::xxh3_128(page.fetched_at.as_bytes());
             format!("{h:032x}")
         } else {

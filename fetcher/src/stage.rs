@@ -402,6 +402,7 @@ impl FetcherStage {
             recrawl: task.recrawl,
             html: text.into_bytes(),
             task: task.identity(),
+            zstd: false,
         };
         let record = self.record(
             &task,
@@ -419,7 +420,7 @@ impl FetcherStage {
         );
         Ok(Outcome {
             store: vec![record],
-            publish: vec![(Queue::Extract, encode(&page)?)],
+            publish: vec![(Queue::Extract, encode(&page.compressed())?)],
             after_ack: vec![HostFeedback::new(&self.keys, &origin).answered()],
         })
     }

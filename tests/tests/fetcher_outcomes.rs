@@ -198,8 +198,9 @@ async fn pages_redirects_and_errors_end_in_their_outcomes() {
     let page = ok.page().expect("a page for the extractor");
     assert_eq!(page.status, 200);
     assert_eq!(page.url, site.url("/article/0"));
+    assert!(page.zstd, "the page travels compressed");
     assert_eq!(
-        page.html,
+        page.html().unwrap().as_ref(),
         site.site().response_bytes("/article/0").unwrap(),
         "a UTF-8 page reaches the extractor byte for byte"
     );
@@ -669,7 +670,7 @@ async fn content_encodings_are_decoded_and_bombs_stop_at_the_cap() {
         let ran = f.fetch(&server.url(&format!("/{encoding}"))).await;
         assert_eq!(ran.outcome(), "ok", "{encoding}: {}", ran.record);
         assert_eq!(
-            ran.page().unwrap().html,
+            ran.page().unwrap().html().unwrap().as_ref(),
             original,
             "{encoding} decoded to the original"
         );
