@@ -6,6 +6,8 @@
 //! - [`sources`]: reading the shared sets in `../shared/bench` (AEB, the
 //!   CWCED Chinese pages, the multilingual charset corpus) and the
 //!   generated test site into base articles with their home pages.
+//! - [`bench_site`]: the generated many-host news site of the pipeline
+//!   benchmark (`--bench pipeline`) and its server.
 //! - [`neardup`]: the near-duplicate set of HTML pages built from those
 //!   bases (mirrors, edits, shared templates, short texts in every script,
 //!   near-empty and listing pages), its held-aside split, the run through
@@ -15,6 +17,7 @@
 //! Reads files only under `../shared/bench`; touches no queue; the
 //! near-duplicate run writes the keys of the namespace it is given.
 
+pub mod bench_site;
 pub mod neardup;
 pub mod rng;
 pub mod sources;

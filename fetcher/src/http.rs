@@ -32,7 +32,7 @@ pub const DEFAULT_MAX_REDIRECTS: usize = 10;
 /// Default [`FetchSettings::max_url_bytes`]: the old Internet Explorer limit
 /// of 2,083 characters, which the web still designs for; longer URLs are
 /// mostly session ids and crawler traps.
-pub const DEFAULT_MAX_URL_BYTES: usize = 2083;
+pub const DEFAULT_MAX_URL_BYTES: usize = pipeline::messages::MAX_URL_BYTES;
 /// Default [`FetchSettings::max_retries`].
 pub const DEFAULT_MAX_RETRIES: u32 = 3;
 /// Idle keep-alive connections kept per host (connection reuse across tasks).

@@ -19,7 +19,7 @@ use url::Url;
 
 /// Longer URLs are refused: they are almost always traps or junk, and
 /// browsers and servers commonly cap near 2 KB.
-pub const MAX_URL_LEN: usize = 2048;
+pub const MAX_URL_LEN: usize = pipeline::messages::MAX_URL_BYTES;
 
 /// Query parameters that only track the click, never change the page.
 pub const TRACKING_PARAMS: &[&str] = &[

@@ -281,6 +281,11 @@ pub struct Page {
     pub zstd: bool,
 }
 
+/// The longest URL, in bytes, any stage accepts: the frontier refuses longer
+/// links and the fetcher longer task URLs (the old Internet Explorer limit,
+/// which most servers honour).
+pub const MAX_URL_BYTES: usize = 2083;
+
 /// The most bytes a page's HTML may decompress to: the fetcher's body cap
 /// (10 MiB) decoded to UTF-8 grows at most threefold.
 pub const MAX_PAGE_HTML_BYTES: usize = 32 << 20;
