@@ -31,13 +31,21 @@ impl Backoff {
         d
     }
 
+    /// Sleeps the next delay, jittered ([`jittered`]).
     pub async fn wait(&mut self) {
-        tokio::time::sleep(self.next_delay()).await;
+        tokio::time::sleep(jittered(self.next_delay())).await;
     }
 
     pub fn reset(&mut self) {
         self.next = self.initial;
     }
+}
+
+/// `d` with "equal jitter": half of it, plus a uniform share of the other
+/// half, so workers that lost a service at the same moment do not all come
+/// back at the same moment.
+pub fn jittered(d: Duration) -> Duration {
+    d / 2 + d.mul_f64(rand::random_range(0.0..0.5))
 }
 
 impl Default for Backoff {
@@ -49,6 +57,14 @@ impl Default for Backoff {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn jitter_stays_within_half_and_whole_and_varies() {
+        let d = Duration::from_millis(1000);
+        let got: Vec<Duration> = (0..200).map(|_| jittered(d)).collect();
+        assert!(got.iter().all(|j| *j >= d / 2 && *j <= d));
+        assert!(got.iter().any(|j| *j != got[0]));
+    }
 
     #[test]
     fn doubles_up_to_the_cap_and_resets() {

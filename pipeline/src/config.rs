@@ -108,20 +108,15 @@ pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 pub fn redact_url(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_string();
-    };
-    let rest = &url[scheme_end + 3..];
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let authority = &rest[..authority_end];
-    match (authority.rfind('@'), authority.find(':')) {
-        (Some(at), Some(colon)) if colon < at => format!(
-            "{}://{}:***{}",
-            &url[..scheme_end],
-            &authority[..colon],
-            &rest[at..]
-        ),
-        _ => url.to_string(),
+    match url::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => match u.set_password(Some("***")) {
+            Ok(()) => u.to_string(),
+            Err(()) => "(a URL with a password)".to_string(),
+        },
+        Ok(_) => url.to_string(),
+        // Not a URL we can read: show nothing that could be a secret.
+        Err(_) if url.contains('@') => "(a URL with credentials)".to_string(),
+        Err(_) => url.to_string(),
     }
 }
 
