@@ -13,8 +13,9 @@
 #
 # Env: PIPELINE_BENCH_PAGES, PIPELINE_BENCH_HOSTS, PIPELINE_BENCH_SKIP_SCRAPY=1,
 # PIPELINE_BENCH_SKIP_RUN=1, PIPELINE_BENCH_SKIP_DISTRIBUTED=1,
-# PIPELINE_BENCH_TIMEOUT_SECS; SCRAPY_BIN=/path/to/scrapy uses that Scrapy
-# instead of making a virtualenv.
+# PIPELINE_BENCH_TIMEOUT_SECS; PIPELINE_BENCH_BIN_DIR=DIR crawls with the
+# binaries in DIR (another build, to compare); SCRAPY_BIN=/path/to/scrapy
+# uses that Scrapy instead of making a virtualenv.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."

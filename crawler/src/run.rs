@@ -63,7 +63,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
             shutdown.clone(),
         )),
         tokio::spawn(run_worker(
-            Arc::new(fetcher::FetcherStage::new(store.clone(), ns, client)),
+            Arc::new(
+                fetcher::FetcherStage::new(store.clone(), ns, client).with_compressed_pages(false),
+            ),
             settings::<fetcher::FetcherStage>(&broker, &store),
             shutdown.clone(),
         )),

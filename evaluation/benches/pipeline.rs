@@ -1117,11 +1117,15 @@ fn main() {
         ..BenchSiteConfig::default()
     };
     let timeout = Duration::from_secs(env_usize("PIPELINE_BENCH_TIMEOUT_SECS", 900) as u64);
-    // target/release/deps/pipeline-<hash> → target/release
-    let bins = std::env::current_exe()
-        .ok()
-        .and_then(|e| Some(e.parent()?.parent()?.to_path_buf()))
-        .expect("target directory");
+    // target/release/deps/pipeline-<hash> → target/release, unless
+    // PIPELINE_BENCH_BIN_DIR names other binaries (a build to compare with).
+    let bins = match std::env::var_os("PIPELINE_BENCH_BIN_DIR") {
+        Some(dir) => std::path::PathBuf::from(dir),
+        None => std::env::current_exe()
+            .ok()
+            .and_then(|e| Some(e.parent()?.parent()?.to_path_buf()))
+            .expect("target directory"),
+    };
     for name in WORKERS.iter().chain(&["crawler"]) {
         if !bins.join(name).exists() {
             eprintln!(

@@ -43,6 +43,9 @@ pub struct FetcherStage {
     keys: Keys,
     /// For the politeness gate.
     store: Store,
+    /// Pages go out zstd-compressed ([`Page::compressed`]): worth it through
+    /// a broker (its cost grows with message size), not in one process.
+    compress_pages: bool,
 }
 
 /// What `crawler query` shows about the last fetch of a URL.
@@ -74,7 +77,15 @@ impl FetcherStage {
             client,
             keys,
             store,
+            compress_pages: true,
         }
+    }
+
+    /// This stage, sending pages compressed or not (`crawler run`, whose
+    /// queues are in memory, does not).
+    pub fn with_compressed_pages(mut self, compress: bool) -> Self {
+        self.compress_pages = compress;
+        self
     }
 
     /// The record of a fetch and its counters, counted once per task
@@ -420,7 +431,14 @@ impl FetcherStage {
         );
         Ok(Outcome {
             store: vec![record],
-            publish: vec![(Queue::Extract, encode(&page.compressed())?)],
+            publish: vec![(
+                Queue::Extract,
+                encode(&if self.compress_pages {
+                    page.compressed()
+                } else {
+                    page
+                })?,
+            )],
             after_ack: vec![HostFeedback::new(&self.keys, &origin).answered()],
         })
     }
