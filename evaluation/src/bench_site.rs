@@ -403,7 +403,7 @@ fn render_page(
             rng.below(100_000)
         );
     }
-    html.push_str("</ul></section>\n</main>\n<footer class=\"site-footer\"><p>© Loopback Daily. Generated for the pipeline benchmark.</p></footer>\n</body>\n</html>\n");
+    html.push_str("</ul></section>\n</main>\n<footer class=\"site-footer\"><p>&copy; Loopback Daily. Generated for the pipeline benchmark.</p></footer>\n</body>\n</html>\n");
 
     let links = nav.len() + related.len() + more.len() + config.offsite_links + 1;
     let (body, content_type) = if chinese {

@@ -80,8 +80,10 @@ pub fn normalize_with(raw: &str, base: Option<&Url>, rules: &Rules) -> Result<Ur
         return Err(UrlError::NoHost(raw.to_string()));
     }
     url.set_fragment(None);
-    strip_tracking(&mut url, rules);
+    // Escapes first: the tracking names and the sort order are those of the
+    // normalized spelling (`%7e` sorts as `~`, after `S`).
     normalize_escapes(&mut url);
+    strip_tracking(&mut url, rules);
     if url.as_str().len() > MAX_URL_LEN {
         return Err(UrlError::TooLong(url.to_string()));
     }
@@ -155,7 +157,8 @@ fn fix_escapes(s: &str) -> String {
             let hex = &s[i + 1..i + 3];
             if let Ok(v) = u8::from_str_radix(hex, 16) {
                 let c = v as char;
-                if c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~') {
+                let unreserved = c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~');
+                if unreserved && !makes_escape(&out, c, b.get(i + 3)) {
                     out.push(c);
                 } else {
                     out.push('%');
@@ -171,6 +174,21 @@ fn fix_escapes(s: &str) -> String {
         i += ch_len;
     }
     out
+}
+
+/// Whether decoding an escape to `c` would make a new escape with a stray
+/// `%` before it (`%4%41` is `%4` then `A`, not `%4A`): `c` is a hex digit
+/// and the output ends in `%` and a hex digit, or in `%` with a hex digit
+/// (`next`) after the escape.
+fn makes_escape(out: &str, c: char, next: Option<&u8>) -> bool {
+    if !c.is_ascii_hexdigit() {
+        return false;
+    }
+    match out.as_bytes() {
+        [.., b'%', h] if h.is_ascii_hexdigit() => true,
+        [.., b'%'] => next.is_some_and(u8::is_ascii_hexdigit),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -220,6 +238,39 @@ mod tests {
         for (input, want) in cases {
             assert_eq!(n(input), want, "normalizing {input}");
         }
+    }
+
+    #[test]
+    fn decoding_never_makes_a_new_escape() {
+        // Found by fuzzing (fuzz/corpus/url_normalize/regress-stray-percent):
+        // `%4%41` decoded to `%4A`, which a second pass (or the server) reads
+        // as `J`. Normalization must keep the meaning and be idempotent.
+        for (input, want) in [
+            ("http://a/p?%4%41", "http://a/p?%4%41"),
+            ("http://a/%%341", "http://a/%%341"),
+            ("http://a/%%33%34", "http://a/%3%34"),
+            ("http://a/%%7E%41", "http://a/%~A"),
+            ("http://a/%4%47", "http://a/%4G"),
+            ("http://a/%%%61d", "http://a/%%%61d"),
+        ] {
+            assert_eq!(n(input), want, "normalizing {input}");
+            assert_eq!(n(want), want, "normalizing {want} again");
+        }
+    }
+
+    #[test]
+    fn sorts_the_normalized_query() {
+        // Found by fuzzing (fuzz/corpus/url_normalize/regress-sort-escapes):
+        // the query was sorted before `%7e` became `~`, so a second pass
+        // sorted it again.
+        let rules = Rules {
+            strip_params: Vec::new(),
+            sort_query: true,
+        };
+        let once = normalize_with("http://a/p?S=1&%7e=2&utm%5Fsource=x", None, &rules).unwrap();
+        assert_eq!(once.as_str(), "http://a/p?S=1&~=2");
+        let twice = normalize_with(once.as_str(), None, &rules).unwrap();
+        assert_eq!(twice, once);
     }
 
     #[test]

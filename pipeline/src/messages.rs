@@ -312,12 +312,24 @@ impl Page {
         if !self.zstd {
             return Ok(std::borrow::Cow::Borrowed(&self.html));
         }
-        zstd::bulk::decompress(&self.html, MAX_PAGE_HTML_BYTES)
-            .map(std::borrow::Cow::Owned)
-            .map_err(|e| CodecError::Body {
-                max: MAX_PAGE_HTML_BYTES,
-                reason: e.to_string(),
-            })
+        // Streamed with a byte limit: memory grows with the page, not
+        // with the cap.
+        use std::io::Read;
+        let err = |reason: String| CodecError::Body {
+            max: MAX_PAGE_HTML_BYTES,
+            reason,
+        };
+        let decoder =
+            zstd::stream::read::Decoder::new(&self.html[..]).map_err(|e| err(e.to_string()))?;
+        let mut out = Vec::with_capacity(self.html.len() * 4);
+        decoder
+            .take(MAX_PAGE_HTML_BYTES as u64 + 1)
+            .read_to_end(&mut out)
+            .map_err(|e| err(e.to_string()))?;
+        if out.len() > MAX_PAGE_HTML_BYTES {
+            return Err(err("too large".into()));
+        }
+        Ok(std::borrow::Cow::Owned(out))
     }
 }
 
