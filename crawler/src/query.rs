@@ -110,15 +110,40 @@ pub async fn run(service: &pipeline::ServiceConfig, args: QueryArgs) -> anyhow::
         return Ok(());
     }
     if args.duplicates {
+        // From any member of a cluster: a duplicate leads to its original
+        // (duplicates point at the first document of their cluster; a few
+        // hops at most when an original was itself matched later).
+        let mut original = url.clone();
+        for _ in 0..16 {
+            let json = store
+                .one(Op::Get {
+                    key: keys.document(&original),
+                })
+                .await?
+                .string()?;
+            let of = json
+                .and_then(|j| serde_json::from_str::<StoredDocument>(&j).ok())
+                .and_then(|d| d.duplicate_of);
+            match of {
+                Some(of) if of != original => original = of,
+                _ => break,
+            }
+        }
         let dups = store
             .one(Op::LRange {
-                key: keys.duplicates(&url),
+                key: keys.duplicates(&original),
                 start: 0,
                 stop: -1,
             })
             .await?
             .strings()?;
-        let ops: Vec<Op> = dups
+        // The cluster but the URL asked about: the original first when the
+        // URL is one of its duplicates.
+        let members: Vec<&String> = std::iter::once(&original)
+            .filter(|o| **o != url)
+            .chain(dups.iter().filter(|d| **d != url))
+            .collect();
+        let ops: Vec<Op> = members
             .iter()
             .map(|u| Op::Get {
                 key: keys.document(u),
@@ -129,7 +154,14 @@ pub async fn run(service: &pipeline::ServiceConfig, args: QueryArgs) -> anyhow::
                 println!("{json}");
             }
         }
-        eprintln!("{} near-duplicate(s) of {url}", dups.len());
+        if original == url {
+            eprintln!("{} near-duplicate(s) of {url}", members.len());
+        } else {
+            eprintln!(
+                "{url} is a near-duplicate of {original}: {} other document(s) in its cluster",
+                members.len()
+            );
+        }
         return Ok(());
     }
     let replies = store

@@ -212,6 +212,15 @@ async fn services_and_local_mode_crawl_the_site_alike() {
         "query --duplicates misses {}",
         a_dup.url
     );
+    // From a duplicate: the same cluster, the original first, the asked URL
+    // left out.
+    let from_dup = parse_documents(&env.crawler_ok(&["query", "--duplicates", &a_dup.url]));
+    assert_eq!(
+        from_dup.first().map(|d| d.url.as_str()),
+        Some(original.as_str())
+    );
+    assert!(from_dup.iter().all(|d| d.url != a_dup.url));
+    assert_eq!(from_dup.len(), dups.len(), "the cluster seen from a member");
     // `query --why` explains the verdict.
     let why: serde_json::Value =
         serde_json::from_str(env.crawler_ok(&["query", "--why", &a_dup.url]).trim()).unwrap();
