@@ -754,9 +754,7 @@ impl RedisStore {
                     for (k, v) in sets {
                         inv.key(k).arg(v.as_slice());
                     }
-                    for (k, f, by) in counts {
-                        inv.key(k).arg(f).arg(*by);
-                    }
+                    count_args(&mut inv, counts);
                     invocations.push(inv);
                 }
                 Op::SetNxWith {
@@ -770,9 +768,7 @@ impl RedisStore {
                     for (k, v) in pushes {
                         inv.key(k).arg(v.as_slice());
                     }
-                    for (k, field, by) in counts {
-                        inv.key(k).arg(field).arg(*by);
-                    }
+                    count_args(&mut inv, counts);
                     invocations.push(inv);
                 }
                 Op::ClaimFirst { slots, counter, by } => {
@@ -947,6 +943,14 @@ impl RedisStore {
             cursor = next;
         }
         Ok(keys)
+    }
+}
+
+/// The counters of [`Op::SetNxWith`] and [`Op::Once`] as their scripts
+/// read them: a key each, then field and by.
+fn count_args(inv: &mut redis::ScriptInvocation<'_>, counts: &[(String, String, i64)]) {
+    for (k, field, by) in counts {
+        inv.key(k).arg(field).arg(*by);
     }
 }
 
@@ -1166,6 +1170,25 @@ fn set_mut<'a>(
     )
 }
 
+/// The counters of [`Op::SetNxWith`] and [`Op::Once`] (key, field, by), in
+/// the memory store: `HINCRBY` each.
+fn apply_counts(
+    map: &mut HashMap<String, Value>,
+    counts: &[(String, String, i64)],
+) -> Result<(), StoreError> {
+    for (k, field, by) in counts {
+        apply(
+            map,
+            &Op::HIncr {
+                key: k.clone(),
+                field: field.clone(),
+                by: *by,
+            },
+        )?;
+    }
+    Ok(())
+}
+
 fn hash_mut<'a>(
     map: &'a mut HashMap<String, Value>,
     key: &str,
@@ -1252,16 +1275,7 @@ fn apply(map: &mut HashMap<String, Value>, op: &Op) -> Result<Reply, StoreError>
                     },
                 )?;
             }
-            for (k, field, by) in counts {
-                apply(
-                    map,
-                    &Op::HIncr {
-                        key: k.clone(),
-                        field: field.clone(),
-                        by: *by,
-                    },
-                )?;
-            }
+            apply_counts(map, counts)?;
             Reply::Int(1)
         }
         Op::Once {
@@ -1286,16 +1300,7 @@ fn apply(map: &mut HashMap<String, Value>, op: &Op) -> Result<Reply, StoreError>
                     },
                 )?;
             }
-            for (k, f, by) in counts {
-                apply(
-                    map,
-                    &Op::HIncr {
-                        key: k.clone(),
-                        field: f.clone(),
-                        by: *by,
-                    },
-                )?;
-            }
+            apply_counts(map, counts)?;
             Reply::Int(1)
         }
         Op::ClaimFirst { slots, counter, by } => {

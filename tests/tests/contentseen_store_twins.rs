@@ -1,5 +1,5 @@
-//! `Op::ClaimFirst` (a `MULTI`/`EXEC` transaction on Redis) and `Op::SetNxWith` (a Lua
-//! script) are each written twice, for Redis and as a
+//! `Op::ClaimFirst` (a `MULTI`/`EXEC` transaction on Redis), `Op::SetNxWith` and `Op::Once`
+//! (Lua scripts) are each written twice, for Redis and as a
 //! twin in the memory store of `crawler run`: the same sequences of ops give
 //! the same replies on both (a first claim, a slot owned by another, the
 //! same slot twice in one call, no slot at all, binary values).
@@ -174,5 +174,91 @@ async fn setnx_with_and_its_memory_twin_agree() {
     assert_eq!(r[3][2], Reply::Data(b"1".to_vec()));
     assert_eq!(r[3][3], Reply::Data(b"1".to_vec()));
     assert_eq!(r[3][4], Reply::Data(vec![0xFF, 0]));
+    env.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn once_and_its_memory_twin_agree() {
+    let env = crawler_tests::TestEnv::in_process("once");
+    let ns = env.namespace.clone();
+    let k = |s: &str| format!("{ns}:{s}");
+    let once = |url: &str, id: &str, record: &[u8]| Op::Once {
+        mark: k("once:fetch:0"),
+        field: url.to_string(),
+        id: id.to_string(),
+        sets: vec![(k(&format!("fetch:{url}")), record.to_vec())],
+        counts: vec![
+            (k("stats"), "fetched".into(), 1),
+            (k("stats"), "fetch_ok".into(), 2),
+        ],
+    };
+    let steps: Vec<Vec<Op>> = vec![
+        vec![once("a", "t1", b"first")],
+        // A redelivery of the same task: nothing happens again.
+        vec![once("a", "t1", b"changed")],
+        // The URL's next task, and another URL, in one pipeline.
+        vec![once("a", "t2", &[0xFF, 0]), once("b", "t1", b"b")],
+        // No sets, no counts: the mark alone.
+        vec![Op::Once {
+            mark: k("once:fetch:0"),
+            field: "c".into(),
+            id: "t9".into(),
+            sets: Vec::new(),
+            counts: Vec::new(),
+        }],
+        vec![
+            Op::Get { key: k("fetch:a") },
+            Op::Get { key: k("fetch:b") },
+            Op::HGet {
+                key: k("stats"),
+                field: "fetched".into(),
+            },
+            Op::HGet {
+                key: k("stats"),
+                field: "fetch_ok".into(),
+            },
+            Op::HGetAll {
+                key: k("once:fetch:0"),
+            },
+        ],
+    ];
+    let mut replies = Vec::new();
+    for store in [
+        &Store::redis(REDIS_URL).await.expect("redis"),
+        &Store::memory(),
+    ] {
+        let mut got: Vec<Vec<Reply>> = Vec::new();
+        for ops in &steps {
+            got.push(store.exec(ops).await.expect("exec"));
+        }
+        replies.push(got);
+    }
+    // HGETALL's field order is the store's own: compare as sorted pairs.
+    let sorted = |r: &Reply| {
+        let mut items: Vec<String> = match r {
+            Reply::Array(items) => items.chunks(2).map(|p| format!("{:?}", p)).collect(),
+            other => panic!("{other:?}"),
+        };
+        items.sort();
+        items
+    };
+    assert_eq!(
+        sorted(&replies[0][4][4]),
+        sorted(&replies[1][4][4]),
+        "marks differ"
+    );
+    for r in &mut replies {
+        r[4].truncate(4);
+    }
+    assert_eq!(replies[0], replies[1], "Redis and memory differ");
+    let r = &replies[1];
+    assert_eq!(r[0], vec![Reply::Int(1)]);
+    assert_eq!(r[1], vec![Reply::Int(0)]);
+    assert_eq!(r[2], vec![Reply::Int(1), Reply::Int(1)]);
+    assert_eq!(r[3], vec![Reply::Int(1)]);
+    assert_eq!(r[4][0], Reply::Data(vec![0xFF, 0]));
+    assert_eq!(r[4][1], Reply::Data(b"b".to_vec()));
+    assert_eq!(r[4][2], Reply::Data(b"3".to_vec()));
+    assert_eq!(r[4][3], Reply::Data(b"6".to_vec()));
     env.cleanup().await;
 }
