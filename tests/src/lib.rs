@@ -249,6 +249,25 @@ pub fn peak_rss_bytes(pid: u32) -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// The paths a complete crawl of `site` from `/` to `max_depth` stores: every
+/// reachable HTML page that answers 200 without redirecting.
+pub fn expected_documents(
+    site: &testsite::Site,
+    max_depth: usize,
+) -> std::collections::BTreeSet<String> {
+    site.reachable("/", max_depth)
+        .into_keys()
+        .filter(|p| {
+            let page = site
+                .page_for_target(p)
+                .unwrap_or_else(|| panic!("no page for reachable {p}"));
+            page.status == 200
+                && page.content_type.starts_with("text/html")
+                && page.redirect_to.is_none()
+        })
+        .collect()
+}
+
 /// How many requests a polite, complete crawl of `site` from `/` to
 /// `max_depth` makes per path: once per page, and for transient errors
 /// (429, 5xx) once more per retry.

@@ -35,7 +35,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crawler_tests::services::{run_bounded, RabbitNode, RedisServer};
-use crawler_tests::{parse_documents, TestEnv, Worker};
+use crawler_tests::{expected_documents, parse_documents, TestEnv, Worker};
 use pipeline::keys::Keys;
 use pipeline::store::Op;
 use pipeline::Store;
@@ -684,14 +684,8 @@ fn run_seed(
     // What was stored, exported and counted.
     let site = server.site();
     let reachable = site.reachable("/", MAX_DEPTH);
-    let want: BTreeSet<String> = reachable
-        .keys()
-        .filter(|p| {
-            let page = site.page_for_target(p).unwrap();
-            page.status == 200
-                && page.content_type.starts_with("text/html")
-                && page.redirect_to.is_none()
-        })
+    let want: BTreeSet<String> = expected_documents(site, MAX_DEPTH)
+        .into_iter()
         .map(|p| format!("{base}{p}"))
         .collect();
     let export = env.crawler(&["export"]);

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use crawler_tests::{expected_fetches, parse_documents, root_of, TestEnv};
+use crawler_tests::{expected_documents, expected_fetches, parse_documents, root_of, TestEnv};
 use pipeline::StoredDocument;
 use testsite::{serve, PageKind, Site, SiteConfig};
 
@@ -164,16 +164,7 @@ async fn services_and_local_mode_crawl_the_site_alike() {
     // What was stored: every HTML page that answered 200.
     let docs = env.export();
     let stored: BTreeSet<String> = docs.iter().map(|d| path_of(&base, &d.url)).collect();
-    let want: BTreeSet<String> = expected
-        .keys()
-        .filter(|p| {
-            let page = site.page_for_target(p).unwrap();
-            page.status == 200
-                && page.content_type.starts_with("text/html")
-                && page.redirect_to.is_none()
-        })
-        .cloned()
-        .collect();
+    let want = expected_documents(site, MAX_DEPTH);
     assert_eq!(
         stored, want,
         "stored documents differ from the expected pages"

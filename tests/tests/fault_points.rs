@@ -11,7 +11,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
-use crawler_tests::{TestEnv, Worker, REDIS_URL};
+use crawler_tests::{expected_documents, TestEnv, Worker, REDIS_URL};
 use pipeline::fault;
 use pipeline::keys::Keys;
 use pipeline::store::Op;
@@ -88,14 +88,8 @@ async fn crawl_through(binary: &str, point: &str) {
     let site = server.site();
     let base = server.base_url();
     let reachable = site.reachable("/", MAX_DEPTH.parse().unwrap());
-    let want: BTreeSet<String> = reachable
-        .keys()
-        .filter(|p| {
-            let page = site.page_for_target(p).unwrap();
-            page.status == 200
-                && page.content_type.starts_with("text/html")
-                && page.redirect_to.is_none()
-        })
+    let want: BTreeSet<String> = expected_documents(site, MAX_DEPTH.parse().unwrap())
+        .into_iter()
         .map(|p| format!("{base}{p}"))
         .collect();
     let docs = env.export();
