@@ -481,6 +481,55 @@ fn wait_sampling(child: &mut Child, started: Instant) -> (f64, bool, Option<u64>
     }
 }
 
+/// Runs `cmd` (its stderr to the `log` log) to its exit, sampling its peak
+/// memory, and records it in `out` as process `name`: its CPU, the bench's
+/// own (the site server's) and the machine note over the same window, and a
+/// failure note with the log's tail when it fails. The wall time, or `None`
+/// (noted) when it cannot start.
+fn run_measured(
+    env: &Env,
+    out: &mut Outcome,
+    name: &str,
+    log: &str,
+    mut cmd: Command,
+) -> Option<f64> {
+    let before = self_ticks();
+    let machine_before = machine_ticks();
+    let started = Instant::now();
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(env.log(log))
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => {
+            out.notes.push(format!("FAILED to start {name}: {e}"));
+            return None;
+        }
+    };
+    let (wall, ok, peak) = wait_sampling(&mut child, started);
+    let after = self_ticks();
+    let machine_after = machine_ticks();
+    if !ok {
+        out.notes
+            .push(format!("FAILED: {name}: {}", env.tail(log, 20)));
+    }
+    out.procs.push(Proc {
+        name: name.into(),
+        cpu_secs: (after.1 - before.1) as f64 / env.ticks,
+        peak_rss_kib: peak,
+    });
+    out.server_cpu_secs = (after.0 - before.0) as f64 / env.ticks;
+    out.notes.push(machine_note(
+        machine_before,
+        machine_after,
+        (after.0 + after.1 - before.0 - before.1) as f64 / env.ticks,
+        env.ticks,
+    ));
+    Some(wall)
+}
+
 // ----------------------------------------------------------- distributed --
 
 fn stats_json(env: &Env, ns: &str, args: &[&str]) -> Result<serde_json::Value, String> {
@@ -810,40 +859,22 @@ fn local_run(env: &Env) -> Outcome {
         ..Outcome::default()
     };
     let docs = env.work.join("run.jsonl");
-    let before = self_ticks();
-    let machine_before = machine_ticks();
-    let started = Instant::now();
-    let child = env
-        .command("crawler", "pbench-run")
-        .args([
-            "run",
-            "--crawl",
-            "bench",
-            "--max-depth",
-            "10",
-            "--delay-ms",
-            "0",
-            "--out",
-        ])
-        .arg(&docs)
-        .args(&env.seeds)
-        .stdout(Stdio::null())
-        .stderr(env.log("run"))
-        .spawn();
-    let mut child = match child {
-        Ok(c) => c,
-        Err(e) => {
-            out.notes.push(format!("FAILED to start crawler run: {e}"));
-            return out;
-        }
+    let mut cmd = env.command("crawler", "pbench-run");
+    cmd.args([
+        "run",
+        "--crawl",
+        "bench",
+        "--max-depth",
+        "10",
+        "--delay-ms",
+        "0",
+        "--out",
+    ])
+    .arg(&docs)
+    .args(&env.seeds);
+    let Some(wall) = run_measured(env, &mut out, "crawler run", "run", cmd) else {
+        return out;
     };
-    let (wall, ok, peak) = wait_sampling(&mut child, started);
-    let after = self_ticks();
-    let machine_after = machine_ticks();
-    if !ok {
-        out.notes
-            .push(format!("FAILED: crawler run: {}", env.tail("run", 20)));
-    }
     let text = std::fs::read_to_string(&docs).unwrap_or_default();
     let (mut pages, mut duplicates) = (0u64, 0u64);
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
@@ -857,18 +888,6 @@ fn local_run(env: &Env) -> Outcome {
     let _ = std::fs::remove_file(&docs);
     out.pages = pages;
     out.wall_secs = wall;
-    out.procs.push(Proc {
-        name: "crawler run".into(),
-        cpu_secs: (after.1 - before.1) as f64 / env.ticks,
-        peak_rss_kib: peak,
-    });
-    out.server_cpu_secs = (after.0 - before.0) as f64 / env.ticks;
-    out.notes.push(machine_note(
-        machine_before,
-        machine_after,
-        (after.0 + after.1 - before.0 - before.1) as f64 / env.ticks,
-        env.ticks,
-    ));
     out.notes.push(format!(
         "{pages} documents written ({duplicates} near-duplicates); wall = process start to exit (export of the documents included); {}",
         env.tail("run", 3).replace('\n', " | ")
@@ -885,11 +904,8 @@ fn scrapy(env: &Env, bin: &str, hosts: &[String], port: u16) -> Outcome {
     };
     let spider = Path::new(env!("CARGO_MANIFEST_DIR")).join("scrapy/bench_spider.py");
     let stats_path = env.work.join("scrapy-stats.json");
-    let before = self_ticks();
-    let machine_before = machine_ticks();
-    let started = Instant::now();
-    let child = Command::new(bin)
-        .arg("runspider")
+    let mut cmd = Command::new(bin);
+    cmd.arg("runspider")
         .arg(&spider)
         .arg("-a")
         .arg(format!("hosts={}", hosts.join(",")))
@@ -899,25 +915,10 @@ fn scrapy(env: &Env, bin: &str, hosts: &[String], port: u16) -> Outcome {
         .arg(format!("out={}", stats_path.display()))
         .env("NO_PROXY", "*")
         .env_remove("HTTP_PROXY")
-        .env_remove("http_proxy")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(env.log("scrapy"))
-        .spawn();
-    let mut child = match child {
-        Ok(c) => c,
-        Err(e) => {
-            out.notes.push(format!("FAILED to start {bin}: {e}"));
-            return out;
-        }
+        .env_remove("http_proxy");
+    let Some(wall) = run_measured(env, &mut out, "scrapy", "scrapy", cmd) else {
+        return out;
     };
-    let (wall, ok, peak) = wait_sampling(&mut child, started);
-    let after = self_ticks();
-    let machine_after = machine_ticks();
-    if !ok {
-        out.notes
-            .push(format!("FAILED: scrapy: {}", env.tail("scrapy", 20)));
-    }
     let stats: serde_json::Value = std::fs::read_to_string(&stats_path)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
@@ -931,18 +932,6 @@ fn scrapy(env: &Env, bin: &str, hosts: &[String], port: u16) -> Outcome {
     // Scrapy's own elapsed time (engine start to close): Python's start-up
     // is not charged to it.
     out.wall_secs = elapsed;
-    out.procs.push(Proc {
-        name: "scrapy".into(),
-        cpu_secs: (after.1 - before.1) as f64 / env.ticks,
-        peak_rss_kib: peak,
-    });
-    out.server_cpu_secs = (after.0 - before.0) as f64 / env.ticks;
-    out.notes.push(machine_note(
-        machine_before,
-        machine_after,
-        (after.0 + after.1 - before.0 - before.1) as f64 / env.ticks,
-        env.ticks,
-    ));
     out.notes.push(format!(
         "{items} items; Scrapy's own elapsed time (start_time to close) {elapsed:.2} s (process wall {wall:.2} s); responses {}, requests {}, robots.txt {}, offsite filtered {}, dupefilter {}",
         stats["response_received_count"],
