@@ -273,10 +273,15 @@ impl Table {
             .iter()
             .flat_map(|p| {
                 let fp = p.fingerprint;
-                self.band_keys(fp).map(move |key| Op::SAdd {
-                    key,
-                    members: vec![fp as i64],
-                })
+                self.layout
+                    .bands()
+                    .iter()
+                    .zip(self.band_keys(fp))
+                    .map(move |(band, key)| {
+                        let mut value = Vec::with_capacity(band.entry_bytes());
+                        band.push_entry(fp, &mut value);
+                        Op::Append { key, value }
+                    })
             })
             .collect();
         let mut slots = Vec::new();
@@ -373,6 +378,40 @@ impl Table {
         Ok(())
     }
 
+    /// One `MGET` of a lookup's band tables ([`Layout::lookup_keys`]).
+    fn lookup_op(&self, probe: &Probe) -> Op {
+        Op::MGet {
+            keys: self
+                .layout
+                .lookup_keys(probe)
+                .map(|(band, value)| self.keys.band(band, value))
+                .collect(),
+        }
+    }
+
+    /// The stored fingerprints within the probe's radius in the reply to
+    /// its [`Table::lookup_op`] (its own too, when stored), each once.
+    fn found(&self, probe: &Probe, reply: &Reply) -> Result<Vec<u64>, TableError> {
+        let fp = probe.fingerprint;
+        let Reply::Array(tables) = reply else {
+            return Err(StoreError::Reply {
+                op: "MGET",
+                reply: reply.clone(),
+            }
+            .into());
+        };
+        let mut found = Vec::new();
+        for ((band, value), table) in self.layout.lookup_keys(probe).zip(tables) {
+            let Some(table) = table.data()? else { continue };
+            for c in self.layout.bands()[band].entries(value, &table) {
+                if distance(fp, c) <= probe.radius && !found.contains(&c) {
+                    found.push(c);
+                }
+            }
+        }
+        Ok(found)
+    }
+
     /// Rounds 2–4 for a batch whose round 1 ([`Table::insert_ops`]) is
     /// done, with the LSH slots it found taken ([`Table::lsh_taken`]).
     pub async fn record_and_decide(
@@ -381,9 +420,8 @@ impl Table {
         seqs: &[i64],
         taken: &[Vec<usize>],
     ) -> Result<Vec<Verdict>, TableError> {
-        let nbands = self.layout.bands().len();
         // 2. Record every document, then look every one up.
-        let mut ops = Vec::with_capacity(docs.len() * (2 + nbands));
+        let mut ops = Vec::with_capacity(docs.len() * 3);
         // Numbers are taken once, so the URL records of a batch (consecutive
         // numbers) need no NX: one HSET per block they fall in.
         let mut url_blocks: Vec<Op> = Vec::new();
@@ -409,13 +447,7 @@ impl Table {
         let mut lookups = Vec::with_capacity(docs.len() + 1);
         for (probe, _) in docs {
             lookups.push(ops.len());
-            ops.extend(
-                self.layout
-                    .lookup_keys(probe)
-                    .map(|(band, value)| Op::SMembers {
-                        key: self.keys.band(band, value),
-                    }),
-            );
+            ops.push(self.lookup_op(probe));
         }
         lookups.push(ops.len());
         // The owners of the LSH slots found taken, after the lookups.
@@ -460,13 +492,10 @@ impl Table {
                 want(fp);
             }
             let mut near = Vec::new();
-            for r in &replies[lookups[i]..lookups[i + 1]] {
-                for m in r.ints()? {
-                    let c = m as u64;
-                    if c != fp && distance(fp, c) <= probe.radius && !near.contains(&c) {
-                        near.push(c);
-                        want(c);
-                    }
+            for c in self.found(&probe, &replies[lookups[i]])? {
+                if c != fp {
+                    near.push(c);
+                    want(c);
                 }
             }
             let mut mine = Vec::new();
@@ -596,22 +625,8 @@ impl Table {
     /// recorded yet), with the first document that had it, nearest first.
     pub async fn near(&self, probe: &Probe) -> Result<Vec<Near>, TableError> {
         let fp = probe.fingerprint;
-        let ops: Vec<Op> = self
-            .layout
-            .lookup_keys(probe)
-            .map(|(band, value)| Op::SMembers {
-                key: self.keys.band(band, value),
-            })
-            .collect();
-        let mut found: Vec<u64> = Vec::new();
-        for r in self.store.exec(&ops).await? {
-            for m in r.ints()? {
-                let c = m as u64;
-                if distance(fp, c) <= probe.radius && !found.contains(&c) {
-                    found.push(c);
-                }
-            }
-        }
+        let replies = self.store.exec(&[self.lookup_op(probe)]).await?;
+        let found = self.found(probe, get(&replies, 0)?)?;
         let mut record_of: HashMap<u64, Option<Record>> = HashMap::with_capacity(found.len());
         self.read_records(&found, &mut record_of).await?;
         let mut records = Vec::with_capacity(found.len());

@@ -1,8 +1,7 @@
 //! Decoding every queue message type from arbitrary bytes, as a worker does
 //! with a delivery (`pipeline::messages::decode`), a page's body as the
-//! extractor reads it (`Page::html`, zstd when the page says so), and the
-//! store's compressed path: a set's `DUMP` payload with LZF strings
-//! (`pipeline::rdb`).
+//! extractor reads it (`Page::html`, zstd when the page says so), and a
+//! stored document.
 //!
 //! Properties: a message that decodes encodes again and decodes to itself; a
 //! page body never inflates past `MAX_PAGE_HTML_BYTES`.
@@ -35,6 +34,5 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     round_trip::<Document>(data);
-    let _ = pipeline::rdb::set_members(data);
     let _ = serde_json::from_slice::<pipeline::StoredDocument>(data);
 });
