@@ -1,7 +1,8 @@
 //! Decoding every queue message type from arbitrary bytes, as a worker does
 //! with a delivery (`pipeline::messages::decode`), a page's body as the
-//! extractor reads it (`Page::html`, zstd when the page says so), and a
-//! stored document.
+//! extractor reads it (`Page::html`, zstd when the page says so), a stored
+//! document, and bundles of messages (`pipeline::bundle`: what unpacks packs
+//! again).
 //!
 //! Properties: a message that decodes encodes again and decodes to itself; a
 //! page body never inflates past `MAX_PAGE_HTML_BYTES`.
@@ -34,5 +35,11 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     round_trip::<Document>(data);
+    if let Ok(items) = pipeline::bundle::unpack(data) {
+        let owned: Vec<Vec<u8>> = items.iter().map(|i| i.to_vec()).collect();
+        for packed in pipeline::bundle::pack(&owned) {
+            assert!(pipeline::bundle::unpack(&packed).is_ok());
+        }
+    }
     let _ = serde_json::from_slice::<pipeline::StoredDocument>(data);
 });

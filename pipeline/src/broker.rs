@@ -33,6 +33,8 @@ pub enum BrokerError {
     },
     #[error("rabbitmq refused (nacked) a message published to {queue}")]
     Nacked { queue: String },
+    #[error("a bundle published to {queue} was not confirmed: {reason}")]
+    Unconfirmed { queue: String, reason: String },
 }
 
 /// Where messages go: RabbitMQ, or queues in this process.
@@ -81,6 +83,15 @@ pub const FAILED_AT_HEADER: &str = "x-crawler-failed-at";
 /// Reasons are cut to this many bytes on the message.
 const MAX_REASON_BYTES: usize = 2000;
 
+/// `reason`, cut to [`MAX_REASON_BYTES`] on a character boundary.
+fn cut_reason(reason: &str) -> String {
+    let mut cut = reason.len().min(MAX_REASON_BYTES);
+    while !reason.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    reason[..cut].to_string()
+}
+
 /// A message in a stage's dead-letter queue.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct DeadLetter {
@@ -111,7 +122,7 @@ impl Session {
     /// Publishes `payloads` to `queue`; returns once every one is confirmed.
     pub async fn publish(&self, queue: Queue, payloads: &[Vec<u8>]) -> Result<(), BrokerError> {
         match self {
-            Session::Amqp(s) => s.publish(&queue.name(&s.namespace), payloads).await,
+            Session::Amqp(s) => s.publish_bundled(&queue.name(&s.namespace), payloads).await,
             Session::Memory(bus) => {
                 bus.publish(queue, payloads.iter().cloned());
                 Ok(())
@@ -130,6 +141,28 @@ impl Session {
         }
     }
 
+    /// Sends one message of a bundle (taken from `queue`) to the stage's
+    /// dead-letter queue with `reason` on it, confirmed; the bundle itself
+    /// is acked by the caller once the rest of it is done.
+    pub async fn dead_letter_message(
+        &self,
+        queue: Queue,
+        payload: &[u8],
+        reason: &str,
+    ) -> Result<(), BrokerError> {
+        let reason = cut_reason(reason);
+        match self {
+            Session::Amqp(s) => {
+                s.publish_dead(&queue.dead_letter_name(&s.namespace), payload, &reason)
+                    .await
+            }
+            Session::Memory(bus) => {
+                bus.bury(queue, payload.to_vec(), Some(reason));
+                Ok(())
+            }
+        }
+    }
+
     /// Sends `delivery` (taken from `queue`) to the stage's dead-letter
     /// queue with `reason` on it ([`REASON_HEADER`]), confirmed, then acks
     /// it. When that publish fails the message is rejected instead (the
@@ -140,14 +173,7 @@ impl Session {
         delivery: Delivery,
         reason: &str,
     ) -> Result<(), BrokerError> {
-        let mut reason = reason.to_string();
-        if reason.len() > MAX_REASON_BYTES {
-            let mut cut = MAX_REASON_BYTES;
-            while !reason.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            reason.truncate(cut);
-        }
+        let reason = cut_reason(reason);
         match (self, delivery.acker) {
             (Session::Amqp(s), acker) => {
                 let published = s
@@ -234,6 +260,25 @@ pub struct AmqpSession {
     namespace: String,
     conn: Arc<Connection>,
     publisher: lapin::Channel,
+    /// Messages waiting to be bundled, and who waits for their confirms.
+    outbox: Arc<Mutex<Outbox>>,
+}
+
+/// How long the first message published into an empty outbox waits for
+/// others to share its bundle ([`crate::bundle`]). A delivery's outputs
+/// arrive together anyway; this gathers those of concurrent deliveries.
+pub const LINGER: std::time::Duration = std::time::Duration::from_millis(4);
+
+/// Messages waiting for the next flush of a session's publisher.
+#[derive(Default)]
+struct Outbox {
+    /// Per queue name, the messages in the order they were published.
+    queues: Vec<(String, Vec<Vec<u8>>)>,
+    messages: usize,
+    /// Whoever published them, told the flush's result.
+    waiters: Vec<tokio::sync::oneshot::Sender<Result<(), String>>>,
+    /// A flush task runs (it takes whatever is here when it wakes).
+    flushing: bool,
 }
 
 impl AmqpSession {
@@ -257,6 +302,7 @@ impl AmqpSession {
             namespace: namespace.to_string(),
             conn: Arc::new(conn),
             publisher,
+            outbox: Arc::default(),
         })
     }
 
@@ -264,6 +310,87 @@ impl AmqpSession {
         BrokerError::Amqp {
             url: self.url.clone(),
             source,
+        }
+    }
+
+    /// Publishes `payloads` to `queue` in bundles with what other tasks
+    /// publish on this session within [`LINGER`]; returns once the bundles
+    /// that carry them are confirmed (or with the error that failed them).
+    async fn publish_bundled(&self, queue: &str, payloads: &[Vec<u8>]) -> Result<(), BrokerError> {
+        if payloads.is_empty() {
+            return Ok(());
+        }
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let start = {
+            let mut outbox = self.outbox.lock().unwrap_or_else(|p| p.into_inner());
+            match outbox.queues.iter_mut().find(|(q, _)| q == queue) {
+                Some((_, msgs)) => msgs.extend(payloads.iter().cloned()),
+                None => outbox.queues.push((queue.to_string(), payloads.to_vec())),
+            }
+            outbox.messages += payloads.len();
+            outbox.waiters.push(tx);
+            !std::mem::replace(&mut outbox.flushing, true)
+        };
+        if start {
+            let me = self.clone();
+            tokio::spawn(async move { me.flush_outbox().await });
+        }
+        match rx.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(reason)) => Err(BrokerError::Unconfirmed {
+                queue: queue.to_string(),
+                reason,
+            }),
+            Err(_) => Err(BrokerError::Unconfirmed {
+                queue: queue.to_string(),
+                reason: "the publishing task ended".into(),
+            }),
+        }
+    }
+
+    /// Flushes the outbox until it is empty: waits up to [`LINGER`] (less
+    /// when a bundle is full already), publishes everything in it as
+    /// bundles, tells its publishers, and goes on while more came in.
+    async fn flush_outbox(&self) {
+        let mut linger = true;
+        loop {
+            if linger {
+                let deadline = tokio::time::Instant::now() + LINGER;
+                while tokio::time::Instant::now() < deadline {
+                    let full = self
+                        .outbox
+                        .lock()
+                        .map_or(true, |o| o.messages >= crate::bundle::MAX_ITEMS);
+                    if full {
+                        break;
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+                }
+            }
+            let (queues, waiters) = {
+                let mut outbox = self.outbox.lock().unwrap_or_else(|p| p.into_inner());
+                if outbox.waiters.is_empty() {
+                    outbox.flushing = false;
+                    return;
+                }
+                outbox.messages = 0;
+                (
+                    std::mem::take(&mut outbox.queues),
+                    std::mem::take(&mut outbox.waiters),
+                )
+            };
+            let mut result = Ok(());
+            for (queue, messages) in &queues {
+                if let Err(e) = self.publish(queue, &crate::bundle::pack(messages)).await {
+                    result = Err(crate::config::error_chain(&e));
+                    break;
+                }
+            }
+            for w in waiters {
+                let _ = w.send(result.clone());
+            }
+            // What came in during the publish goes at once: it waited already.
+            linger = false;
         }
     }
 
@@ -661,12 +788,18 @@ impl MemoryBus {
     }
 
     fn dead_letter(&self, queue: Queue, data: Vec<u8>, reason: Option<String>) {
+        self.bury(queue, data, reason);
+        self.finish();
+    }
+
+    /// Into the dead letters, without finishing a delivery (one message of
+    /// a bundle whose delivery goes on).
+    fn bury(&self, queue: Queue, data: Vec<u8>, reason: Option<String>) {
         self.inner
             .dead
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push((queue, data, reason));
-        self.finish();
     }
 
     /// The dead letters of `queue`; with `take`, removed from the list.

@@ -16,7 +16,10 @@
 //!   named fields; page bodies as raw bytes).
 //! - [`topology`]: queue names, dead-letter exchange and queues, per namespace.
 //! - [`broker`]: publish with confirms and consume with explicit acks, over
-//!   RabbitMQ (lapin) or over in-memory queues for `crawler run`.
+//!   RabbitMQ (lapin) or over in-memory queues for `crawler run`; on
+//!   RabbitMQ what is published to a queue within a few milliseconds
+//!   travels as one message ([`bundle`]).
+//! - [`bundle`]: many messages in one broker message (pure).
 //! - [`store`]: the key/value operations the stages need, pipelined, over Redis
 //!   or an in-memory map for `crawler run`.
 //! - [`worker`]: the at-least-once loop every worker binary runs: consume,
@@ -30,6 +33,7 @@
 
 pub mod backoff;
 pub mod broker;
+pub mod bundle;
 pub mod config;
 pub mod fault;
 pub mod keys;

@@ -2,7 +2,11 @@
 //!
 //! For each delivery: decode it (undecodable → dead-letter queue, logged),
 //! hand it to the [`Stage`], publish everything the stage produced and wait
-//! for the broker's confirms, and only then ack (at-least-once). A
+//! for the broker's confirms, and only then ack (at-least-once). A delivery
+//! may be a bundle of messages ([`crate::bundle`]): they are handled at once
+//! and the bundle is acked when all are done; one unprocessable message
+//! goes to the dead-letter queue alone, one that fails transiently sends
+//! the whole bundle back. A
 //! [`StageError::Transient`] failure requeues the message after a pause; a
 //! [`StageError::Malformed`] one, or a panic in the stage, dead-letters it.
 //! A lost connection is reopened with backoff; messages that were in flight
@@ -123,7 +127,9 @@ pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Sh
             }
         })
     });
+    // Deliveries in hand, and messages handled (a bundle holds many).
     let permits = Arc::new(Semaphore::new(concurrency));
+    let handling = Arc::new(Semaphore::new(concurrency));
     let mut backoff = Backoff::default();
     tracing::info!(worker = %worker_id, concurrency, prefetch = settings.prefetch, "worker started");
 
@@ -166,6 +172,7 @@ pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Sh
             match item {
                 Some(Ok(delivery)) => {
                     inflight.fetch_add(1, Ordering::SeqCst);
+                    let handling = handling.clone();
                     let stage = stage.clone();
                     let session = session.clone();
                     let store = settings.store.clone();
@@ -174,7 +181,7 @@ pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Sh
                     tokio::spawn(async move {
                         metrics.started();
                         let t = std::time::Instant::now();
-                        let outcome = process(&*stage, &session, &store, delivery).await;
+                        let outcome = process(&*stage, &session, &store, delivery, &handling).await;
                         metrics.finished(outcome, t.elapsed());
                         inflight.fetch_sub(1, Ordering::SeqCst);
                         drop(permit);
@@ -220,23 +227,83 @@ pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Sh
     tracing::info!(worker = %worker_id, "worker stopped");
 }
 
-/// Handles one delivery from decode to ack.
+/// Handles one delivery from decode to ack: one message, or a bundle of
+/// them ([`crate::bundle`]) handled at once (each holding a permit of
+/// `handling`, so a worker handles at most its concurrency of messages) and
+/// acked when all are done.
 async fn process<S: Stage>(
     stage: &S,
     session: &Session,
     store: &Store,
     delivery: Delivery,
+    handling: &Semaphore,
 ) -> MessageOutcome {
     let queue = S::QUEUE.stage();
-    let input = match decode::<S::Input>(&delivery.data) {
-        Ok(m) => m,
-        Err(e) => {
-            tracing::error!(queue, reason = %e, bytes = delivery.data.len(), "malformed message sent to the dead-letter queue");
-            let reason = format!("undecodable {} message: {e}", queue);
-            return dead_letter(session, S::QUEUE, delivery, &reason).await;
+    let items: Vec<Vec<u8>> = match crate::bundle::unpack(&delivery.data) {
+        Ok(items) if items.len() > 1 => items.into_iter().map(<[u8]>::to_vec).collect(),
+        // One message (or bytes that are no bundle: no message either, as
+        // its decoding will say).
+        unpacked => {
+            let one = match unpacked {
+                Ok(items) => items.first().map(|m| m.to_vec()).unwrap_or_default(),
+                Err(_) => delivery.data.clone(),
+            };
+            return match handle(stage, &one, handling).await {
+                Ok(outcome) => finish(session, store, delivery, vec![outcome], queue).await,
+                Err(StageError::Transient(reason)) => requeue(delivery, queue, &reason).await,
+                Err(StageError::Malformed(reason)) => {
+                    tracing::error!(queue, %reason, bytes = delivery.data.len(), "unprocessable message sent to the dead-letter queue");
+                    dead_letter(session, S::QUEUE, delivery, &reason).await
+                }
+            };
         }
     };
-    let result = std::panic::AssertUnwindSafe(stage.handle(input))
+    let mut handled = Vec::with_capacity(items.len());
+    for raw in &items {
+        handled.push(handle(stage, raw, handling));
+    }
+    let results = futures_util::future::join_all(handled).await;
+    // One message to try again later: the whole bundle goes back (what the
+    // others did is done again on redelivery; stages are idempotent).
+    if let Some(reason) = results.iter().find_map(|r| match r {
+        Err(StageError::Transient(reason)) => Some(reason.clone()),
+        _ => None,
+    }) {
+        return requeue(delivery, queue, &reason).await;
+    }
+    let mut outcomes = Vec::with_capacity(items.len());
+    for (raw, result) in items.iter().zip(results) {
+        match result {
+            Ok(outcome) => outcomes.push(outcome),
+            Err(StageError::Malformed(reason)) | Err(StageError::Transient(reason)) => {
+                tracing::error!(queue, %reason, bytes = raw.len(), "unprocessable message of a bundle sent to the dead-letter queue");
+                if let Err(e) = session.dead_letter_message(S::QUEUE, raw, &reason).await {
+                    tracing::warn!(queue, error = %e, "dead letter not confirmed; the bundle will be redelivered");
+                    let _ = delivery.requeue().await;
+                    return MessageOutcome::Redelivered;
+                }
+            }
+        }
+    }
+    finish(session, store, delivery, outcomes, queue).await
+}
+
+/// One message: decoded and handed to the stage; a panic in the stage is a
+/// malformed message.
+async fn handle<S: Stage>(
+    stage: &S,
+    raw: &[u8],
+    handling: &Semaphore,
+) -> Result<Outcome, StageError> {
+    // Closed only when the worker is gone.
+    let _permit = handling
+        .acquire()
+        .await
+        .map_err(|_| StageError::Transient("worker stopping".into()))?;
+    let input = decode::<S::Input>(raw).map_err(|e| {
+        StageError::Malformed(format!("undecodable {} message: {e}", S::QUEUE.stage()))
+    })?;
+    std::panic::AssertUnwindSafe(stage.handle(input))
         .catch_unwind()
         .await
         .unwrap_or_else(|panic| {
@@ -246,52 +313,69 @@ async fn process<S: Stage>(
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "panic".into());
             Err(StageError::Malformed(format!("stage panicked: {what}")))
-        });
-    match result {
-        Ok(outcome) => {
-            if !outcome.store.is_empty() {
-                if let Err(e) = store.exec(&outcome.store).await {
-                    tracing::warn!(queue, error = %e, "store update failed; requeueing");
-                    tokio::time::sleep(TRANSIENT_RETRY_PAUSE).await;
-                    let _ = delivery.requeue().await;
-                    return MessageOutcome::Requeued;
-                }
-            }
-            let mut by_queue: BTreeMap<Queue, Vec<Vec<u8>>> = BTreeMap::new();
-            for (q, payload) in outcome.publish {
-                by_queue.entry(q).or_default().push(payload);
-            }
-            for (q, payloads) in by_queue {
-                if let Err(e) = session.publish(q, &payloads).await {
-                    tracing::warn!(queue, to = q.stage(), error = %e, "publish not confirmed; the input will be redelivered");
-                    let _ = delivery.requeue().await;
-                    return MessageOutcome::Redelivered;
-                }
-            }
-            #[cfg(feature = "fault-points")]
-            crate::fault::point(&format!("{}:{queue}", crate::fault::STORED_NOT_ACKED));
-            if let Err(e) = delivery.ack().await {
-                tracing::warn!(queue, error = %e, "ack failed; the input will be redelivered");
-                return MessageOutcome::Redelivered;
-            }
-            if !outcome.after_ack.is_empty() {
-                if let Err(e) = store.exec(&outcome.after_ack).await {
-                    tracing::warn!(queue, error = %e, "post-ack hint not stored (best effort)");
-                }
-            }
-            MessageOutcome::Acked
-        }
-        Err(StageError::Transient(reason)) => {
-            tracing::warn!(queue, %reason, "transient failure; requeueing");
+        })
+}
+
+/// Back to the queue after a pause.
+async fn requeue(delivery: Delivery, queue: &str, reason: &str) -> MessageOutcome {
+    tracing::warn!(queue, %reason, "transient failure; requeueing");
+    tokio::time::sleep(TRANSIENT_RETRY_PAUSE).await;
+    let _ = delivery.requeue().await;
+    MessageOutcome::Requeued
+}
+
+/// What the delivery's messages produced: their store ops (one pipeline),
+/// then their messages (confirmed), then the ack, then the hints.
+async fn finish(
+    session: &Session,
+    store: &Store,
+    delivery: Delivery,
+    outcomes: Vec<Outcome>,
+    queue: &str,
+) -> MessageOutcome {
+    let ops: Vec<Op> = outcomes.iter().flat_map(|o| o.store.iter().cloned()).collect();
+    if !ops.is_empty() {
+        if let Err(e) = store.exec(&ops).await {
+            tracing::warn!(queue, error = %e, "store update failed; requeueing");
             tokio::time::sleep(TRANSIENT_RETRY_PAUSE).await;
             let _ = delivery.requeue().await;
-            MessageOutcome::Requeued
-        }
-        Err(StageError::Malformed(reason)) => {
-            tracing::error!(queue, %reason, "unprocessable message sent to the dead-letter queue");
-            dead_letter(session, S::QUEUE, delivery, &reason).await
+            return MessageOutcome::Requeued;
         }
     }
+    let mut by_queue: BTreeMap<Queue, Vec<Vec<u8>>> = BTreeMap::new();
+    let mut after_ack = Vec::new();
+    for outcome in outcomes {
+        for (q, payload) in outcome.publish {
+            by_queue.entry(q).or_default().push(payload);
+        }
+        after_ack.extend(outcome.after_ack);
+    }
+    // Every queue's messages at once: one bundle window for all of them.
+    let published = futures_util::future::join_all(
+        by_queue
+            .iter()
+            .map(|(q, payloads)| async move { (q, session.publish(*q, payloads).await) }),
+    )
+    .await;
+    for (q, result) in published {
+        if let Err(e) = result {
+            tracing::warn!(queue, to = q.stage(), error = %e, "publish not confirmed; the input will be redelivered");
+            let _ = delivery.requeue().await;
+            return MessageOutcome::Redelivered;
+        }
+    }
+    #[cfg(feature = "fault-points")]
+    crate::fault::point(&format!("{}:{queue}", crate::fault::STORED_NOT_ACKED));
+    if let Err(e) = delivery.ack().await {
+        tracing::warn!(queue, error = %e, "ack failed; the input will be redelivered");
+        return MessageOutcome::Redelivered;
+    }
+    if !after_ack.is_empty() {
+        if let Err(e) = store.exec(&after_ack).await {
+            tracing::warn!(queue, error = %e, "post-ack hint not stored (best effort)");
+        }
+    }
+    MessageOutcome::Acked
 }
 
 /// To the stage's dead-letter queue, with the reason on the message.
