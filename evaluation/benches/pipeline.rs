@@ -20,6 +20,8 @@
 //! Env: `PIPELINE_BENCH_PAGES` (5000), `PIPELINE_BENCH_HOSTS` (50),
 //! `PIPELINE_BENCH_SKIP_SCRAPY=1`, `PIPELINE_BENCH_SKIP_RUN=1`,
 //! `PIPELINE_BENCH_SKIP_DISTRIBUTED=1`, `PIPELINE_BENCH_TIMEOUT_SECS` (900),
+//! `PIPELINE_BENCH_SCALE` (`fetcher=2,extractor=2`: that many processes of
+//! those workers, one of each other),
 //! `SCRAPY_BIN` (the `scrapy` of a virtualenv; Scrapy is skipped without it),
 //! `CRAWLER_AMQP_URL`, `CRAWLER_REDIS_URL`.
 
@@ -35,6 +37,34 @@ use evaluation::bench_site::{BenchServer, BenchSiteConfig};
 const AMQP_PORT: u16 = 5672;
 const REDIS_PORT: u16 = 6379;
 const WORKERS: [&str; 4] = ["frontier", "fetcher", "extractor", "contentseen"];
+
+/// The worker processes of the distributed crawl: (label, binary), one of
+/// each worker unless `PIPELINE_BENCH_SCALE` says `name=count,…`.
+fn instances() -> Vec<(String, &'static str)> {
+    let scale = std::env::var("PIPELINE_BENCH_SCALE").unwrap_or_default();
+    let count = |name: &str| -> usize {
+        scale
+            .split(',')
+            .filter_map(|kv| kv.trim().split_once('='))
+            .find(|(k, _)| *k == name)
+            .and_then(|(_, v)| v.trim().parse().ok())
+            .unwrap_or(1)
+            .max(1)
+    };
+    let mut out = Vec::new();
+    for name in WORKERS {
+        let n = count(name);
+        for i in 1..=n {
+            let label = if n == 1 {
+                name.to_string()
+            } else {
+                format!("{name} #{i}")
+            };
+            out.push((label, name));
+        }
+    }
+    out
+}
 /// How long the crawl's counters must stay still before the crawl is taken
 /// to be over (then `crawler stats --wait-idle` confirms it).
 const STILL_FOR: Duration = Duration::from_millis(1500);
@@ -606,11 +636,12 @@ fn distributed_in(env: &Env, ns: &str, timeout: Duration, out: &mut Outcome) -> 
     eprintln!("Redis processes {redis_pids:?}, RabbitMQ processes {rabbit_pids:?}");
     let ticks_of =
         |pids: &[(u32, String)]| -> u64 { pids.iter().filter_map(|(p, _)| cpu_ticks(*p)).sum() };
-    let metrics_ports: Vec<u16> = WORKERS.iter().map(|_| free_port()).collect();
+    let workers = instances();
+    let metrics_ports: Vec<u16> = workers.iter().map(|_| free_port()).collect();
     let mut children: Vec<Child> = Vec::new();
-    for (name, port) in WORKERS.iter().zip(&metrics_ports) {
+    for ((name, binary), port) in workers.iter().zip(&metrics_ports) {
         let child = env
-            .command(name, ns)
+            .command(binary, ns)
             .env("CRAWLER_METRICS_PORT", port.to_string())
             .stdout(Stdio::null())
             .stderr(env.log(name))
@@ -651,7 +682,7 @@ fn distributed_in(env: &Env, ns: &str, timeout: Duration, out: &mut Outcome) -> 
             if consumers == Some(4) {
                 break;
             }
-            for (name, c) in WORKERS.iter().zip(children.iter_mut()) {
+            for ((name, _), c) in workers.iter().zip(children.iter_mut()) {
                 if !matches!(c.try_wait(), Ok(None)) {
                     return Err(format!("{name} exited at start: {}", env.tail(name, 20)));
                 }
@@ -749,7 +780,7 @@ fn distributed_in(env: &Env, ns: &str, timeout: Duration, out: &mut Outcome) -> 
                     .map(|v| v.to_string())
                     .unwrap_or_else(|e| e);
                 let mut logs = String::new();
-                for name in WORKERS {
+                for (name, _) in &workers {
                     logs.push_str(&format!("--- {name}\n{}\n", env.tail(name, 15)));
                 }
                 return Err(format!(
@@ -768,9 +799,9 @@ fn distributed_in(env: &Env, ns: &str, timeout: Duration, out: &mut Outcome) -> 
         out.pages = (stored + duplicate) as u64;
         out.wall_secs = last_change.duration_since(start.at).as_secs_f64();
         let t = |a: u64, b: u64| (b.saturating_sub(a)) as f64 / env.ticks;
-        for (i, name) in WORKERS.iter().enumerate() {
+        for (i, (name, _)) in workers.iter().enumerate() {
             out.procs.push(Proc {
-                name: name.to_string(),
+                name: name.clone(),
                 cpu_secs: t(start.workers[i], end.workers[i]),
                 peak_rss_kib: hwm[i],
             });
@@ -835,8 +866,9 @@ fn distributed_in(env: &Env, ns: &str, timeout: Duration, out: &mut Outcome) -> 
         ));
         out.notes.push(format!(
             "RabbitMQ: deliveries from the workers' crawler_messages_total by outcome {}; bytes are the {} worker connections' socket octets (AMQP frames both ways, acks and confirms included): {} B in, {} B out",
-            WORKERS
+            workers
                 .iter()
+                .map(|(name, _)| name)
                 .zip(&messages)
                 .map(|(n, m)| format!("{n} {m:?}"))
                 .collect::<Vec<_>>()
