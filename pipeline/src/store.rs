@@ -171,11 +171,14 @@ pub enum Op {
         counts: Vec<(String, String, i64)>,
     },
     /// Records and counters of one message, once per message: unless the
-    /// hash `mark` already holds `id` under `field` (this message was
-    /// counted by an earlier delivery), `HSET mark field id`, `SET` each of
-    /// `sets` and `HINCRBY` each of `counts` (key, field, by), atomically.
-    /// Reply Int(1 if applied). `field` is the subject (a URL), so the mark
-    /// costs one entry per URL, replaced by the URL's next message.
+    /// hash `mark` holds `id` among the last [`ONCE_HISTORY`] ids under
+    /// `field` (this message was counted by an earlier delivery), put `id`
+    /// first in that list, `SET` each of `sets` and `HINCRBY` each of
+    /// `counts` (key, field, by), atomically. Reply Int(1 if applied).
+    /// `field` is the subject (a URL), so the mark costs one entry per URL.
+    /// It keeps several ids because a delivery of an earlier message can
+    /// come back after a later one was applied (a retry succeeded while the
+    /// first try's ack was lost in a broker restart). Ids hold no newline.
     /// (The fetcher's fetch records and counters, the extractor's counter.)
     Once {
         mark: String,
@@ -309,19 +312,33 @@ end
 return 1
 "#;
 
+/// How many message ids [`Op::Once`] remembers per subject.
+pub const ONCE_HISTORY: usize = 4;
+
 /// Lua for [`Op::Once`]: KEYS = mark, set keys..., count keys...; ARGV =
-/// field, id, number of sets, set values..., then field and by of each
-/// count.
+/// field, id, history, number of sets, set values..., then field and by of
+/// each count. The mark's value: the ids, newest first, one per line.
 const ONCE_LUA: &str = r#"
-if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
-  return 0
+local seen = redis.call('HGET', KEYS[1], ARGV[1])
+local keep = ARGV[2]
+if seen then
+  local n = 1
+  for old in string.gmatch(seen, '[^\n]+') do
+    if old == ARGV[2] then
+      return 0
+    end
+    if n < tonumber(ARGV[3]) then
+      keep = keep .. '\n' .. old
+      n = n + 1
+    end
+  end
 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-local sets = tonumber(ARGV[3])
+redis.call('HSET', KEYS[1], ARGV[1], keep)
+local sets = tonumber(ARGV[4])
 for i = 1, sets do
-  redis.call('SET', KEYS[1 + i], ARGV[3 + i])
+  redis.call('SET', KEYS[1 + i], ARGV[4 + i])
 end
-local a = 4 + sets
+local a = 5 + sets
 for k = 2 + sets, #KEYS do
   redis.call('HINCRBY', KEYS[k], ARGV[a], ARGV[a + 1])
   a = a + 2
@@ -723,7 +740,11 @@ impl RedisStore {
                     counts,
                 } => {
                     let mut inv = self.scripts.once.prepare_invoke();
-                    inv.key(mark).arg(field).arg(id).arg(sets.len());
+                    inv.key(mark)
+                        .arg(field)
+                        .arg(id)
+                        .arg(ONCE_HISTORY)
+                        .arg(sets.len());
                     for (k, v) in sets {
                         inv.key(k).arg(v.as_slice());
                     }
@@ -1201,10 +1222,24 @@ fn apply(map: &mut HashMap<String, Value>, op: &Op) -> Result<Reply, StoreError>
             counts,
         } => {
             let h = hash_mut(map, mark)?;
-            if h.get(field).is_some_and(|v| v == id.as_bytes()) {
+            let seen: Vec<Vec<u8>> = h
+                .get(field)
+                .map(|v| {
+                    v.split(|&b| b == b'\n')
+                        .filter(|s| !s.is_empty())
+                        .map(<[u8]>::to_vec)
+                        .collect()
+                })
+                .unwrap_or_default();
+            if seen.iter().any(|old| old == id.as_bytes()) {
                 return Ok(Reply::Int(0));
             }
-            h.insert(field.clone(), id.as_bytes().to_vec());
+            let mut keep = id.as_bytes().to_vec();
+            for old in seen.iter().take(ONCE_HISTORY - 1) {
+                keep.push(b'\n');
+                keep.extend_from_slice(old);
+            }
+            h.insert(field.clone(), keep);
             for (k, v) in sets {
                 apply(
                     map,
