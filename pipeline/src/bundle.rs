@@ -109,7 +109,9 @@ mod tests {
 
     #[test]
     fn what_is_packed_unpacks_in_order() {
-        let msgs: Vec<Vec<u8>> = (0..70u8).map(|i| vec![0x80 | (i % 16); i as usize]).collect();
+        let msgs: Vec<Vec<u8>> = (0..70u8)
+            .map(|i| vec![0x80 | (i % 16); i as usize])
+            .collect();
         let packed = pack(&msgs);
         assert_eq!(packed.len(), 3, "32 + 32 + 6");
         let back: Vec<Vec<u8>> = packed
@@ -153,7 +155,10 @@ mod tests {
     fn malformed_bundles_are_refused() {
         assert_eq!(unpack(&[MARK]), Err(BundleError::Empty));
         assert_eq!(unpack(&[MARK, 5, 0]), Err(BundleError::Truncated(1)));
-        assert_eq!(unpack(&[MARK, 5, 0, 0, 0, 1]), Err(BundleError::Truncated(5)));
+        assert_eq!(
+            unpack(&[MARK, 5, 0, 0, 0, 1]),
+            Err(BundleError::Truncated(5))
+        );
         assert_eq!(
             unpack(&[MARK, 0xFF, 0xFF, 0xFF, 0xFF]),
             Err(BundleError::Truncated(5))

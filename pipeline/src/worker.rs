@@ -333,7 +333,10 @@ async fn finish(
     outcomes: Vec<Outcome>,
     queue: &str,
 ) -> MessageOutcome {
-    let ops: Vec<Op> = outcomes.iter().flat_map(|o| o.store.iter().cloned()).collect();
+    let ops: Vec<Op> = outcomes
+        .iter()
+        .flat_map(|o| o.store.iter().cloned())
+        .collect();
     if !ops.is_empty() {
         if let Err(e) = store.exec(&ops).await {
             tracing::warn!(queue, error = %e, "store update failed; requeueing");
