@@ -155,7 +155,7 @@ if [ -s "$base_tar" ]; then
 else
     log "crawler runtime base: unpacking $base_packages"
     mkdir -p "$(dirname "$base_tar")"
-    mmdebstrap --quiet --variant=extract --include="$base_packages" \
+    mmdebstrap --quiet --variant=extract --format=tar --include="$base_packages" \
         --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin "$1"/usr/share/doc "$1"/usr/share/man "$1"/usr/share/locale' \
         bookworm "$base_tar.part" < "$SOURCES" >&2
     mv "$base_tar.part" "$base_tar"
