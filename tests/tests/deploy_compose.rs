@@ -270,6 +270,29 @@ impl Stack {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// A docker-compose command's output as a user sees it: stdout, then
+    /// stderr without compose's own progress lines; panics unless it
+    /// succeeds.
+    fn shown(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "docker-compose {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+        for line in String::from_utf8_lossy(&out.stderr).lines() {
+            let line = line.trim_end_matches('\r');
+            // "Creating x ... " before its "Creating x ... done".
+            let progress = line.contains(" ... ") && !line.ends_with("done");
+            if !progress {
+                text.push_str(line);
+                text.push('\n');
+            }
+        }
+        text
+    }
+
     /// `crawler stats --json`, or `None` while a service is away.
     fn stats(&self) -> Option<serde_json::Value> {
         let out = self.cli(&["stats", "--json"]);
@@ -458,7 +481,7 @@ fn check_crawl(stack: &Stack, site: &Site, label: &str) {
 /// Prints a command and its output, as the README's walkthrough shows it.
 fn show(command: &str, output: &str) {
     println!("$ {command}");
-    for line in output.lines().take(12) {
+    for line in output.lines().take(40) {
         println!("{line}");
     }
 }
@@ -536,7 +559,16 @@ fn compose_stack_crawls_and_survives_faults() {
     let t0 = Instant::now();
     show(
         "docker-compose run --rm crawler seed --crawl compose --max-depth 5 --delay-ms 0 http://testsite:8080/",
-        &seed(&stack, 0),
+        &stack.shown(&[
+            "run", "--rm", "-T", "crawler", "seed", "--crawl", "compose", "--max-depth", "5",
+            "--delay-ms", "0", "http://testsite:8080/",
+        ]),
+    );
+    show(
+        "docker-compose run --rm crawler stats --watch --count 2",
+        &stack.shown(&[
+            "run", "--rm", "-T", "crawler", "stats", "--watch", "--count", "2",
+        ]),
     );
     wait_idle(&stack);
     println!(
@@ -558,6 +590,20 @@ fn compose_stack_crawls_and_survives_faults() {
     show(
         &format!("docker-compose run --rm crawler query --why {}", a_dup.url),
         &stack.cli_ok(&["query", "--why", &a_dup.url]),
+    );
+    let all = parse_documents(&stack.cli_ok(&["export"]));
+    println!(
+        "$ docker-compose run --rm crawler export > documents.jsonl\n$ wc -l documents.jsonl\n{} documents.jsonl",
+        all.len()
+    );
+    show(
+        "docker-compose up -d --scale fetcher=4 --scale extractor=2",
+        &stack.shown(&["up", "-d", "--scale", "fetcher=4", "--scale", "extractor=2"]),
+    );
+    assert_eq!(stack.containers("fetcher").len(), 4, "scaled to 4 fetchers");
+    show(
+        "docker-compose down -v",
+        &stack.shown(&["down", "-v", "--remove-orphans", "-t", "30"]),
     );
     drop(stack);
 
