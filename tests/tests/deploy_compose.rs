@@ -28,6 +28,9 @@ fn commands(text: &str) -> Vec<String> {
     let mut in_services = false;
     let mut pending: Option<&str> = None;
     for line in text.lines() {
+        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+            continue;
+        }
         if !line.starts_with(' ') {
             in_services = line.trim_end() == "services:";
             continue;
