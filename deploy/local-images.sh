@@ -123,7 +123,8 @@ service_image() {
     printf '%s\n' "$image"
 }
 
-rabbitmq_image="$(service_image rabbitmq rabbitmq-server "$RABBITMQ_ENTRYPOINT" \
+# The two service images build side by side (downloads overlap unpacking).
+service_image rabbitmq rabbitmq-server "$RABBITMQ_ENTRYPOINT" \
     'rabbitmq-plugins enable --offline rabbitmq_management >/dev/null
      mkdir -p /var/lib/rabbitmq /var/log/rabbitmq
      chown -R rabbitmq:rabbitmq /var/lib/rabbitmq /var/log/rabbitmq /etc/rabbitmq' \
@@ -133,7 +134,8 @@ rabbitmq_image="$(service_image rabbitmq rabbitmq-server "$RABBITMQ_ENTRYPOINT" 
     'VOLUME /var/lib/rabbitmq' \
     'EXPOSE 4369 5671 5672 15672 25672' \
     'ENTRYPOINT ["docker-entrypoint.sh"]' \
-    'CMD ["rabbitmq-server"]')"
+    'CMD ["rabbitmq-server"]' > "$work/rabbitmq.image" &
+rabbitmq_pid=$!
 
 redis_image="$(service_image redis redis-server "$REDIS_ENTRYPOINT" \
     'mkdir -p /data && chown redis:redis /data' \
@@ -142,6 +144,8 @@ redis_image="$(service_image redis redis-server "$REDIS_ENTRYPOINT" \
     'EXPOSE 6379' \
     'ENTRYPOINT ["docker-entrypoint.sh"]' \
     'CMD ["redis-server"]')"
+wait "$rabbitmq_pid" || { log "building the RabbitMQ image failed"; exit 1; }
+rabbitmq_image="$(cat "$work/rabbitmq.image")"
 
 # The crawler image: just the libraries the binaries link (libc6,
 # libgcc-s1) unpacked, with no shell and no package manager, and the binaries
