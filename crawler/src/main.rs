@@ -3,12 +3,14 @@
 //! - `seed`: publish seed URLs (with their crawl's settings) to the frontier.
 //! - `run`: the whole pipeline in this process over in-memory queues and store.
 //! - `query`, `stats`, `export`: read what the cluster stored in Redis.
+//! - `health`: whether this host's worker keeps its heartbeat (healthchecks).
 //! - `extract`, `charset`: debug one saved page without any service.
 //!
 //! Each subcommand lives in its own module; this file only parses and dispatches.
 
 mod dead_letters;
 mod export;
+mod health;
 mod page_tools;
 mod query;
 mod run;
@@ -51,6 +53,9 @@ enum Command {
     Extract(page_tools::ExtractArgs),
     /// Show the charset vote for saved pages; one JSON line per file.
     Charset(page_tools::CharsetArgs),
+    /// Exit 0 when a worker on this host has a fresh heartbeat (for
+    /// container healthchecks).
+    Health(health::HealthArgs),
 }
 
 #[tokio::main]
@@ -70,6 +75,7 @@ async fn main() {
         Command::DeadLetters(a) => dead_letters::run(&cli.service, a).await,
         Command::Extract(a) => page_tools::extract(a),
         Command::Charset(a) => page_tools::charset(a),
+        Command::Health(a) => health::run(&cli.service, a).await,
     };
     if let Err(e) = result {
         eprintln!("crawler: {}", pipeline::config::error_chain(e.as_ref()));

@@ -215,4 +215,10 @@ impl Keys {
     pub fn live_pattern(&self) -> String {
         format!("{}:live:*", self.ns)
     }
+
+    /// The pattern matching the live-worker keys of workers on `host` (see
+    /// `worker::host_name`).
+    pub fn live_pattern_on(&self, host: &str) -> String {
+        format!("{}:live:*:{host}:*", self.ns)
+    }
 }

@@ -13,7 +13,9 @@
 //! are redelivered by the broker, so stages are idempotent.
 //!
 //! Each worker also keeps a heartbeat key in the store with its number of
-//! messages in flight, which `crawler stats --wait-idle` reads.
+//! messages in flight, which `crawler stats --wait-idle` reads. The key names
+//! the worker's host ([`host_name`]), so `crawler health` in a container can
+//! tell whether the worker of that container is alive.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -109,7 +111,12 @@ pub struct WorkerSettings {
 
 /// Runs `stage` until `shutdown` fires; reconnects on its own.
 pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Shutdown) {
-    let worker_id = format!("{}:{}", S::QUEUE.stage(), crate::messages::new_id());
+    let worker_id = format!(
+        "{}:{}:{}",
+        S::QUEUE.stage(),
+        host_name(),
+        crate::messages::new_id()
+    );
     let keys = Keys::new(&settings.namespace);
     let inflight = Arc::new(AtomicI64::new(0));
     let heartbeat = tokio::spawn(heartbeat(
@@ -394,6 +401,30 @@ async fn dead_letter(
             tracing::warn!(queue = queue.stage(), error = %e, "the reason could not go on the dead letter (rejected without it, or redelivered)");
             MessageOutcome::DeadLettered
         }
+    }
+}
+
+/// This machine's (or container's) host name, as it appears in the worker's
+/// heartbeat key (`<ns>:live:<stage>:<host>:<id>`): `:` and glob characters
+/// are replaced, so the name can be matched with a pattern; `unknown` where
+/// the kernel does not say.
+pub fn host_name() -> String {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_default();
+    let name: String = name
+        .trim()
+        .chars()
+        .map(|c| match c {
+            ':' | '*' | '?' | '[' | ']' | '\\' => '_',
+            c => c,
+        })
+        .collect();
+    if name.is_empty() {
+        "unknown".into()
+    } else {
+        name
     }
 }
 

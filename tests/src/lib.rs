@@ -376,3 +376,89 @@ impl TestEnv {
         out
     }
 }
+
+/// The "story" of a served page: pages with the same story carry the same
+/// body (copies, mirrors, light edits, query-string variants), and pages of
+/// different stories must never be merged.
+pub fn story(site: &testsite::Site, path_and_query: &str) -> String {
+    let page = site
+        .page_for_target(path_and_query)
+        .unwrap_or_else(|| panic!("no page for {path_and_query}"));
+    page.duplicate_of
+        .clone()
+        .unwrap_or_else(|| page.path.clone())
+}
+
+/// The path and query of `url` on the site at `base` (`url` itself when
+/// it is on another site).
+pub fn path_of(base: &str, url: &str) -> String {
+    url.strip_prefix(base).unwrap_or(url).to_string()
+}
+
+/// Asserts the near-duplicate clusters: same story ⇔ same original.
+pub fn check_clusters(site: &testsite::Site, base: &str, docs: &[StoredDocument]) {
+    let by_url: std::collections::HashMap<String, StoredDocument> =
+        docs.iter().map(|d| (d.url.clone(), d.clone())).collect();
+    let mut root_story: std::collections::HashMap<String, String> =
+        std::collections::HashMap::new();
+    for d in docs {
+        if !d.article {
+            // A listing or a page with no article is never anybody's
+            // near-duplicate (the index and its `?sort=latest` twin stay
+            // two documents), and nothing points at it.
+            assert_eq!(d.duplicate_of, None, "{} has no article", d.url);
+            assert!(
+                !docs
+                    .iter()
+                    .any(|o| o.duplicate_of.as_deref() == Some(d.url.as_str())),
+                "a document points at {}, which has no article",
+                d.url
+            );
+            continue;
+        }
+        let root = root_of(&by_url, &d.url).to_string();
+        assert!(
+            by_url.contains_key(&root),
+            "{} points at {root}, which is not stored",
+            d.url
+        );
+        let st = story(site, &path_of(base, &d.url));
+        let root_st = story(site, &path_of(base, &root));
+        assert_eq!(
+            st, root_st,
+            "{} (story {st}) was marked a duplicate of {root} (story {root_st}), distance {:?}",
+            d.url, d.distance
+        );
+        // One original per story.
+        if let Some(prev) = root_story.insert(root_st.clone(), root.clone()) {
+            assert_eq!(
+                prev, root,
+                "story {root_st} has two originals: {prev} and {root}"
+            );
+        }
+        if d.duplicate_of.is_none() {
+            assert!(
+                !d.text.is_empty() || d.url.contains("/error/"),
+                "{} stored without text",
+                d.url
+            );
+        } else {
+            assert!(
+                d.text.is_empty(),
+                "a duplicate's text is stored again: {}",
+                d.url
+            );
+            // Within its radius, or beyond it with the second signal agreeing.
+            let within = d.distance.zip(d.radius).is_some_and(|(k, r)| k <= r);
+            let confirmed = d.jaccard.is_some_and(|j| j >= 0.3);
+            assert!(
+                within || confirmed,
+                "{}: {:?} {:?} {:?}",
+                d.url,
+                d.distance,
+                d.radius,
+                d.jaccard
+            );
+        }
+    }
+}

@@ -7,41 +7,88 @@ use std::process::Command;
 const COMPOSE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/docker-compose.yml");
 const ENV_EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/.env.example");
 
-/// The first word of the `command: [...]` of every service built from our
-/// image (the services that merge the `*worker` template).
+/// The binary each service built from our image runs (the services that
+/// merge the `*worker` template or name `${CRAWLER_IMAGE...}`): the first
+/// word of its `entrypoint:`, else of its `command:` (a `[...]` list or a
+/// `- item` list on the next lines).
 fn commands(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut ours = false;
+    fn first_word(rest: &str) -> Option<String> {
+        let rest = rest.trim().trim_start_matches('[').trim();
+        let first = rest.split(',').next()?.trim().trim_end_matches(']');
+        let first = first.trim_start_matches("- ").trim().trim_matches('"');
+        (!first.is_empty()).then(|| first.to_string())
+    }
+    #[derive(Default)]
+    struct Service {
+        ours: bool,
+        entrypoint: Option<String>,
+        command: Option<String>,
+    }
+    let mut services: Vec<Service> = Vec::new();
+    let mut in_services = false;
+    let mut pending: Option<&str> = None;
     for line in text.lines() {
+        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+            continue;
+        }
+        if !line.starts_with(' ') {
+            in_services = line.trim_end() == "services:";
+            continue;
+        }
+        if !in_services {
+            continue;
+        }
         // A service starts at two spaces of indent.
         if line.starts_with("  ") && !line.starts_with("   ") && line.trim_end().ends_with(':') {
-            ours = false;
+            services.push(Service::default());
+            continue;
         }
+        let Some(service) = services.last_mut() else {
+            continue;
+        };
         let t = line.trim();
-        if t == "<<: *worker" {
-            ours = true;
+        if let Some(key) = pending.take() {
+            let word = t.strip_prefix("- ").and_then(first_word);
+            match key {
+                "entrypoint" => service.entrypoint = word,
+                _ => service.command = word,
+            }
+            continue;
         }
-        if let (true, Some(rest)) = (ours, t.strip_prefix("command:")) {
-            let rest = rest.trim().trim_start_matches('[').trim();
-            if let Some(first) = rest.split(',').next() {
-                out.push(
-                    first
-                        .trim()
-                        .trim_end_matches(']')
-                        .trim_matches('"')
-                        .to_string(),
-                );
+        if t == "<<: *worker" || t.starts_with("image: ${CRAWLER_IMAGE") {
+            service.ours = true;
+        }
+        for key in ["entrypoint", "command"] {
+            if let Some(rest) = t.strip_prefix(key).and_then(|r| r.strip_prefix(':')) {
+                if rest.trim().is_empty() {
+                    pending = Some(key);
+                } else if key == "entrypoint" {
+                    service.entrypoint = first_word(rest);
+                } else {
+                    service.command = first_word(rest);
+                }
             }
         }
     }
-    out
+    services
+        .into_iter()
+        .filter(|s| s.ours)
+        .filter_map(|s| s.entrypoint.or(s.command))
+        .collect()
 }
 
 #[test]
 fn every_service_runs_a_binary_of_the_workspace() {
     let text = std::fs::read_to_string(COMPOSE).expect("deploy/docker-compose.yml");
     let cmds = commands(&text);
-    for worker in ["frontier", "fetcher", "extractor", "contentseen", "crawler"] {
+    for worker in [
+        "frontier",
+        "fetcher",
+        "extractor",
+        "contentseen",
+        "crawler",
+        "testsite",
+    ] {
         assert!(
             cmds.iter().any(|c| c == worker),
             "no service runs {worker}: {cmds:?}"
@@ -77,4 +124,596 @@ fn the_compose_file_validates() {
         "docker-compose config: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn the_compose_file_refuses_to_run_without_credentials() {
+    let empty = std::env::temp_dir().join(format!("empty-{}.env", std::process::id()));
+    std::fs::write(&empty, "").unwrap();
+    let out = Command::new("docker-compose")
+        .args([
+            "--env-file",
+            empty.to_str().unwrap(),
+            "-f",
+            COMPOSE,
+            "config",
+            "-q",
+        ])
+        .env_remove("RABBITMQ_USER")
+        .env_remove("RABBITMQ_PASS")
+        .output()
+        .expect("running docker-compose (scripts/ensure-services.sh installs it)");
+    let _ = std::fs::remove_file(&empty);
+    assert!(!out.status.success(), "compose accepted no credentials");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("set RABBITMQ_USER in deploy/.env"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+// ---------------------------------------------------------------------------
+// The compose stack for real: images, `up --scale`, a crawl, and faults.
+// ---------------------------------------------------------------------------
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read, Write};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use crawler_tests::{check_clusters, expected_documents, parse_documents, path_of};
+use pipeline::keys::Keys;
+use testsite::{Site, SiteConfig};
+
+/// Deeper than the site: every page is within 3 hops of `/` (see
+/// crawl_end_to_end.rs for why the limit is not the site's depth).
+const MAX_DEPTH: usize = 5;
+/// The test site's port and name inside the compose network.
+const SITE_BASE: &str = "http://testsite:8080";
+/// Articles of the generated site (the `testsite` service's TESTSITE_ARTICLES).
+const ARTICLES: usize = 120;
+/// The crawl's politeness delay (one host, so one fetch per delay) in the
+/// crawl with faults: about 270 pages take over a minute, so the crawl is
+/// still running when the last fault lands. The plain crawl has none.
+const FAULT_CRAWL_DELAY_MS: u64 = 250;
+/// Host ports the machine's own services use: the stack must publish none.
+const HOST_SERVICE_PORTS: &[u16] = &[4369, 5672, 15672, 25672, 6379];
+/// How long a fault lasts (Redis paused, a fetcher cut off).
+const FAULT_SPAN: Duration = Duration::from_secs(10);
+
+/// One compose project of this test: its own name, so its containers,
+/// network and volumes are its own; `down -v` when dropped, also on a panic.
+struct Stack {
+    project: String,
+    env: BTreeMap<&'static str, String>,
+}
+
+impl Stack {
+    fn new() -> Stack {
+        let image = |var: &str| {
+            std::env::var(var).unwrap_or_else(|_| {
+                panic!(
+                    "{var} is not set: scripts/compose-test.sh builds the images \
+                     (deploy/local-images.sh) and runs this test"
+                )
+            })
+        };
+        let project = std::env::var("COMPOSE_PROJECT_NAME").unwrap_or_else(|_| {
+            format!(
+                "crawlertest{}",
+                &uuid::Uuid::new_v4().simple().to_string()[..8]
+            )
+        });
+        let mut env = BTreeMap::new();
+        env.insert("RABBITMQ_IMAGE", image("RABBITMQ_IMAGE"));
+        env.insert("REDIS_IMAGE", image("REDIS_IMAGE"));
+        env.insert("CRAWLER_IMAGE", image("CRAWLER_IMAGE"));
+        env.insert("RABBITMQ_USER", "crawler".into());
+        env.insert(
+            "RABBITMQ_PASS",
+            uuid::Uuid::new_v4().simple().to_string()[..16].to_string(),
+        );
+        env.insert("CRAWLER_NAMESPACE", "crawler".into());
+        env.insert("CRAWLER_ALLOW_PRIVATE", "1".into());
+        env.insert("RUST_LOG", "info".into());
+        // Free ports on 127.0.0.1, never the host's own services' ports.
+        env.insert("RABBITMQ_HOST_PORT", "0".into());
+        env.insert("RABBITMQ_UI_HOST_PORT", "0".into());
+        env.insert("REDIS_HOST_PORT", "0".into());
+        env.insert("TESTSITE_ARTICLES", ARTICLES.to_string());
+        env.insert("TESTSITE_DELAY_MS", "0".into());
+        env.insert("COMPOSE_PROFILES", "testsite".into());
+        Stack { project, env }
+    }
+
+    /// `docker-compose -p <project> -f deploy/docker-compose.yml <args>`,
+    /// with the test's settings in the environment (they win over any
+    /// deploy/.env).
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("docker-compose");
+        c.args(["--ansi", "never", "-f", COMPOSE, "-p", &self.project])
+            .args(args)
+            .envs(self.env.iter().map(|(k, v)| (*k, v.as_str())))
+            .stdin(std::process::Stdio::null());
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args)
+            .output()
+            .unwrap_or_else(|e| panic!("running docker-compose {args:?}: {e}"))
+    }
+
+    /// Runs docker-compose, panicking with its stderr unless it succeeds.
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "docker-compose {args:?} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// `docker-compose run --rm crawler <args>`: the CLI in the network.
+    fn cli(&self, args: &[&str]) -> Output {
+        let mut all = vec!["run", "--rm", "-T", "crawler"];
+        all.extend_from_slice(args);
+        self.run(&all)
+    }
+
+    fn cli_ok(&self, args: &[&str]) -> String {
+        let out = self.cli(args);
+        assert!(
+            out.status.success(),
+            "crawler {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// A docker-compose command's output as a user sees it: stdout, then
+    /// stderr without compose's own progress lines; panics unless it
+    /// succeeds.
+    fn shown(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "docker-compose {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+        for line in String::from_utf8_lossy(&out.stderr).lines() {
+            let line = line.trim_end_matches('\r');
+            // "Creating x ... " before its "Creating x ... done".
+            let progress = line.contains(" ... ") && !line.ends_with("done");
+            if !progress {
+                text.push_str(line);
+                text.push('\n');
+            }
+        }
+        text
+    }
+
+    /// `crawler stats --json`, or `None` while a service is away.
+    fn stats(&self) -> Option<serde_json::Value> {
+        let out = self.cli(&["stats", "--json"]);
+        if !out.status.success() {
+            return None;
+        }
+        serde_json::from_slice(&out.stdout).ok()
+    }
+
+    /// The container ids of a service (of every service for "").
+    fn containers(&self, service: &str) -> Vec<String> {
+        let mut args = vec!["ps", "-q"];
+        if !service.is_empty() {
+            args.push(service);
+        }
+        self.ok(&args)
+            .lines()
+            .map(str::to_string)
+            .filter(|l| !l.is_empty())
+            .collect()
+    }
+
+    fn network(&self) -> String {
+        format!("{}_default", self.project)
+    }
+
+    /// Up with three fetchers and two extractors; waits until every
+    /// container with a healthcheck is healthy and the test site answers.
+    fn up(&self) {
+        let t0 = Instant::now();
+        self.ok(&["up", "-d", "--scale", "fetcher=3", "--scale", "extractor=2"]);
+        let all = self.containers("");
+        let deadline = Instant::now() + Duration::from_secs(180);
+        loop {
+            let states: Vec<String> = all.iter().map(|c| inspect(c, HEALTH)).collect();
+            if states.iter().all(|s| s == "healthy" || s == "none") {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "not healthy after 180 s: {states:?}\n{}",
+                self.ps()
+            );
+            std::thread::sleep(Duration::from_secs(1));
+        }
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !self.ok(&["logs", "testsite"]).contains(SITE_BASE) {
+            assert!(Instant::now() < deadline, "the test site did not start");
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        println!(
+            "[compose] up, all healthy in {:.1} s:\n{}",
+            t0.elapsed().as_secs_f64(),
+            self.ps()
+        );
+    }
+
+    fn ps(&self) -> String {
+        String::from_utf8_lossy(&self.run(&["ps"]).stdout).into_owned()
+    }
+
+    fn down(&self) {
+        let out = self.run(&["down", "-v", "--remove-orphans", "-t", "5"]);
+        if !out.status.success() {
+            eprintln!(
+                "docker-compose down failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            // What the workers said, for the failure's report.
+            let logs = self.run(&["logs", "--tail", "40"]);
+            eprintln!("{}", String::from_utf8_lossy(&logs.stdout));
+        }
+        self.down();
+    }
+}
+
+const HEALTH: &str = "{{if .State.Health}}{{.State.Health.Status}}{{else}}none{{end}}";
+
+/// `docker inspect -f <format> <container>`.
+fn inspect(container: &str, format: &str) -> String {
+    docker_ok(&["inspect", "-f", format, container])
+        .trim()
+        .to_string()
+}
+
+fn docker_ok(args: &[&str]) -> String {
+    let out = Command::new("docker")
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("running docker {args:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "docker {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The site the `testsite` service serves, as the test sees it.
+fn compose_site() -> Site {
+    let mut site = Site::generate(&SiteConfig {
+        articles: ARTICLES,
+        ..SiteConfig::default()
+    });
+    site.rename_host("testsite");
+    site.bind_port(8080);
+    site
+}
+
+fn counter(stats: &serde_json::Value, name: &str) -> i64 {
+    stats["counters"][name].as_i64().unwrap_or(-1)
+}
+
+/// Every page stored exactly once, the near-duplicates as the site made
+/// them, and the counters, the document log and the document keys agree.
+fn check_crawl(stack: &Stack, site: &Site, label: &str) {
+    let stats: serde_json::Value =
+        serde_json::from_str(stack.cli_ok(&["stats", "--json"]).trim()).expect("stats json");
+    let docs = parse_documents(&stack.cli_ok(&["export"]));
+    let mut per_url: BTreeMap<&str, usize> = BTreeMap::new();
+    for d in &docs {
+        *per_url.entry(d.url.as_str()).or_default() += 1;
+    }
+    let twice: Vec<_> = per_url.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "[{label}] stored twice: {twice:?}");
+    let stored: BTreeSet<String> = docs.iter().map(|d| path_of(SITE_BASE, &d.url)).collect();
+    let want = expected_documents(site, MAX_DEPTH);
+    let missing: Vec<_> = want.difference(&stored).take(20).collect();
+    let extra: Vec<_> = stored.difference(&want).take(20).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "[{label}] {} of {} pages stored; not stored: {missing:?}; not expected: {extra:?}; stats {stats}",
+        stored.len(),
+        want.len()
+    );
+    check_clusters(site, SITE_BASE, &docs);
+
+    let lines = docs.len() as i64;
+    let originals = docs.iter().filter(|d| d.duplicate_of.is_none()).count() as i64;
+    let keys = Keys::new("crawler");
+    let redis = |args: &[&str]| {
+        let mut all = vec!["exec", "-T", "redis", "redis-cli"];
+        all.extend_from_slice(args);
+        stack.ok(&all)
+    };
+    let log_len: i64 = redis(&["llen", &keys.document_log()])
+        .trim()
+        .parse()
+        .expect("llen");
+    let doc_keys = redis(&["--scan", "--pattern", "crawler:doc:*"])
+        .lines()
+        .filter(|l| !l.is_empty())
+        .count() as i64;
+    assert_eq!(counter(&stats, "stored"), originals, "[{label}] {stats}");
+    assert_eq!(
+        counter(&stats, "duplicate"),
+        lines - originals,
+        "[{label}] {stats}"
+    );
+    assert_eq!(counter(&stats, "fetched"), lines, "[{label}] {stats}");
+    assert_eq!(counter(&stats, "extracted"), lines, "[{label}] {stats}");
+    assert_eq!(log_len, lines, "[{label}] document log");
+    assert_eq!(doc_keys, lines, "[{label}] document keys");
+    for q in stats["queues"].as_array().expect("queues") {
+        let name = q["queue"].as_str().unwrap_or("");
+        assert!(
+            !name.ends_with(".dead") || q["ready"].as_u64() == Some(0),
+            "[{label}] dead letters: {q}"
+        );
+    }
+    println!(
+        "[{label}] {} documents ({originals} originals, {} near-duplicates), counters {}",
+        lines,
+        lines - originals,
+        stats["counters"]
+    );
+}
+
+/// Prints a command and its output, as the README's walkthrough shows it.
+fn show(command: &str, output: &str) {
+    println!("$ {command}");
+    for line in output.lines().take(40) {
+        println!("{line}");
+    }
+}
+
+/// Waits until `crawler stats --wait-idle` says the crawl is done.
+fn wait_idle(stack: &Stack) -> Duration {
+    let t0 = Instant::now();
+    stack.cli_ok(&["stats", "--wait-idle", "--json", "--timeout-secs", "600"]);
+    t0.elapsed()
+}
+
+/// Seeds the test site with this politeness delay.
+fn seed(stack: &Stack, delay_ms: u64) -> String {
+    stack.cli_ok(&[
+        "seed",
+        "--crawl",
+        "compose",
+        "--max-depth",
+        "5",
+        "--delay-ms",
+        &delay_ms.to_string(),
+        &format!("{SITE_BASE}/"),
+    ])
+}
+
+/// The stack of deploy/docker-compose.yml on a real Docker engine, with the
+/// images of deploy/local-images.sh: `up --scale fetcher=3 --scale
+/// extractor=2` crawls the `testsite` service completely; then, on a fresh
+/// stack, the same crawl while a fetcher and contentseen are SIGKILLed,
+/// RabbitMQ restarts, Redis is paused and a fetcher is cut off the network,
+/// and nothing is lost or stored twice.
+#[test]
+#[ignore = "needs a Docker engine and the images of deploy/local-images.sh: scripts/compose-test.sh runs it"]
+fn compose_stack_crawls_and_survives_faults() {
+    for tool in ["docker", "docker-compose"] {
+        let ok = Command::new(tool)
+            .arg("version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        assert!(ok, "{tool} cannot talk to a Docker engine");
+    }
+    let site = compose_site();
+    let want = expected_documents(&site, MAX_DEPTH).len() as i64;
+
+    // 1. A plain crawl.
+    let stack = Stack::new();
+    stack.down();
+    stack.up();
+    for service in ["fetcher", "extractor"] {
+        let n = stack.containers(service).len();
+        let expected = if service == "fetcher" { 3 } else { 2 };
+        assert_eq!(n, expected, "{service} containers");
+    }
+    // Published on 127.0.0.1 only, never on the host services' ports, and
+    // a host tool reaches them.
+    for (service, port) in [
+        ("rabbitmq", "5672"),
+        ("rabbitmq", "15672"),
+        ("redis", "6379"),
+    ] {
+        let addr = stack.ok(&["port", service, port]).trim().to_string();
+        let (host, p) = addr.rsplit_once(':').expect("host:port");
+        let p: u16 = p.parse().expect("port");
+        assert_eq!(host, "127.0.0.1", "{service}:{port} published on {addr}");
+        assert!(!HOST_SERVICE_PORTS.contains(&p), "{service} on {addr}");
+        if service == "redis" {
+            let mut s = std::net::TcpStream::connect(&addr).expect("published redis");
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            s.write_all(b"PING\r\n").unwrap();
+            let mut reply = [0u8; 7];
+            s.read_exact(&mut reply).unwrap();
+            assert_eq!(&reply, b"+PONG\r\n");
+        }
+    }
+    let t0 = Instant::now();
+    show(
+        "docker-compose run --rm crawler seed --crawl compose --max-depth 5 --delay-ms 0 http://testsite:8080/",
+        &stack.shown(&[
+            "run", "--rm", "-T", "crawler", "seed", "--crawl", "compose", "--max-depth", "5",
+            "--delay-ms", "0", "http://testsite:8080/",
+        ]),
+    );
+    show(
+        "docker-compose run --rm crawler stats --watch --count 2",
+        &stack.shown(&[
+            "run", "--rm", "-T", "crawler", "stats", "--watch", "--count", "2",
+        ]),
+    );
+    wait_idle(&stack);
+    println!(
+        "[plain] crawl of {want} pages idle {:.1} s after the seed",
+        t0.elapsed().as_secs_f64()
+    );
+    check_crawl(&stack, &site, "plain");
+    show(
+        "docker-compose run --rm crawler stats",
+        &stack.cli_ok(&["stats"]),
+    );
+    let docs = parse_documents(&stack.cli_ok(&["export", "--only", "duplicates"]));
+    let a_dup = docs.first().expect("some near-duplicate");
+    let original = a_dup.duplicate_of.clone().unwrap();
+    show(
+        &format!("docker-compose run --rm crawler query --duplicates {original}"),
+        &stack.cli_ok(&["query", "--duplicates", &original]),
+    );
+    show(
+        &format!("docker-compose run --rm crawler query --why {}", a_dup.url),
+        &stack.cli_ok(&["query", "--why", &a_dup.url]),
+    );
+    let all = parse_documents(&stack.cli_ok(&["export"]));
+    println!(
+        "$ docker-compose run --rm crawler export > documents.jsonl\n$ wc -l documents.jsonl\n{} documents.jsonl",
+        all.len()
+    );
+    show(
+        "docker-compose up -d --scale fetcher=4 --scale extractor=2",
+        &stack.shown(&["up", "-d", "--scale", "fetcher=4", "--scale", "extractor=2"]),
+    );
+    assert_eq!(stack.containers("fetcher").len(), 4, "scaled to 4 fetchers");
+    show(
+        "docker-compose down -v",
+        &stack.shown(&["down", "-v", "--remove-orphans", "-t", "30"]),
+    );
+    drop(stack);
+
+    // 2. The same crawl with faults, on a fresh stack (new volumes).
+    let stack = Stack::new();
+    stack.up();
+    let fetchers = stack.containers("fetcher");
+    let contentseen = stack.containers("contentseen")[0].clone();
+    let t0 = Instant::now();
+    seed(&stack, FAULT_CRAWL_DELAY_MS);
+    let progress = |stack: &Stack| stack.stats().map_or(-1, |s| counter(&s, "fetched"));
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while progress(&stack) < want / 10 {
+        assert!(Instant::now() < deadline, "the crawl makes no progress");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let mut timeline = Vec::new();
+    let mut mark = |what: &str| {
+        let line = format!("{:6.1} s  {what}", t0.elapsed().as_secs_f64());
+        println!("[faults] {line}");
+        timeline.push(line);
+    };
+
+    // A fetcher SIGKILLed with `docker kill`: the engine counts that as the
+    // operator's stop and leaves it stopped, so it is started again.
+    mark(&format!(
+        "docker kill -s KILL fetcher ({})",
+        &fetchers[0][..12]
+    ));
+    docker_ok(&["kill", "-s", "KILL", &fetchers[0]]);
+    std::thread::sleep(Duration::from_secs(2));
+    docker_ok(&["start", &fetchers[0]]);
+    mark("fetcher started again");
+
+    // contentseen's process SIGKILLed (a crash, an OOM kill): the restart
+    // policy starts it again.
+    let restarts = inspect(&contentseen, "{{.RestartCount}}");
+    let pid = inspect(&contentseen, "{{.State.Pid}}");
+    mark(&format!(
+        "SIGKILL to contentseen's process (pid {pid} on the host)"
+    ));
+    let killed = Command::new("kill")
+        .args(["-KILL", &pid])
+        .status()
+        .expect("kill");
+    assert!(killed.success(), "kill -KILL {pid}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while inspect(&contentseen, "{{.RestartCount}}") == restarts
+        || inspect(&contentseen, "{{.State.Running}}") != "true"
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the restart policy did not restart contentseen"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    mark("contentseen restarted by its restart policy");
+    std::thread::sleep(Duration::from_secs(3));
+
+    mark("docker-compose restart rabbitmq");
+    stack.ok(&["restart", "rabbitmq"]);
+    let rabbit = stack.containers("rabbitmq")[0].clone();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while inspect(&rabbit, HEALTH) != "healthy" {
+        assert!(Instant::now() < deadline, "rabbitmq not healthy again");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    mark("rabbitmq healthy again");
+
+    let redis = stack.containers("redis")[0].clone();
+    mark("docker pause redis");
+    docker_ok(&["pause", &redis]);
+    std::thread::sleep(FAULT_SPAN);
+    docker_ok(&["unpause", &redis]);
+    mark("docker unpause redis");
+
+    // Stats answer again once Redis does.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut fetched = progress(&stack);
+    while fetched < 0 {
+        assert!(
+            Instant::now() < deadline,
+            "crawler stats fails after the pause"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+        fetched = progress(&stack);
+    }
+    assert!(
+        fetched < want,
+        "the crawl ended ({fetched} of {want} fetched) before the last fault: \
+         raise FAULT_CRAWL_DELAY_MS"
+    );
+    mark(&format!(
+        "docker network disconnect fetcher ({}), {fetched} of {want} fetched",
+        &fetchers[1][..12]
+    ));
+    docker_ok(&["network", "disconnect", &stack.network(), &fetchers[1]]);
+    std::thread::sleep(FAULT_SPAN);
+    docker_ok(&["network", "connect", &stack.network(), &fetchers[1]]);
+    mark("docker network connect fetcher");
+
+    wait_idle(&stack);
+    mark("idle");
+    check_crawl(&stack, &site, "faults");
+    // Every worker runs again, and is healthy.
+    for c in stack.containers("") {
+        assert_eq!(inspect(&c, "{{.State.Running}}"), "true", "{c} not running");
+    }
+    println!("[faults] timeline:\n{}", timeline.join("\n"));
 }

@@ -59,5 +59,5 @@ pub use reach::RobotsRules;
 pub use server::{serve, RequestRecord, ServerHandle, MAX_LOGGED_REQUESTS};
 pub use site::{
     robots_txt_with_crawl_delay, HostileKind, HostileSettings, PageKind, PageSpec, Site,
-    SiteConfig, DEFAULT_ROBOTS_TXT, HOSTILE_PATHS, PORT_PLACEHOLDER,
+    SiteConfig, DEFAULT_ROBOTS_TXT, HOSTILE_PATHS, LOOPBACK_HOST, PORT_PLACEHOLDER,
 };

@@ -1,10 +1,12 @@
 //! `testsite`: serves the generated test site on 127.0.0.1 until killed.
 //!
 //! Prints the base URL on the first line of stdout, e.g.
-//! `testsite --port 8080 --articles 500 --delay-ms 20`.
+//! `testsite --port 8080 --articles 500 --delay-ms 20`. In a container
+//! (deploy/docker-compose.yml) it listens on every address and names itself
+//! by its service name: `testsite --bind 0.0.0.0 --host-name testsite`.
 
 use std::io::Write;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use clap::Parser;
@@ -15,9 +17,16 @@ use testsite::{robots_txt_with_crawl_delay, serve, Site, SiteConfig};
     about = "Serves a generated, linked news site on 127.0.0.1 for crawler tests and benchmarks"
 )]
 struct Arguments {
-    /// Port on 127.0.0.1 (0 picks a free one).
+    /// Port (0 picks a free one).
     #[arg(long, default_value_t = 8080)]
     port: u16,
+    /// Address to listen on.
+    #[arg(long, default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
+    bind: IpAddr,
+    /// The host name the site's absolute links to itself use instead of
+    /// 127.0.0.1 (the name clients reach this server by).
+    #[arg(long)]
+    host_name: Option<String>,
     /// English articles.
     #[arg(long, default_value_t = 200)]
     articles: usize,
@@ -60,17 +69,19 @@ async fn main() -> std::io::Result<()> {
         },
         ..defaults
     };
-    let site = Site::generate(&config);
-    let handle = serve(
-        site,
-        SocketAddr::from((Ipv4Addr::LOCALHOST, arguments.port)),
-    )
-    .await?;
+    let mut site = Site::generate(&config);
+    if let Some(host) = &arguments.host_name {
+        site.rename_host(host);
+    }
+    let handle = serve(site, SocketAddr::from((arguments.bind, arguments.port))).await?;
     if let Some(path) = &arguments.manifest {
         std::fs::write(path, serde_json::to_vec_pretty(handle.site().pages())?)?;
     }
     let mut stdout = std::io::stdout();
-    writeln!(stdout, "{}", handle.base_url())?;
+    match &arguments.host_name {
+        Some(host) => writeln!(stdout, "http://{host}:{}", handle.port())?,
+        None => writeln!(stdout, "{}", handle.base_url())?,
+    }
     stdout.flush()?;
     tokio::signal::ctrl_c().await?;
     handle.shutdown();

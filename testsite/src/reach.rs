@@ -79,14 +79,15 @@ impl Site {
 
     /// Paths (with query, without fragment) a polite crawler starting at
     /// `start` would request, with their link depth, following links up to
-    /// `max_depth` that stay on this server (scheme http, host 127.0.0.1,
+    /// `max_depth` that stay on this server (scheme http, host [`Site::host`],
     /// same port), skipping paths robots.txt disallows. Relative links are
     /// resolved against the page's own path. Same-host redirects are
     /// followed without adding depth (a fetcher follows them in one fetch).
     /// Pages that would answer 4xx/5xx are included: they are requested.
     pub fn reachable(&self, start: &str, max_depth: usize) -> BTreeMap<String, usize> {
         let port = self.port().unwrap_or(UNBOUND_PORT);
-        let origin = format!("http://127.0.0.1:{port}");
+        let host = self.host();
+        let origin = format!("http://{host}:{port}");
         let robots = self.robots();
         let mut depths: BTreeMap<String, usize> = BTreeMap::new();
         let mut queue: VecDeque<(String, usize)> = VecDeque::new();
@@ -113,7 +114,7 @@ impl Site {
             }
             for (href, target_depth) in edges {
                 let href = href.replace(PORT_PLACEHOLDER, &port.to_string());
-                let Some(target) = same_server_path(&base, &href, port) else {
+                let Some(target) = same_server_path(&base, &href, host, port) else {
                     continue;
                 };
                 if !robots.allows(&target)
@@ -135,11 +136,11 @@ impl Site {
     }
 }
 
-/// The path and query `href` points to if it stays on 127.0.0.1:`port`.
-fn same_server_path(base: &Url, href: &str, port: u16) -> Option<String> {
+/// The path and query `href` points to if it stays on `host`:`port`.
+fn same_server_path(base: &Url, href: &str, host: &str, port: u16) -> Option<String> {
     let target = base.join(href).ok()?;
     if target.scheme() != "http"
-        || target.host_str() != Some("127.0.0.1")
+        || target.host_str() != Some(host)
         || target.port_or_known_default() != Some(port)
     {
         return None;
@@ -193,6 +194,30 @@ mod tests {
             assert!(!reachable.keys().any(|path| path.starts_with("/private/")));
             assert!(!reachable.keys().any(|path| path.starts_with("/hostile/")));
         }
+    }
+
+    #[test]
+    fn a_renamed_site_reaches_the_same_pages_under_its_new_name() {
+        let config = SiteConfig {
+            articles: 60,
+            ..SiteConfig::default()
+        };
+        let mut loopback = Site::generate(&config);
+        loopback.bind_port(8080);
+        let mut renamed = Site::generate(&config);
+        renamed.rename_host("testsite");
+        renamed.bind_port(8080);
+        assert_eq!(renamed.host(), "testsite");
+        assert_eq!(renamed.reachable("/", 5), loopback.reachable("/", 5));
+        // The absolute self-links name the new host, `localhost` ones stay.
+        let links: Vec<&String> = renamed.pages().iter().flat_map(|p| &p.links).collect();
+        assert!(links.iter().any(|l| l.starts_with("http://testsite:8080/")));
+        assert!(!links.iter().any(|l| l.starts_with("http://127.0.0.1:")));
+        assert!(links
+            .iter()
+            .any(|l| l.starts_with("http://localhost:8080/")));
+        let sitemap = String::from_utf8_lossy(renamed.response_bytes("/sitemap.xml").unwrap());
+        assert!(sitemap.contains("http://testsite:8080/"), "{sitemap}");
     }
 
     #[test]

@@ -18,6 +18,10 @@ use crate::text::{edit_words, ChineseStory, EnglishStory, StoryTopic};
 /// server under another host name, so a scope violation shows in the log.
 pub const PORT_PLACEHOLDER: &str = "{{port}}";
 
+/// The host the site's absolute links to itself name, unless renamed: the
+/// server listens on loopback.
+pub const LOOPBACK_HOST: &str = "127.0.0.1";
+
 /// The robots.txt served by default.
 pub const DEFAULT_ROBOTS_TXT: &str = "User-agent: *\nDisallow: /private/\n";
 
@@ -247,6 +251,9 @@ pub struct Site {
     by_path: HashMap<String, usize>,
     /// The port written in place of [`PORT_PLACEHOLDER`], once bound.
     port: Option<u16>,
+    /// The host of the site's absolute links to itself: [`LOOPBACK_HOST`]
+    /// unless renamed ([`Site::rename_host`]).
+    host: String,
     /// Built on the first `/hostile/bomb` request (a few ms of compression).
     gzip_bomb: OnceLock<GzipBomb>,
 }
@@ -350,6 +357,47 @@ impl Site {
                 if let Some(replaced) =
                     replace_bytes(bytes, PORT_PLACEHOLDER.as_bytes(), port_text.as_bytes())
                 {
+                    *bytes = replaced.into();
+                }
+            }
+        }
+    }
+
+    /// The host of the site's absolute links to itself (`127.0.0.1` unless
+    /// renamed).
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// Names the site's own server `host` in its absolute links, redirects,
+    /// headers and bodies (`http://127.0.0.1:PORT/...` becomes
+    /// `http://HOST:PORT/...`), for a server reached by another name (the
+    /// `testsite` service of deploy/docker-compose.yml). `localhost` links
+    /// stay: they name the same server under another host.
+    pub fn rename_host(&mut self, host: &str) {
+        let from = format!("http://{}:", self.host);
+        let to = format!("http://{host}:");
+        if from == to {
+            return;
+        }
+        self.host = host.to_string();
+        let replace = |text: &mut String| {
+            if text.contains(&from) {
+                *text = text.replace(&from, &to);
+            }
+        };
+        for page in &mut self.pages {
+            page.links.iter_mut().for_each(replace);
+            if let Some(location) = &mut page.redirect_to {
+                replace(location);
+            }
+        }
+        for response in &mut self.responses {
+            for (_, value) in &mut response.headers {
+                replace(value);
+            }
+            if let StoredBody::Bytes(bytes) = &mut response.body {
+                if let Some(replaced) = replace_bytes(bytes, from.as_bytes(), to.as_bytes()) {
                     *bytes = replaced.into();
                 }
             }
@@ -531,6 +579,7 @@ impl<'a> SiteBuilder<'a> {
             responses: self.responses,
             by_path,
             port: None,
+            host: LOOPBACK_HOST.to_string(),
             gzip_bomb: OnceLock::new(),
         }
     }
