@@ -8,6 +8,8 @@
 //!   generated test site into base articles with their home pages.
 //! - [`bench_site`]: the generated many-host news site of the pipeline
 //!   benchmark (`--bench pipeline`) and its server.
+//! - [`split`]: which items are held aside (never tuned on), one rule
+//!   for every bench: the hash of the item's id.
 //! - [`neardup`]: the near-duplicate set of HTML pages built from those
 //!   bases (mirrors, edits, shared templates, short texts in every script,
 //!   near-empty and listing pages), its held-aside split, the run through
@@ -21,3 +23,4 @@ pub mod bench_site;
 pub mod neardup;
 pub mod rng;
 pub mod sources;
+pub mod split;

@@ -6,7 +6,8 @@
 //! charset>` from another site, and sometimes the header and the meta tell
 //! the same lie. So no single signal is trusted; [`vote`] weighs them:
 //!
-//! 1. a per-site **override** (configuration) wins over everything;
+//! 1. a per-site **override** (configuration, see [`overrides`]) wins over
+//!    everything;
 //! 2. a **BOM** is decisive;
 //! 3. the zero-byte pattern of **UTF-16 without a BOM**;
 //! 4. **UTF-8 validity**: bytes with non-ASCII that validate as UTF-8 over
@@ -45,6 +46,8 @@ pub mod content_type;
 pub mod detector;
 pub mod evaluation;
 pub mod evidence;
+pub mod language;
+pub mod overrides;
 pub mod prescan;
 
 pub use content_type::header_charset;
@@ -337,16 +340,34 @@ impl<'b> Ballot<'b> {
             .and_then(|declared| declared.encoding)
             .filter(|_| is_latin_script(guess))
         {
-            let reason = format!(
-                "the declared {} and the detected {} are both Latin-script: a few accented letters cannot refute the declaration",
-                latin.name(),
-                guess.name()
-            );
-            return self.finish(latin, reason);
+            // Both Latin: the detector's disagreement alone does not refute
+            // the declaration; the language tie-breaker may.
+            let chosen = language::best_latin(bytes, &[latin, guess]).map_or(latin, |(e, _)| e);
+            let reason = if same_decoder(chosen, latin) {
+                format!(
+                    "the declared {} and the detected {} are both Latin-script: a few accented letters cannot refute the declaration",
+                    latin.name(),
+                    guess.name()
+                )
+            } else {
+                format!(
+                    "the declared {} and the detected {} are both Latin-script; {} reads as one language's letters, clearly better",
+                    latin.name(),
+                    guess.name(),
+                    chosen.name()
+                )
+            };
+            return self.finish(chosen, reason);
         }
         if let Some(&unknown_to_detector) = clean_declared
             .iter()
-            .find(|&&d| d.is_single_byte() && !detector_can_guess(d) && guess.is_single_byte())
+            .find(|&&d| {
+                d.is_single_byte()
+                    && !detector_can_guess(d)
+                    && guess.is_single_byte()
+                    && alphabet::reads_plausibly(d, is_latin_script(d), bytes)
+                    && detector::cyrillic_rival(d, bytes).is_none()
+            })
         {
             let reason = format!(
                 "the declared {} is one the detector cannot tell",
@@ -355,6 +376,20 @@ impl<'b> Ballot<'b> {
             return self.finish(unknown_to_detector, reason);
         }
         if guess_is_clean {
+            if is_latin_script(guess) {
+                // chardetng names few of the Latin family: the language
+                // tie-breaker may find a member that reads clearly better.
+                if let Some((better, _)) = language::best_latin(bytes, &[guess])
+                    .filter(|(e, _)| !same_decoder(e, guess))
+                {
+                    let reason = format!(
+                        "the detector's {} is Latin-script; {} reads as one language's letters, clearly better",
+                        guess.name(),
+                        better.name()
+                    );
+                    return self.finish(better, reason);
+                }
+            }
             let reason = if self.declared.is_empty() {
                 format!("no declaration; the detector reads {}", guess.name())
             } else {
@@ -489,8 +524,33 @@ impl<'b> Ballot<'b> {
         if !strong.all(|other| same_decoder(other, first)) || !first.is_single_byte() {
             return None;
         }
-        if !alphabet::reads_plausibly(first, is_latin_script(first), self.bytes) {
+        let latin = is_latin_script(first);
+        if !alphabet::reads_plausibly(first, latin, self.bytes) {
             return None;
+        }
+        if latin {
+            // Every Latin reading of Latin bytes is plausible: the language
+            // tie-breaker says whether another member of the family reads
+            // them clearly better (the header and the meta told one lie).
+            if let Some((better, _)) = language::best_latin(self.bytes, &[first])
+                .filter(|(e, _)| !same_decoder(e, first) && !same_text(e, first, self.bytes))
+            {
+                let reason = format!(
+                    "the declared {} reads as plausible Latin text, but {} reads as one language's letters, clearly better; detector skipped",
+                    first.name(),
+                    better.name()
+                );
+                return Some((better, reason));
+            }
+        } else if let Some(rival) = detector::cyrillic_rival(first, self.bytes)
+            .filter(|&rival| alphabet::reads_plausibly(rival, false, self.bytes))
+        {
+            let reason = format!(
+                "the declared {} reads as plausible Cyrillic, but {} reads clearly more Russian letters; detector skipped",
+                first.name(),
+                rival.name()
+            );
+            return Some((rival, reason));
         }
         let reason = format!(
             "the declared {} reads as plausible text in its alphabet; detector skipped",
@@ -547,26 +607,10 @@ fn same_text(a: &'static Encoding, b: &'static Encoding, bytes: &[u8]) -> bool {
 
 /// Single-byte encodings for Latin-script languages: they share ASCII
 /// letters and differ in a few accented ones, which is too little evidence
-/// for the detector to overrule a page that names one of them.
+/// for the detector to overrule a page that names one of them; the
+/// [`language`] tie-breaker chooses among them.
 fn is_latin_script(encoding: &'static Encoding) -> bool {
-    use encoding_rs::*;
-    [
-        WINDOWS_1252,
-        WINDOWS_1250,
-        WINDOWS_1254,
-        WINDOWS_1257,
-        WINDOWS_1258,
-        ISO_8859_2,
-        ISO_8859_3,
-        ISO_8859_4,
-        ISO_8859_10,
-        ISO_8859_13,
-        ISO_8859_14,
-        ISO_8859_15,
-        ISO_8859_16,
-        MACINTOSH,
-    ]
-    .contains(&encoding)
+    language::LATIN_FAMILY.contains(&encoding)
 }
 
 /// Whether chardetng can ever answer `encoding`: a declaration it cannot

@@ -1,13 +1,19 @@
 //! Charset voting benchmark: accuracy against labelled pages, and speed.
 //!
-//! `cargo bench -p fetcher --bench charset` reads `shared/bench/charset/`
+//! `cargo bench -p evaluation --bench charset` reads `shared/bench/charset/`
 //! (and the AEB pages for speed) and prints:
 //! 1. on `lying/`: the share of pages decoded RIGHT (same text as the true
-//!    encoding gives) by each strategy, per scenario and overall;
-//! 2. on `corpus/` (declarations neutralised, no header): chardetng alone
+//!    encoding gives) by each strategy, per scenario and overall, and the
+//!    vote's share on the tuned and the held-aside pages;
+//! 2. pages built from `corpus/` files where the HTTP header and the meta
+//!    tell the same lie (and, as a control, the same pages with both labels
+//!    right), the vote's share per true encoding, tuned | held-aside: a file
+//!    is held aside by the hash of its `label/file` id ([`evaluation::split`]),
+//!    fixed before any result was seen; never tune on that column;
+//! 3. on `corpus/` (declarations neutralised, no header): chardetng alone
 //!    (whole file, and bounded windows) against the vote;
-//! 3. how often the vote skips the detector on pages whose labels are right;
-//! 4. MB/s of `decide_and_decode` on clean UTF-8 pages (the figure the
+//! 4. how often the vote skips the detector on pages whose labels are right;
+//! 5. MB/s of `decide_and_decode` on clean UTF-8 pages (the figure the
 //!    fetcher lives by) and on the legacy-encoded lying pages.
 
 use std::collections::BTreeMap;
@@ -16,7 +22,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use encoding_rs::{Encoding, WINDOWS_1252};
+use encoding_rs::{Encoding, UTF_16BE, UTF_16LE, WINDOWS_1252};
+use evaluation::sources::Source;
+use evaluation::split::{held_aside, held_aside_in, COLUMNS};
 use fetcher::charset::evaluation::{
     corpus_encoding, decodes_right, without_declarations, LyingPage,
 };
@@ -26,18 +34,19 @@ use fetcher::charset::{decide_and_decode, detector, prescan, vote, Signals};
 const STRATEGIES: [&str; 6] = ["header", "meta", "whatwg", "chardetng", "majority", "vote"];
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/bench");
+    let root = evaluation::sources::bench_dir();
     let charset_dir = root.join("charset");
-    if !charset_dir.is_dir() {
-        println!(
-            "charset bench: {} is absent; nothing to measure",
-            charset_dir.display()
-        );
-        return;
-    }
+    assert!(
+        charset_dir.is_dir(),
+        "charset bench: {} is absent; nothing can be measured",
+        charset_dir.display()
+    );
     let lying = load_lying(&charset_dir.join("lying"));
+    assert!(!lying.is_empty(), "charset bench: no lying/ pages");
     lying_table(&lying);
     let corpus = load_corpus(&charset_dir.join("corpus"));
+    assert!(!corpus.is_empty(), "charset bench: no corpus/ files");
+    corpus_with_both_lies(&corpus);
     corpus_table(&corpus);
     corpus_with_lying_headers(&corpus);
     skip_rates(&lying, &corpus);
@@ -49,6 +58,8 @@ struct Page {
     truth: &'static Encoding,
     header: Option<String>,
     scenario: String,
+    /// Held aside by the hash of `charset lying:<file>`.
+    held: bool,
 }
 
 fn load_lying(dir: &Path) -> Vec<Page> {
@@ -62,6 +73,7 @@ fn load_lying(dir: &Path) -> Vec<Page> {
                 truth: row.truth_encoding()?,
                 bytes,
                 header: row.header,
+                held: held_aside(&format!("charset lying:{}", row.file)),
                 scenario: row.scenario,
             })
         })
@@ -75,6 +87,8 @@ struct CorpusFile {
     /// With `charset`/`encoding` declarations neutralised.
     undeclared: Vec<u8>,
     truth: &'static Encoding,
+    /// Held aside by the hash of `charset corpus:<label>/<file>`.
+    held: bool,
 }
 
 fn load_corpus(dir: &Path) -> Vec<CorpusFile> {
@@ -95,7 +109,12 @@ fn load_corpus(dir: &Path) -> Vec<CorpusFile> {
                 break;
             };
             let undeclared = without_declarations(&original);
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             files.push(CorpusFile {
+                held: held_aside_in(Source::Corpus, &format!("{label}/{name}")),
                 label: label.clone(),
                 original,
                 undeclared,
@@ -170,10 +189,20 @@ fn lying_table(pages: &[Page]) {
     let mut by_scenario: BTreeMap<&str, (usize, [usize; 6])> = BTreeMap::new();
     let mut overall = (0usize, [0usize; 6]);
     let mut misses: Vec<String> = Vec::new();
+    // The vote's (right, pages) per scenario, tuned and held aside.
+    let mut vote_split: BTreeMap<&str, [(usize, usize); 2]> = BTreeMap::new();
     for page in pages {
         let row = by_scenario.entry(page.scenario.as_str()).or_default();
         row.0 += 1;
         overall.0 += 1;
+        let split = &mut vote_split.entry(page.scenario.as_str()).or_default()
+            [usize::from(page.held)];
+        split.1 += 1;
+        split.0 += usize::from(decodes_right(
+            &page.bytes,
+            strategy_choice("vote", page),
+            page.truth,
+        ));
         for (column, strategy) in STRATEGIES.iter().enumerate() {
             let chosen = strategy_choice(strategy, page);
             if decodes_right(&page.bytes, chosen, page.truth) {
@@ -207,6 +236,186 @@ fn lying_table(pages: &[Page]) {
     }
     for miss in misses.iter().take(20) {
         println!("  vote wrong: {miss}");
+    }
+    println!(
+        "\nthe vote on lying/, {} | {} (pages held aside by file name):",
+        COLUMNS[0], COLUMNS[1]
+    );
+    let mut all = [(0, 0); 2];
+    for (scenario, split) in &vote_split {
+        println!("{scenario:<20} {}", two_columns(split));
+        for (sum, part) in all.iter_mut().zip(split) {
+            sum.0 += part.0;
+            sum.1 += part.1;
+        }
+    }
+    println!("{:<20} {}", "ALL", two_columns(&all));
+}
+
+/// `right/pages = share | right/pages = share`.
+fn two_columns(split: &[(usize, usize); 2]) -> String {
+    let [(tr, tn), (hr, hn)] = *split;
+    format!(
+        "{tr:>5}/{tn:<5} {:>7} | {hr:>5}/{hn:<5} {:>7}",
+        percent(tr, tn),
+        percent(hr, hn)
+    )
+}
+
+/// The lies told by both the HTTP header and the meta of a page built from
+/// a corpus file: the labels servers and templates get wrong in practice,
+/// the single-byte Latin family above all (where the detector has least to
+/// go on), and the common multi-byte and UTF-8 ones.
+const BOTH_LIES: [&str; 14] = [
+    "windows-1252",
+    "iso-8859-15",
+    "iso-8859-2",
+    "windows-1250",
+    "windows-1257",
+    "iso-8859-4",
+    "iso-8859-13",
+    "windows-1251",
+    "koi8-r",
+    "x-mac-cyrillic",
+    "utf-8",
+    "gbk",
+    "shift_jis",
+    "euc-kr",
+];
+
+/// Bytes of a corpus file kept in the short form of a built page.
+const SHORT_PAGE_BYTES: usize = 1024;
+
+/// A page around `content` whose meta says `label`, in the form of the
+/// `lying/` pages.
+fn built_page(label: &str, content: &[u8]) -> Vec<u8> {
+    let mut page = format!(
+        "<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"{label}\">\n<title>test page</title>\n</head>\n<body>\n<pre>\n"
+    )
+    .into_bytes();
+    page.extend_from_slice(content);
+    page.extend_from_slice(b"</pre>\n</body>\n</html>\n");
+    page
+}
+
+/// The file whole, and about [`SHORT_PAGE_BYTES`] from the start of the line
+/// of its first non-ASCII byte (cut at a line end, so no character is cut).
+fn contents(file: &CorpusFile) -> [(&'static str, &[u8]); 2] {
+    let bytes = &file.undeclared[..];
+    let first = Encoding::ascii_valid_up_to(bytes);
+    let start = bytes[..first].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let end = (start + SHORT_PAGE_BYTES).min(bytes.len());
+    let end = bytes[start..end]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(end, |i| start + i + 1);
+    [("full", bytes), ("short", &bytes[start..end])]
+}
+
+/// Corpus files as pages whose HTTP header and meta tell the same lie, and
+/// as the same pages with both labels right: the vote's share decoded right
+/// per true encoding, tuned | held aside.
+fn corpus_with_both_lies(files: &[CorpusFile]) {
+    // Per true encoding: [tuned, held] (right, cases), lies then honest.
+    let mut lied: BTreeMap<&str, [(usize, usize); 2]> = BTreeMap::new();
+    let mut honest: BTreeMap<&str, [(usize, usize); 2]> = BTreeMap::new();
+    let mut misses: BTreeMap<String, usize> = BTreeMap::new();
+    for file in files {
+        // UTF-16 in an ASCII page is no page; ASCII reads the same under every lie.
+        if [UTF_16LE, UTF_16BE].contains(&file.truth) || file.undeclared.is_ascii() {
+            continue;
+        }
+        let column = usize::from(file.held);
+        for (length, content) in contents(file) {
+            if content.is_ascii() {
+                continue;
+            }
+            let truth_label = file.truth.name();
+            let page = built_page(truth_label, content);
+            let decision = vote(
+                &page,
+                &Signals {
+                    header: Some(truth_label),
+                    ..Signals::default()
+                },
+            );
+            let cell = &mut honest.entry(truth_label).or_default()[column];
+            cell.1 += 1;
+            cell.0 += usize::from(decodes_right(&page, decision.encoding(), file.truth));
+            for lie in BOTH_LIES {
+                let Some(lie_encoding) = Encoding::for_label(lie.as_bytes()) else {
+                    continue;
+                };
+                let page = built_page(lie, content);
+                if decodes_right(&page, lie_encoding, file.truth) {
+                    continue; // not a lie for these bytes
+                }
+                let decision = vote(
+                    &page,
+                    &Signals {
+                        header: Some(lie),
+                        ..Signals::default()
+                    },
+                );
+                let right = decodes_right(&page, decision.encoding(), file.truth);
+                let cell = &mut lied.entry(truth_label).or_default()[column];
+                cell.1 += 1;
+                cell.0 += usize::from(right);
+                if !right {
+                    *misses
+                        .entry(format!(
+                            "{}{} {length} told {lie}: chose {}",
+                            if file.held { "[held] " } else { "" },
+                            file.label,
+                            decision.encoding
+                        ))
+                        .or_default() += 1;
+                }
+            }
+        }
+    }
+    println!(
+        "\n== corpus/ files as pages whose header and meta tell the same lie ({} lies each, full and {SHORT_PAGE_BYTES}-byte forms), vote decoded right, {} | {} ==",
+        BOTH_LIES.len(),
+        COLUMNS[0],
+        COLUMNS[1]
+    );
+    let mut single = [(0, 0); 2];
+    let mut all = [(0, 0); 2];
+    for (encoding, split) in &lied {
+        println!("{encoding:<16} {}", two_columns(split));
+        let is_single_byte = Encoding::for_label(encoding.as_bytes()).is_some_and(|e| e.is_single_byte());
+        for (i, part) in split.iter().enumerate() {
+            all[i].0 += part.0;
+            all[i].1 += part.1;
+            if is_single_byte {
+                single[i].0 += part.0;
+                single[i].1 += part.1;
+            }
+        }
+    }
+    println!("{:<16} {}", "single-byte", two_columns(&single));
+    println!("{:<16} {}", "ALL", two_columns(&all));
+    for (miss, count) in &misses {
+        println!("  vote wrong: {miss} (x{count})");
+    }
+    let mut honest_all = [(0, 0); 2];
+    let mut honest_wrong = Vec::new();
+    for (encoding, split) in &honest {
+        for (i, part) in split.iter().enumerate() {
+            honest_all[i].0 += part.0;
+            honest_all[i].1 += part.1;
+        }
+        if split.iter().any(|(right, total)| right != total) {
+            honest_wrong.push(format!("{encoding} {}", two_columns(split)));
+        }
+    }
+    println!(
+        "the same pages with header and meta right:      {}",
+        two_columns(&honest_all)
+    );
+    for wrong in honest_wrong {
+        println!("  honest but decoded wrong: {wrong}");
     }
 }
 
