@@ -9,19 +9,19 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 
 use crawler_tests::{parse_documents, TestEnv};
-use encoding_rs::WINDOWS_1257;
+use encoding_rs::WINDOWS_1252;
 use fetcher::charset::{vote, Signals};
 use pipeline::StoredDocument;
 
-/// Lithuanian text: in windows-1257, its letters read as other letters in
-/// ISO-8859-2, the label both the header and the meta claim.
-const TEXT: &str = "Lietuvos žemės ūkio ministerija pranešė, kad šių metų derlius \
-    buvo gausesnis nei tikėtasi. Ūkininkai džiaugiasi geru oru ir sėkmingu \
-    rugiapjūtės sezonu, o grūdų supirkimo kainos išliko stabilios visoje šalyje. \
-    Specialistai pabrėžia, kad būtina toliau investuoti į modernią žemės ūkio \
-    techniką ir tvarų ūkininkavimą, nes klimato kaita keičia įprastus sėjos terminus.";
+/// French text in windows-1252 whose only letter that ISO-8859-2 (the label
+/// both the header and the meta claim) reads differently is one `à`: too
+/// little for the vote to refute the declaration (it reads `ŕ`), the kind of
+/// site an operator fixes with an override.
+const TEXT: &str = "Le conseil municipal a voté mardi soir le nouveau budget de la ville. \
+    Le maire a rappelé que les travaux de la gare commenceront à la fin du mois, \
+    et que les écoles seront rénovées avant la rentrée.";
 const LIE: &str = "iso-8859-2";
-const RULE: &str = "127.0.0.1=windows-1257";
+const RULE: &str = "127.0.0.1=windows-1252";
 
 /// The lying page's bytes.
 fn page() -> Vec<u8> {
@@ -29,8 +29,8 @@ fn page() -> Vec<u8> {
         "<!DOCTYPE html><html><head><meta charset=\"{LIE}\"><title>Derlius</title></head>\
          <body><article><h1>Derlius</h1><p>{TEXT}</p><p>{TEXT}</p></article></body></html>"
     );
-    let (bytes, _, unmappable) = WINDOWS_1257.encode(&html);
-    assert!(!unmappable, "the text must be windows-1257");
+    let (bytes, _, unmappable) = WINDOWS_1252.encode(&html);
+    assert!(!unmappable, "the text must be windows-1252");
     bytes.into_owned()
 }
 
@@ -92,11 +92,11 @@ fn run(env: &TestEnv, url: &str, extra: &[&str]) -> StoredDocument {
 
 /// What the document holds when the override decided.
 fn assert_overridden(doc: &StoredDocument) {
-    assert_eq!(doc.encoding, "windows-1257", "{doc:?}");
+    assert_eq!(doc.encoding, "windows-1252", "{doc:?}");
     assert_eq!(doc.charset_override.as_deref(), Some(RULE));
-    let first_sentence = TEXT.split(". ").next().expect("a sentence");
+    let second_sentence = TEXT.split(". ").nth(1).expect("a sentence");
     assert!(
-        doc.text.contains(first_sentence),
+        doc.text.contains(second_sentence),
         "the text is decoded right: {:?}",
         doc.text
     );
@@ -121,7 +121,7 @@ fn crawler_run_with_and_without_the_override() {
     assert_eq!(plain.charset_override, None);
 
     // An exact host, given in any case and with any label of the encoding.
-    let exact = run(&env, &url, &["--charset-override", "127.0.0.1=CP1257"]);
+    let exact = run(&env, &url, &["--charset-override", "127.0.0.1=Latin1"]);
     assert_overridden(&exact);
 
     // A rule for another host leaves the page to the vote.
