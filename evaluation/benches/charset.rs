@@ -195,8 +195,8 @@ fn lying_table(pages: &[Page]) {
         let row = by_scenario.entry(page.scenario.as_str()).or_default();
         row.0 += 1;
         overall.0 += 1;
-        let split = &mut vote_split.entry(page.scenario.as_str()).or_default()
-            [usize::from(page.held)];
+        let split =
+            &mut vote_split.entry(page.scenario.as_str()).or_default()[usize::from(page.held)];
         split.1 += 1;
         split.0 += usize::from(decodes_right(
             &page.bytes,
@@ -303,7 +303,10 @@ fn built_page(label: &str, content: &[u8]) -> Vec<u8> {
 fn contents(file: &CorpusFile) -> [(&'static str, &[u8]); 2] {
     let bytes = &file.undeclared[..];
     let first = Encoding::ascii_valid_up_to(bytes);
-    let start = bytes[..first].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let start = bytes[..first]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
     let end = (start + SHORT_PAGE_BYTES).min(bytes.len());
     let end = bytes[start..end]
         .iter()
@@ -384,7 +387,8 @@ fn corpus_with_both_lies(files: &[CorpusFile]) {
     let mut all = [(0, 0); 2];
     for (encoding, split) in &lied {
         println!("{encoding:<16} {}", two_columns(split));
-        let is_single_byte = Encoding::for_label(encoding.as_bytes()).is_some_and(|e| e.is_single_byte());
+        let is_single_byte =
+            Encoding::for_label(encoding.as_bytes()).is_some_and(|e| e.is_single_byte());
         for (i, part) in split.iter().enumerate() {
             all[i].0 += part.0;
             all[i].1 += part.1;

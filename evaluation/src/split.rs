@@ -36,9 +36,6 @@ mod tests {
             .count();
         assert!((900..1100).contains(&held), "{held} of 3000");
         // The rule must never change: a page once held aside stays held aside.
-        assert_eq!(
-            held_aside_in(Source::Cwced, "1"),
-            held_aside("CWCED:1")
-        );
+        assert_eq!(held_aside_in(Source::Cwced, "1"), held_aside("CWCED:1"));
     }
 }

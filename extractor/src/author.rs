@@ -194,7 +194,9 @@ fn marked_byline(
         if t.chars().count() > MAX_AUTHOR_CHARS {
             continue;
         }
-        let Some(name) = clean(&t, checks) else { continue };
+        let Some(name) = clean(&t, checks) else {
+            continue;
+        };
         let Some((start, end)) = span else {
             return Some(((false, 0), name));
         };
@@ -237,18 +239,16 @@ fn first_text(page: &Page, n: &crate::scan::Node) -> Option<u32> {
 }
 
 /// Words that open a visible byline, in the languages of the sets.
-const BY_WORDS: &[&str] = &["By ", "BY ", "Par ", "PAR ", "Von ", "VON ", "Por ", "POR ", "Door ", "Av "];
+const BY_WORDS: &[&str] = &[
+    "By ", "BY ", "Par ", "PAR ", "Von ", "VON ", "Por ", "POR ", "Door ", "Av ",
+];
 
 /// Text around the body's start searched for a visible "By …" line (bytes).
 pub const BY_LINE_AROUND: u32 = 1500;
 
 /// A short line "By Jane Roe" (or Par, Von, Por, Door, Av) just before or at the top of the
 /// body: the byline readability finds and our marked elements miss.
-fn by_line(
-    page: &Page,
-    span: Option<(u32, u32)>,
-    checks: &Checks,
-) -> Option<(BylineKey, String)> {
+fn by_line(page: &Page, span: Option<(u32, u32)>, checks: &Checks) -> Option<(BylineKey, String)> {
     let (start, _) = span?;
     let text = &page.text;
     let lo = floor(text, start.saturating_sub(BY_LINE_AROUND) as usize);
@@ -259,10 +259,13 @@ fn by_line(
         let pos = at as u32;
         at += line.len() + 1;
         let line = line.trim();
-        if line.chars().count() > MAX_AUTHOR_CHARS || !BY_WORDS.iter().any(|w| line.starts_with(w)) {
+        if line.chars().count() > MAX_AUTHOR_CHARS || !BY_WORDS.iter().any(|w| line.starts_with(w))
+        {
             continue;
         }
-        let Some(name) = clean(line, checks) else { continue };
+        let Some(name) = clean(line, checks) else {
+            continue;
+        };
         let distance = start.abs_diff(pos);
         if best.as_ref().is_none_or(|(d, _)| distance < *d) {
             best = Some((distance, name));
@@ -277,7 +280,9 @@ fn json_author(json: &str) -> Option<String> {
     let raw = json_author_raw(json)?;
     // The author object around the name: from the key before it to the brace after it.
     let at = raw.as_ptr() as usize - json.as_ptr() as usize;
-    let key = json[..at].rfind("\"author\"").or_else(|| json[..at].rfind("\"creator\""))?;
+    let key = json[..at]
+        .rfind("\"author\"")
+        .or_else(|| json[..at].rfind("\"creator\""))?;
     let end = json[at..].find('}').map_or(json.len(), |i| at + i);
     if json[key..end].contains("Organization") {
         return None;
@@ -384,8 +389,8 @@ pub struct Checks {
 
 impl Checks {
     fn of(page: &Page) -> Checks {
-        let site = crate::meta(page, &["og:site_name", "application-name", "twitter:site"])
-            .unwrap_or("");
+        let site =
+            crate::meta(page, &["og:site_name", "application-name", "twitter:site"]).unwrap_or("");
         Checks {
             single_word: false,
             site_words: site
@@ -401,54 +406,217 @@ impl Checks {
 /// by `", "`); `None` when no name passes.
 fn clean(raw: &str, checks: &Checks) -> Option<String> {
     let names = names_of(raw, checks)?;
-    let han = names.iter().all(|n| n.chars().all(|c| is_han(c) || c == '·'));
+    let han = names
+        .iter()
+        .all(|n| n.chars().all(|c| is_han(c) || c == '·'));
     Some(names.join(if han { " " } else { ", " }))
 }
 
 /// Labels and role words a byline opens with.
 const BYLINE_PREFIXES: &[&str] = &[
-    "By ", "by ", "BY ", "Par ", "par ", "PAR ", "Von ", "von ", "VON ", "Por ", "por ", "Door ",
-    "Av ", "Written by ", "Posted by ", "Author: ", "Author:", "作者：", "作者:",
+    "By ",
+    "by ",
+    "BY ",
+    "Par ",
+    "par ",
+    "PAR ",
+    "Von ",
+    "von ",
+    "VON ",
+    "Por ",
+    "por ",
+    "Door ",
+    "Av ",
+    "Written by ",
+    "Posted by ",
+    "Author: ",
+    "Author:",
+    "作者：",
+    "作者:",
 ];
 
 /// Words that make a Latin-script candidate no person: organisations, agencies, roles,
 /// navigation (compared in lower case, word by word).
 const NOT_PERSON_WORDS: &[&str] = &[
-    "news", "press", "associated", "reuters", "afp", "ap", "upi", "bloomberg", "staff", "writer",
-    "writers", "reporter", "reporters", "correspondent", "contributor", "contributors",
-    "editorial", "editor", "editors", "desk", "bureau", "team", "agency", "media", "times",
-    "post", "weekly", "daily", "herald", "tribune", "journal", "magazine", "reports", "report",
-    "wire", "wires", "service", "services", "online", "digital", "group", "inc", "ltd", "llc",
-    "corp", "network", "radio", "tv", "television", "channel", "foundation", "university",
-    "institute", "association", "council", "ministry", "department", "office", "committee",
-    "admin", "administrator", "webmaster", "guest", "anonymous", "bbc", "cnn", "cbs", "nbc",
-    "abc", "pti", "ians", "xinhua", "sign", "login", "log", "subscribe", "menu", "home",
-    "search", "newsletter", "share", "comments", "follow", "more", "show", "view", "all",
-    "read", "click", "here", "website", "blog", "company", "www", "http", "https", "com",
+    "news",
+    "press",
+    "associated",
+    "reuters",
+    "afp",
+    "ap",
+    "upi",
+    "bloomberg",
+    "staff",
+    "writer",
+    "writers",
+    "reporter",
+    "reporters",
+    "correspondent",
+    "contributor",
+    "contributors",
+    "editorial",
+    "editor",
+    "editors",
+    "desk",
+    "bureau",
+    "team",
+    "agency",
+    "media",
+    "times",
+    "post",
+    "weekly",
+    "daily",
+    "herald",
+    "tribune",
+    "journal",
+    "magazine",
+    "reports",
+    "report",
+    "wire",
+    "wires",
+    "service",
+    "services",
+    "online",
+    "digital",
+    "group",
+    "inc",
+    "ltd",
+    "llc",
+    "corp",
+    "network",
+    "radio",
+    "tv",
+    "television",
+    "channel",
+    "foundation",
+    "university",
+    "institute",
+    "association",
+    "council",
+    "ministry",
+    "department",
+    "office",
+    "committee",
+    "admin",
+    "administrator",
+    "webmaster",
+    "guest",
+    "anonymous",
+    "bbc",
+    "cnn",
+    "cbs",
+    "nbc",
+    "abc",
+    "pti",
+    "ians",
+    "xinhua",
+    "sign",
+    "login",
+    "log",
+    "subscribe",
+    "menu",
+    "home",
+    "search",
+    "newsletter",
+    "share",
+    "comments",
+    "follow",
+    "more",
+    "show",
+    "view",
+    "all",
+    "read",
+    "click",
+    "here",
+    "website",
+    "blog",
+    "company",
+    "www",
+    "http",
+    "https",
+    "com",
 ];
 
 /// Trailing words of an agency or role after the names ("ERIC TUCKER Associated Press",
 /// "Paul Takahashi, Staff writer"), dropped before the names are checked.
 const TRAILING_ROLE_WORDS: &[&str] = &[
-    "the", "associated", "press", "reuters", "afp", "ap", "upi", "bloomberg", "writer",
-    "reporter", "correspondent", "contributor", "news", "bbc", "cnn", "pti", "ians", "xinhua",
-    "senior", "special", "to", "for", "contributing", "contributor",
+    "the",
+    "associated",
+    "press",
+    "reuters",
+    "afp",
+    "ap",
+    "upi",
+    "bloomberg",
+    "writer",
+    "reporter",
+    "correspondent",
+    "contributor",
+    "news",
+    "bbc",
+    "cnn",
+    "pti",
+    "ians",
+    "xinhua",
+    "senior",
+    "special",
+    "to",
+    "for",
+    "contributing",
+    "contributor",
     // Credentials after a name ("Rachael Link, MS, RD").
-    "ms", "rd", "rdn", "md", "phd", "mph", "mba", "rn", "cpa", "esq", "jr", "sr", "ii", "iii",
+    "ms",
+    "rd",
+    "rdn",
+    "md",
+    "phd",
+    "mph",
+    "mba",
+    "rn",
+    "cpa",
+    "esq",
+    "jr",
+    "sr",
+    "ii",
+    "iii",
 ];
 
 /// Lower-case particles of Latin-script names (`Ludwig van Beethoven`).
 const NAME_PARTICLES: &[&str] = &[
-    "van", "von", "de", "da", "del", "della", "der", "den", "di", "du", "dos", "das", "la",
-    "le", "bin", "al", "el", "ibn", "ter", "ten", "y", "e", "zu", "st.",
+    "van", "von", "de", "da", "del", "della", "der", "den", "di", "du", "dos", "das", "la", "le",
+    "bin", "al", "el", "ibn", "ter", "ten", "y", "e", "zu", "st.",
 ];
 
 /// Endings of Chinese organisation names (a publication, a company, an office, a course or
 /// column): never a person's name.
 const HAN_ORGANISATION_ENDS: &[&str] = &[
-    "网", "报", "社", "刊", "台", "公司", "集团", "中心", "网站", "频道", "杂志", "出版社",
-    "委员会", "编辑部", "研究院", "研究所", "大学", "学院", "协会", "工作室", "课程", "专栏",
-    "栏目", "记者站", "部门", "办公室", "有限",
+    "网",
+    "报",
+    "社",
+    "刊",
+    "台",
+    "公司",
+    "集团",
+    "中心",
+    "网站",
+    "频道",
+    "杂志",
+    "出版社",
+    "委员会",
+    "编辑部",
+    "研究院",
+    "研究所",
+    "大学",
+    "学院",
+    "协会",
+    "工作室",
+    "课程",
+    "专栏",
+    "栏目",
+    "记者站",
+    "部门",
+    "办公室",
+    "有限",
 ];
 
 /// The names of a byline, checked: `None` when none passes (see the module doc).
@@ -508,14 +676,20 @@ pub fn names_of(raw: &str, checks: &Checks) -> Option<Vec<String>> {
 /// The parts of a byline that may each be one name.
 fn split_byline(s: &str, han_text: bool) -> Vec<&str> {
     let mut parts = vec![s];
-    let mut separators: Vec<&str> = vec!["、", "，", ",", ";", " & ", " and ", " And ", " AND ", " und ", " et ", " y ", " e "];
+    let mut separators: Vec<&str> = vec![
+        "、", "，", ",", ";", " & ", " and ", " And ", " AND ", " und ", " et ", " y ", " e ",
+    ];
     if han_text {
         separators.extend([" ", "　", "/", "／"]);
     }
     for sep in separators {
         parts = parts.iter().flat_map(|p| p.split(sep)).collect();
     }
-    parts.into_iter().map(str::trim).filter(|p| !p.is_empty()).collect()
+    parts
+        .into_iter()
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect()
 }
 
 /// A part that holds only role or agency words ("Staff writer", "Associated Press").
@@ -1075,12 +1249,21 @@ mod tests {
         assert_eq!(a.authors, ["Jane Roe"]);
         // Par, Von: the same in French and German.
         let fr = html.replace("By Jane Roe", "Par Marie Dupont");
-        assert_eq!(crate::extract(&fr, &url).author.as_deref(), Some("Marie Dupont"));
+        assert_eq!(
+            crate::extract(&fr, &url).author.as_deref(),
+            Some("Marie Dupont")
+        );
         // With the body's own byline marked, the related story's is not taken.
         let marked = html
-            .replace("<p>By Jane Roe</p>", "<p class=byline><span class=author>Jane Roe</span></p>")
+            .replace(
+                "<p>By Jane Roe</p>",
+                "<p class=byline><span class=author>Jane Roe</span></p>",
+            )
             .replace("<meta name=author content='Site Owner Name'>", "");
-        assert_eq!(crate::extract(&marked, &url).author.as_deref(), Some("Jane Roe"));
+        assert_eq!(
+            crate::extract(&marked, &url).author.as_deref(),
+            Some("Jane Roe")
+        );
         let unmarked = marked.replace("<p class=byline><span class=author>Jane Roe</span></p>", "");
         assert_eq!(crate::extract(&unmarked, &url).author, None);
     }

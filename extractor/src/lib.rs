@@ -105,7 +105,10 @@ pub fn extract(html: &str, page_url: &Url) -> Article {
             .as_ref()
             .map(|s| s.date.clone())
             .or_else(|| published.map(|p| p.value)),
-        authors: author.as_deref().map(author::split_names).unwrap_or_default(),
+        authors: author
+            .as_deref()
+            .map(author::split_names)
+            .unwrap_or_default(),
         author,
         text: body.text,
         body_html: body.html,

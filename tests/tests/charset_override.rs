@@ -81,7 +81,14 @@ fn run(env: &TestEnv, url: &str, extra: &[&str]) -> StoredDocument {
         extra.len()
     ));
     let out_arg = out.to_str().expect("a UTF-8 temp path").to_string();
-    let mut args = vec!["run", "--allow-private", "--delay-ms", "0", "--out", &out_arg];
+    let mut args = vec![
+        "run",
+        "--allow-private",
+        "--delay-ms",
+        "0",
+        "--out",
+        &out_arg,
+    ];
     args.extend_from_slice(extra);
     args.push(url);
     env.crawler_ok(&args);

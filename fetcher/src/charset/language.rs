@@ -54,34 +54,34 @@ const MARGIN: i64 = 2;
 /// combining marks of Vietnamese (windows-1258 decodes tones as marks).
 const LANGUAGES: &[&str] = &[
     // Western
-    "àâæçéèêëîïôœùûüÿ",   // French
-    "äöüß",               // German
-    "áéíñóúü",            // Spanish
-    "áâãàçéêíóôõú",       // Portuguese
-    "àèéìíîòóùú",         // Italian
-    "àçèéíïòóúü",         // Catalan
-    "æøåéèêóòô",          // Danish, Norwegian
-    "åäöé",               // Swedish
-    "äöåšž",              // Finnish
-    "áðéíóúýþæö",         // Icelandic
-    "áéíóú",              // Irish
-    "ëéèïöüáóú",          // Dutch, Afrikaans
-    "âêîôûŵŷäëïöü",       // Welsh
-    "çë",                 // Albanian
-    "ċġħżàèìòù",          // Maltese
+    "àâæçéèêëîïôœùûüÿ", // French
+    "äöüß",             // German
+    "áéíñóúü",          // Spanish
+    "áâãàçéêíóôõú",     // Portuguese
+    "àèéìíîòóùú",       // Italian
+    "àçèéíïòóúü",       // Catalan
+    "æøåéèêóòô",        // Danish, Norwegian
+    "åäöé",             // Swedish
+    "äöåšž",            // Finnish
+    "áðéíóúýþæö",       // Icelandic
+    "áéíóú",            // Irish
+    "ëéèïöüáóú",        // Dutch, Afrikaans
+    "âêîôûŵŷäëïöü",     // Welsh
+    "çë",               // Albanian
+    "ċġħżàèìòù",        // Maltese
     // Central and Eastern
-    "ąćęłńóśźż",          // Polish
-    "áčďéěíňóřšťúůýž",    // Czech
-    "áäčďéíĺľňóôŕšťúýž",  // Slovak
-    "áéíóöőúüű",          // Hungarian
-    "čćđšž",              // Croatian, Bosnian, Serbian Latin, Slovenian
-    "ăâîșțşţ",            // Romanian
-    "ąčęėįšųūž",          // Lithuanian
-    "āčēģīķļņšūž",        // Latvian
-    "äöõüšž",             // Estonian
-    "áčđŋšŧžåäöæø",       // Northern Sami
-    "çğıöşüâîû",          // Turkish
-    "ĉĝĥĵŝŭ",             // Esperanto
+    "ąćęłńóśźż",                                                  // Polish
+    "áčďéěíňóřšťúůýž",                                            // Czech
+    "áäčďéíĺľňóôŕšťúýž",                                          // Slovak
+    "áéíóöőúüű",                                                  // Hungarian
+    "čćđšž",        // Croatian, Bosnian, Serbian Latin, Slovenian
+    "ăâîșțşţ",      // Romanian
+    "ąčęėįšųūž",    // Lithuanian
+    "āčēģīķļņšūž",  // Latvian
+    "äöõüšž",       // Estonian
+    "áčđŋšŧžåäöæø", // Northern Sami
+    "çğıöşüâîû",    // Turkish
+    "ĉĝĥĵŝŭ",       // Esperanto
     "ăâđêôơư\u{300}\u{301}\u{303}\u{309}\u{323}àáâãèéêìíòóôõùúý", // Vietnamese
 ];
 
@@ -183,7 +183,10 @@ fn reading_of(text: &str) -> Reading {
 
 /// Apostrophes, hyphens and the Catalan middle dot, which stand inside words.
 fn is_word_internal(c: char) -> bool {
-    matches!(c, '’' | '‘' | 'ʼ' | '·' | '\u{2010}' | '\u{2011}' | '\u{AD}')
+    matches!(
+        c,
+        '’' | '‘' | 'ʼ' | '·' | '\u{2010}' | '\u{2011}' | '\u{AD}'
+    )
 }
 
 /// Non-ASCII punctuation and symbols that stand between words in any
@@ -308,10 +311,7 @@ mod tests {
         assert_eq!(winner(POLISH, WINDOWS_1250, WINDOWS_1250), WINDOWS_1250);
         assert_eq!(winner(POLISH, ISO_8859_2, ISO_8859_2), ISO_8859_2);
         assert_eq!(winner(FRENCH, WINDOWS_1252, WINDOWS_1252), WINDOWS_1252);
-        assert_eq!(
-            winner(LITHUANIAN, WINDOWS_1257, WINDOWS_1257),
-            WINDOWS_1257
-        );
+        assert_eq!(winner(LITHUANIAN, WINDOWS_1257, WINDOWS_1257), WINDOWS_1257);
         // Too few accented letters to overturn anything.
         let (bytes, _, _) = WINDOWS_1252.encode("Le café est fermé aujourd'hui.");
         assert_eq!(

@@ -359,16 +359,13 @@ impl<'b> Ballot<'b> {
             };
             return self.finish(chosen, reason);
         }
-        if let Some(&unknown_to_detector) = clean_declared
-            .iter()
-            .find(|&&d| {
-                d.is_single_byte()
-                    && !detector_can_guess(d)
-                    && guess.is_single_byte()
-                    && alphabet::reads_plausibly(d, is_latin_script(d), bytes)
-                    && detector::cyrillic_rival(d, bytes).is_none()
-            })
-        {
+        if let Some(&unknown_to_detector) = clean_declared.iter().find(|&&d| {
+            d.is_single_byte()
+                && !detector_can_guess(d)
+                && guess.is_single_byte()
+                && alphabet::reads_plausibly(d, is_latin_script(d), bytes)
+                && detector::cyrillic_rival(d, bytes).is_none()
+        }) {
             let reason = format!(
                 "the declared {} is one the detector cannot tell",
                 unknown_to_detector.name()
@@ -379,8 +376,8 @@ impl<'b> Ballot<'b> {
             if is_latin_script(guess) {
                 // chardetng names few of the Latin family: the language
                 // tie-breaker may find a member that reads clearly better.
-                if let Some((better, _)) = language::best_latin(bytes, &[guess])
-                    .filter(|(e, _)| !same_decoder(e, guess))
+                if let Some((better, _)) =
+                    language::best_latin(bytes, &[guess]).filter(|(e, _)| !same_decoder(e, guess))
                 {
                     let reason = format!(
                         "the detector's {} is Latin-script; {} reads as one language's letters, clearly better",

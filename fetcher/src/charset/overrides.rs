@@ -60,13 +60,12 @@ impl CharsetOverride {
         if !host_ok {
             return Err(OverrideError::Host(rule.to_owned()));
         }
-        let encoding =
-            Encoding::for_label_no_replacement(label.as_bytes()).ok_or_else(|| {
-                OverrideError::Encoding {
-                    rule: rule.to_owned(),
-                    label: label.to_owned(),
-                }
-            })?;
+        let encoding = Encoding::for_label_no_replacement(label.as_bytes()).ok_or_else(|| {
+            OverrideError::Encoding {
+                rule: rule.to_owned(),
+                label: label.to_owned(),
+            }
+        })?;
         Ok(CharsetOverride {
             host,
             suffix,
