@@ -468,3 +468,40 @@ impl FetcherStage {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_crawls_override_rule_for_the_pages_host() {
+        let spec = CrawlSpec {
+            charset_overrides: vec![
+                "*.example.com=windows-1251".into(),
+                "news.example.com=GBK".into(),
+                "not a rule".into(),
+            ],
+            ..CrawlSpec::default()
+        };
+        let rule = |url: &str| {
+            let url = Url::parse(url).expect("a URL");
+            charset_override(&spec, &url).map(|rule| rule.to_string())
+        };
+        assert_eq!(
+            rule("http://news.example.com/a").as_deref(),
+            Some("news.example.com=GBK")
+        );
+        assert_eq!(
+            rule("http://www.example.com/a").as_deref(),
+            Some("*.example.com=windows-1251")
+        );
+        assert_eq!(rule("http://example.org/a"), None);
+        assert_eq!(
+            charset_override(
+                &CrawlSpec::default(),
+                &Url::parse("http://example.com/").expect("a URL")
+            ),
+            None
+        );
+    }
+}

@@ -166,8 +166,9 @@ fn is_rare_cyrillic(c: char) -> bool {
         )
 }
 
-/// Punctuation and symbols single-byte pages use with any alphabet.
-fn is_common_punctuation(c: char) -> bool {
+/// Punctuation and symbols single-byte pages use with any alphabet (also
+/// the word-free symbols of [`super::language`]).
+pub(crate) fn is_common_punctuation(c: char) -> bool {
     matches!(
         c,
         '\u{A0}'

@@ -17,6 +17,7 @@
 //!
 //! Pure logic: no I/O.
 
+use super::alphabet::is_common_punctuation;
 use encoding_rs::{
     Encoding, ISO_8859_10, ISO_8859_13, ISO_8859_14, ISO_8859_15, ISO_8859_16, ISO_8859_2,
     ISO_8859_3, ISO_8859_4, MACINTOSH, WINDOWS_1250, WINDOWS_1252, WINDOWS_1254, WINDOWS_1257,
@@ -171,7 +172,7 @@ fn reading_of(text: &str) -> Reading {
             if is_c1_control(c) {
                 reading.controls += 1;
                 reading.odd += 1;
-            } else if (between_letters && !is_word_internal(c)) || !is_word_free_symbol(c) {
+            } else if (between_letters && !is_word_internal(c)) || !is_common_punctuation(c) {
                 // A letter of another script, or a symbol standing for a letter.
                 reading.odd += 1;
             }
@@ -186,57 +187,6 @@ fn is_word_internal(c: char) -> bool {
     matches!(
         c,
         '’' | '‘' | 'ʼ' | '·' | '\u{2010}' | '\u{2011}' | '\u{AD}'
-    )
-}
-
-/// Non-ASCII punctuation and symbols that stand between words in any
-/// Latin text.
-fn is_word_free_symbol(c: char) -> bool {
-    matches!(
-        c,
-        '\u{A0}'
-            | '«'
-            | '»'
-            | '–'
-            | '—'
-            | '‘'
-            | '’'
-            | '‚'
-            | '“'
-            | '”'
-            | '„'
-            | '…'
-            | '•'
-            | '·'
-            | '°'
-            | '§'
-            | '©'
-            | '®'
-            | '™'
-            | '€'
-            | '£'
-            | '¥'
-            | '¢'
-            | '¿'
-            | '¡'
-            | 'º'
-            | 'ª'
-            | '²'
-            | '³'
-            | '¹'
-            | '½'
-            | '¼'
-            | '¾'
-            | '±'
-            | '×'
-            | '÷'
-            | '\u{AD}'
-            | '‹'
-            | '›'
-            | '†'
-            | '‡'
-            | '‰'
-            | '¶'
     )
 }
 

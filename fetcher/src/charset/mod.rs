@@ -467,7 +467,8 @@ impl<'b> Ballot<'b> {
     /// A page damaged in a few places: no declaration decodes cleanly, but
     /// the strong ones agree on one multi-byte encoding that meets at most one
     /// malformed sequence per [`TOLERATED_CHARS_PER_ERROR`] characters and
-    /// reads as common CJK text, far more common than any rival's reading.
+    /// reads as common CJK text, far more common than any rival's reading
+    /// (UTF-8 needs no such reading: legacy bytes break it everywhere).
     /// chardetng drops a CJK candidate at its first error, so it would answer
     /// a single-byte encoding and the whole page would become mojibake.
     fn damaged_declaration(&self) -> Option<(&'static Encoding, String)> {
@@ -488,6 +489,15 @@ impl<'b> Ballot<'b> {
         let (malformed, characters) = evidence::malformed_sequences(first, self.bytes);
         if malformed == 0 || malformed.saturating_mul(TOLERATED_CHARS_PER_ERROR) > characters {
             return None;
+        }
+        if first == UTF_8 {
+            // Legacy bytes break UTF-8 at nearly every non-ASCII character; a few
+            // malformed sequences among thousands of valid ones are damage.
+            let reason = format!(
+                "the declared UTF-8 meets {malformed} malformed sequences in {characters} \
+                 characters (a damaged page, not a lie); detector skipped"
+            );
+            return Some((UTF_8, reason));
         }
         let declared_share = cjk::common_share(first, self.bytes)?;
         let outshines = |rival: &&'static Encoding| {
@@ -743,6 +753,58 @@ mod tests {
             .find(|v| v.signal == "header")
             .expect("a header vote");
         assert_eq!(header.decodes_cleanly, Some(false));
+    }
+
+    #[test]
+    fn a_few_broken_bytes_do_not_refute_a_utf8_declaration() {
+        let text = CHINESE_SIMPLIFIED.repeat(12);
+        let mut bytes = page(Some("utf-8"), &text, UTF_8);
+        // A stray byte between two characters (after a full stop).
+        let full_stop = "。".as_bytes();
+        let at = bytes
+            .windows(3)
+            .position(|w| w == full_stop)
+            .map_or(0, |i| i + 3);
+        bytes.splice(at..at, [0xFF]);
+        let decision = decided(&bytes, Some("utf-8"));
+        assert_eq!(decision.encoding(), UTF_8, "{decision:?}");
+        // Legacy bytes told UTF-8 break it at every character: a lie.
+        let gbk = page(Some("utf-8"), &text, GBK);
+        assert_eq!(decided(&gbk, Some("utf-8")).encoding(), GBK);
+    }
+
+    #[test]
+    fn a_same_lie_inside_the_latin_family_is_refuted_by_the_language() {
+        let polish = "Państwowa komisja wyborcza ogłosiła, że w niedzielnych wyborach \
+            frekwencja była wyższa niż się spodziewano. Głosowało ponad sześćdziesiąt procent.";
+        let bytes = page(Some("iso-8859-2"), polish, encoding_rs::WINDOWS_1250);
+        let decision = decided(&bytes, Some("iso-8859-2"));
+        assert!(
+            evaluation::decodes_right(&bytes, decision.encoding(), encoding_rs::WINDOWS_1250),
+            "{decision:?}"
+        );
+        // The right label is kept.
+        let honest = page(Some("iso-8859-2"), polish, encoding_rs::ISO_8859_2);
+        assert_eq!(
+            decided(&honest, Some("iso-8859-2")).encoding(),
+            encoding_rs::ISO_8859_2
+        );
+    }
+
+    #[test]
+    fn mac_cyrillic_and_windows_1251_are_told_apart() {
+        let mac = page(Some("windows-1251"), RUSSIAN, encoding_rs::X_MAC_CYRILLIC);
+        let decision = decided(&mac, Some("windows-1251"));
+        assert!(
+            evaluation::decodes_right(&mac, decision.encoding(), encoding_rs::X_MAC_CYRILLIC),
+            "{decision:?}"
+        );
+        let cp1251 = page(Some("x-mac-cyrillic"), RUSSIAN, WINDOWS_1251);
+        let decision = decided(&cp1251, Some("x-mac-cyrillic"));
+        assert!(
+            evaluation::decodes_right(&cp1251, decision.encoding(), WINDOWS_1251),
+            "{decision:?}"
+        );
     }
 
     #[test]
