@@ -87,6 +87,8 @@ struct CorpusFile {
     /// With `charset`/`encoding` declarations neutralised.
     undeclared: Vec<u8>,
     truth: &'static Encoding,
+    /// `<label>/<file>`.
+    id: String,
     /// Held aside by the hash of `charset corpus:<label>/<file>`.
     held: bool,
 }
@@ -113,8 +115,10 @@ fn load_corpus(dir: &Path) -> Vec<CorpusFile> {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
+            let id = format!("{label}/{name}");
             files.push(CorpusFile {
-                held: held_aside_in(Source::Corpus, &format!("{label}/{name}")),
+                held: held_aside_in(Source::Corpus, &id),
+                id,
                 label: label.clone(),
                 original,
                 undeclared,
@@ -323,6 +327,9 @@ fn corpus_with_both_lies(files: &[CorpusFile]) {
     let mut lied: BTreeMap<&str, [(usize, usize); 2]> = BTreeMap::new();
     let mut honest: BTreeMap<&str, [(usize, usize); 2]> = BTreeMap::new();
     let mut misses: BTreeMap<String, usize> = BTreeMap::new();
+    // CHARSET_BENCH_VERBOSE=1: each miss with its file (of the tuned part only: the
+    // held-aside files are not looked at one by one).
+    let verbose = std::env::var_os("CHARSET_BENCH_VERBOSE").is_some();
     for file in files {
         // UTF-16 in an ASCII page is no page; ASCII reads the same under every lie.
         if [UTF_16LE, UTF_16BE].contains(&file.truth) || file.undeclared.is_ascii() {
@@ -369,7 +376,11 @@ fn corpus_with_both_lies(files: &[CorpusFile]) {
                         .entry(format!(
                             "{}{} {length} told {lie}: chose {}",
                             if file.held { "[held] " } else { "" },
-                            file.label,
+                            if verbose && !file.held {
+                                &file.id
+                            } else {
+                                &file.label
+                            },
                             decision.encoding
                         ))
                         .or_default() += 1;
@@ -463,7 +474,12 @@ fn corpus_table(files: &[CorpusFile]) {
             right += 1;
         } else {
             *misses
-                .entry(format!("{} as {}", file.label, chosen.name()))
+                .entry(format!(
+                    "{}{} as {}",
+                    if file.held { "[held] " } else { "" },
+                    file.label,
+                    chosen.name()
+                ))
                 .or_default() += 1;
         }
     }
@@ -515,7 +531,12 @@ fn corpus_with_lying_headers(files: &[CorpusFile]) {
                 vote_right += 1;
             } else if chardetng_is_right {
                 *misses
-                    .entry(format!("{} told {lie}: {}", file.label, decision.encoding))
+                    .entry(format!(
+                        "{}{} told {lie}: {}",
+                        if file.held { "[held] " } else { "" },
+                        file.label,
+                        decision.encoding
+                    ))
                     .or_default() += 1;
             }
         }

@@ -14,9 +14,10 @@ use fetcher::charset::{vote, Signals};
 use pipeline::StoredDocument;
 
 /// French text in windows-1252 whose only letter that ISO-8859-2 (the label
-/// both the header and the meta claim) reads differently is one `à`: too
-/// little for the vote to refute the declaration (it reads `ŕ`), the kind of
-/// site an operator fixes with an override.
+/// both the header and the meta claim) reads differently is `à`, read as
+/// `ŕ`, a letter Slovak writes beside `é`: both readings are plausible text,
+/// too little for the vote to refute the declaration. The kind of site an
+/// operator fixes with an override.
 const TEXT: &str = "Le conseil municipal a voté mardi soir le nouveau budget de la ville. \
     Le maire a rappelé que les travaux de la gare commenceront à la fin du mois, \
     et que les écoles seront rénovées avant la rentrée.";

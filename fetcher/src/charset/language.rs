@@ -121,7 +121,15 @@ pub fn read(encoding: &'static Encoding, bytes: &[u8]) -> Reading {
         .map_or(0, |i| i + 1);
     let end = start.saturating_add(WINDOW).min(bytes.len());
     let (text, _) = encoding.decode_without_bom_handling(&bytes[word_start..end]);
-    reading_of(&text)
+    let mut reading = reading_of(&text);
+    // Past the window, an ISO-8859 reading still meets C1 controls wherever the page
+    // has a byte 0x80-0x9F (windows-125x punctuation): cheap to see over the whole body.
+    let iso_8859 = encoding.name().starts_with("ISO-8859");
+    if iso_8859 && reading.controls == 0 && bytes[end..].iter().any(|b| (0x80..0xA0).contains(b)) {
+        reading.controls = 1;
+        reading.odd += 1;
+    }
+    reading
 }
 
 fn is_latin_letter(c: char) -> bool {
@@ -205,7 +213,10 @@ pub fn best_latin(
     let mut best = (first, base);
     let mut seen: Vec<&'static Encoding> = vec![first];
     for &candidate in preferred.iter().skip(1).chain(LATIN_FAMILY.iter()) {
-        if seen.contains(&candidate) {
+        // Mac Roman is a page's encoding only when something names it: the web
+        // hardly uses it, and its reading of other bytes is all accented letters.
+        if seen.contains(&candidate) || (candidate == MACINTOSH && !preferred.contains(&candidate))
+        {
             continue;
         }
         seen.push(candidate);
