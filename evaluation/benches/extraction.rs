@@ -248,6 +248,10 @@ fn suspect_author(author: &str) -> bool {
         "导航",
         "订阅",
         "返回",
+        "访问",
+        "统计",
+        "留言",
+        "评论",
     ];
     const ORGANISATIONS: &[&str] = &[
         "news",

@@ -710,7 +710,8 @@ fn checked_name(part: &str, single_word: bool) -> Option<String> {
         return None;
     }
     if part.chars().any(is_han) {
-        let organisation = HAN_ORGANISATION_ENDS.iter().any(|e| part.ends_with(e));
+        let organisation = HAN_ORGANISATION_ENDS.iter().any(|e| part.ends_with(e))
+            || NOT_NAMES.iter().any(|w| part.contains(w));
         let short = part.chars().count() <= MAX_PEN_NAME_CHARS;
         return (!organisation && short).then(|| part.to_string());
     }
@@ -789,6 +790,32 @@ const NOT_NAMES: &[&str] = &[
     "作者",
     "全文",
     "更多",
+    // A blog's or portal's chrome beside a byline ("作者：流泉 访问统计").
+    "访问",
+    "统计",
+    "留言",
+    "登录",
+    "注册",
+    "首页",
+    "导航",
+    "链接",
+    "收藏",
+    "订阅",
+    "搜索",
+    "浏览",
+    "阅读",
+    "下载",
+    "帮助",
+    "设置",
+    "博客",
+    "相册",
+    "档案",
+    "日志",
+    "标签",
+    "分类",
+    "目录",
+    "存档",
+    "引用",
 ];
 
 /// Publication words: a "source" ending with one of these is not a person.
@@ -1199,6 +1226,7 @@ mod tests {
             "<meta name=author content='Washington'>",
             "<p>来源：人民网 作者：环球时报</p>",
             "<p>作者：市场营销课程</p>",
+            "<p>访问统计 首页 博客</p>",
         ];
         for html in none {
             assert_eq!(byline(html), None, "{html}");
@@ -1230,6 +1258,10 @@ mod tests {
         assert_eq!(
             split_names(joined.as_deref().unwrap_or("")),
             ["LISA MASCARO", "MARY CLARE JALONICK", "ERIC TUCKER"]
+        );
+        assert_eq!(
+            byline("<p>作者： 流泉 访问统计： 2005年08月30日</p>").as_deref(),
+            Some("流泉")
         );
         let han = byline("<p>作者：张三、李四</p>");
         assert_eq!(han.as_deref(), Some("张三 李四"));
