@@ -189,12 +189,20 @@ fn marked_byline(
         if n.flags & flag::AUTHOR == 0 || n.flags & (flag::SKIPPED | flag::HEAD) != 0 {
             continue;
         }
-        let t = page.node_text(i as u32);
-        let t = t.split_whitespace().collect::<Vec<_>>().join(" ");
-        if t.chars().count() > MAX_AUTHOR_CHARS {
-            continue;
-        }
-        let Some(name) = clean(&t, checks) else {
+        let text = page.node_text(i as u32);
+        let whole = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        // A forum's author cell holds the name, then the poster's counts on lines of
+        // their own: the first line alone may be the name.
+        let first_line = text
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("");
+        let Some(name) = [whole.as_str(), first_line]
+            .into_iter()
+            .filter(|t| t.chars().count() <= MAX_AUTHOR_CHARS)
+            .find_map(|t| clean(t, checks))
+        else {
             continue;
         };
         let Some((start, end)) = span else {
@@ -712,8 +720,10 @@ fn checked_name(part: &str, single_word: bool) -> Option<String> {
     if part.chars().any(is_han) {
         let organisation = HAN_ORGANISATION_ENDS.iter().any(|e| part.ends_with(e))
             || NOT_NAMES.iter().any(|w| part.contains(w));
-        let short = part.chars().count() <= MAX_PEN_NAME_CHARS;
-        return (!organisation && short).then(|| part.to_string());
+        // One Han character is a forum's "乙", a label's remnant, not a name.
+        let length = part.chars().count();
+        let shaped = (2..=MAX_PEN_NAME_CHARS).contains(&length);
+        return (!organisation && shaped).then(|| part.to_string());
     }
     let mut words: Vec<&str> = part.split_whitespace().collect();
     while words.len() > 1
