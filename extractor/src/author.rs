@@ -162,7 +162,8 @@ fn bare_name_line(body: &str) -> Option<String> {
         .take(OPENING_LINES);
     for (i, line) in lines.enumerate() {
         if i > 0 && name_re.is_match(line) && !NOT_BARE_NAMES.contains(&line) {
-            return Some(line.to_string());
+            // Checked as every candidate is ("发表评论" is a link, not a name).
+            return clean(line, &Checks::default());
         }
         if line.chars().count() > HEADLINE_CHARS {
             return None;
