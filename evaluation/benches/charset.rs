@@ -22,12 +22,10 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use encoding_rs::{Encoding, UTF_16BE, UTF_16LE, WINDOWS_1252};
-use evaluation::sources::Source;
-use evaluation::split::{held_aside, held_aside_in, COLUMNS};
-use fetcher::charset::evaluation::{
-    corpus_encoding, decodes_right, without_declarations, LyingPage,
-};
+use encoding_rs::{Encoding, WINDOWS_1252};
+use evaluation::lying::{self, CorpusFile};
+use evaluation::split::{held_aside, COLUMNS};
+use fetcher::charset::evaluation::{decodes_right, LyingPage};
 use fetcher::charset::{decide_and_decode, detector, prescan, vote, Signals};
 
 /// The strategies compared on the lying pages, in column order.
@@ -44,8 +42,7 @@ fn main() {
     let lying = load_lying(&charset_dir.join("lying"));
     assert!(!lying.is_empty(), "charset bench: no lying/ pages");
     lying_table(&lying);
-    let corpus = load_corpus(&charset_dir.join("corpus"));
-    assert!(!corpus.is_empty(), "charset bench: no corpus/ files");
+    let corpus = lying::corpus_files().unwrap_or_else(|e| panic!("charset bench: {e}"));
     corpus_with_both_lies(&corpus);
     corpus_table(&corpus);
     corpus_with_lying_headers(&corpus);
@@ -78,55 +75,6 @@ fn load_lying(dir: &Path) -> Vec<Page> {
             })
         })
         .collect()
-}
-
-struct CorpusFile {
-    label: String,
-    /// The file as published, declarations and all.
-    original: Vec<u8>,
-    /// With `charset`/`encoding` declarations neutralised.
-    undeclared: Vec<u8>,
-    truth: &'static Encoding,
-    /// `<label>/<file>`.
-    id: String,
-    /// Held aside by the hash of `charset corpus:<label>/<file>`.
-    held: bool,
-}
-
-fn load_corpus(dir: &Path) -> Vec<CorpusFile> {
-    let mut files = Vec::new();
-    let mut folders: Vec<PathBuf> = read_dir_sorted(dir);
-    folders.retain(|path| path.is_dir());
-    for folder in folders {
-        let label = folder
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        for path in read_dir_sorted(&folder) {
-            let Ok(original) = std::fs::read(&path) else {
-                continue;
-            };
-            let Some(truth) = corpus_encoding(&label, &original) else {
-                println!("corpus: no mapping for {label}, skipped");
-                break;
-            };
-            let undeclared = without_declarations(&original);
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let id = format!("{label}/{name}");
-            files.push(CorpusFile {
-                held: held_aside_in(Source::Corpus, &id),
-                id,
-                label: label.clone(),
-                original,
-                undeclared,
-                truth,
-            });
-        }
-    }
-    files
 }
 
 fn read_dir_sorted(dir: &Path) -> Vec<PathBuf> {
@@ -266,59 +214,6 @@ fn two_columns(split: &[(usize, usize); 2]) -> String {
     )
 }
 
-/// The lies told by both the HTTP header and the meta of a page built from
-/// a corpus file: the labels servers and templates get wrong in practice,
-/// the single-byte Latin family above all (where the detector has least to
-/// go on), and the common multi-byte and UTF-8 ones.
-const BOTH_LIES: [&str; 14] = [
-    "windows-1252",
-    "iso-8859-15",
-    "iso-8859-2",
-    "windows-1250",
-    "windows-1257",
-    "iso-8859-4",
-    "iso-8859-13",
-    "windows-1251",
-    "koi8-r",
-    "x-mac-cyrillic",
-    "utf-8",
-    "gbk",
-    "shift_jis",
-    "euc-kr",
-];
-
-/// Bytes of a corpus file kept in the short form of a built page.
-const SHORT_PAGE_BYTES: usize = 1024;
-
-/// A page around `content` whose meta says `label`, in the form of the
-/// `lying/` pages.
-fn built_page(label: &str, content: &[u8]) -> Vec<u8> {
-    let mut page = format!(
-        "<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"{label}\">\n<title>test page</title>\n</head>\n<body>\n<pre>\n"
-    )
-    .into_bytes();
-    page.extend_from_slice(content);
-    page.extend_from_slice(b"</pre>\n</body>\n</html>\n");
-    page
-}
-
-/// The file whole, and about [`SHORT_PAGE_BYTES`] from the start of the line
-/// of its first non-ASCII byte (cut at a line end, so no character is cut).
-fn contents(file: &CorpusFile) -> [(&'static str, &[u8]); 2] {
-    let bytes = &file.undeclared[..];
-    let first = Encoding::ascii_valid_up_to(bytes);
-    let start = bytes[..first]
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |i| i + 1);
-    let end = (start + SHORT_PAGE_BYTES).min(bytes.len());
-    let end = bytes[start..end]
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(end, |i| start + i + 1);
-    [("full", bytes), ("short", &bytes[start..end])]
-}
-
 /// Corpus files as pages whose HTTP header and meta tell the same lie, and
 /// as the same pages with both labels right: the vote's share decoded right
 /// per true encoding, tuned | held aside.
@@ -330,67 +225,44 @@ fn corpus_with_both_lies(files: &[CorpusFile]) {
     // CHARSET_BENCH_VERBOSE=1: each miss with its file (of the tuned part only: the
     // held-aside files are not looked at one by one).
     let verbose = std::env::var_os("CHARSET_BENCH_VERBOSE").is_some();
-    for file in files {
-        // UTF-16 in an ASCII page is no page; ASCII reads the same under every lie.
-        if [UTF_16LE, UTF_16BE].contains(&file.truth) || file.undeclared.is_ascii() {
-            continue;
-        }
-        let column = usize::from(file.held);
-        for (length, content) in contents(file) {
-            if content.is_ascii() {
-                continue;
-            }
-            let truth_label = file.truth.name();
-            let page = built_page(truth_label, content);
-            let decision = vote(
-                &page,
-                &Signals {
-                    header: Some(truth_label),
-                    ..Signals::default()
-                },
-            );
-            let cell = &mut honest.entry(truth_label).or_default()[column];
-            cell.1 += 1;
-            cell.0 += usize::from(decodes_right(&page, decision.encoding(), file.truth));
-            for lie in BOTH_LIES {
-                let Some(lie_encoding) = Encoding::for_label(lie.as_bytes()) else {
-                    continue;
-                };
-                let page = built_page(lie, content);
-                if decodes_right(&page, lie_encoding, file.truth) {
-                    continue; // not a lie for these bytes
-                }
-                let decision = vote(
-                    &page,
-                    &Signals {
-                        header: Some(lie),
-                        ..Signals::default()
+    lying::each_page(files, |built| {
+        let file = built.file;
+        let decision = vote(
+            &built.page,
+            &Signals {
+                header: Some(built.header),
+                ..Signals::default()
+            },
+        );
+        let right = decodes_right(&built.page, decision.encoding(), file.truth);
+        let table = if built.lie.is_some() {
+            &mut lied
+        } else {
+            &mut honest
+        };
+        let cell = &mut table.entry(file.truth.name()).or_default()[usize::from(file.held)];
+        cell.1 += 1;
+        cell.0 += usize::from(right);
+        if let (Some(lie), false) = (built.lie, right) {
+            *misses
+                .entry(format!(
+                    "{}{} {} told {lie}: chose {}",
+                    if file.held { "[held] " } else { "" },
+                    if verbose && !file.held {
+                        &file.id
+                    } else {
+                        &file.label
                     },
-                );
-                let right = decodes_right(&page, decision.encoding(), file.truth);
-                let cell = &mut lied.entry(truth_label).or_default()[column];
-                cell.1 += 1;
-                cell.0 += usize::from(right);
-                if !right {
-                    *misses
-                        .entry(format!(
-                            "{}{} {length} told {lie}: chose {}",
-                            if file.held { "[held] " } else { "" },
-                            if verbose && !file.held {
-                                &file.id
-                            } else {
-                                &file.label
-                            },
-                            decision.encoding
-                        ))
-                        .or_default() += 1;
-                }
-            }
+                    built.form,
+                    decision.encoding
+                ))
+                .or_default() += 1;
         }
-    }
+    });
     println!(
-        "\n== corpus/ files as pages whose header and meta tell the same lie ({} lies each, full and {SHORT_PAGE_BYTES}-byte forms), vote decoded right, {} | {} ==",
-        BOTH_LIES.len(),
+        "\n== corpus/ files as pages whose header and meta tell the same lie ({} lies each, full and {}-byte forms), vote decoded right, {} | {} ==",
+        lying::BOTH_LIES.len(),
+        lying::SHORT_PAGE_BYTES,
         COLUMNS[0],
         COLUMNS[1]
     );
