@@ -17,7 +17,7 @@
 //!
 //! Pure logic: no I/O.
 
-use super::alphabet::is_common_punctuation;
+use super::alphabet::{is_common_punctuation, window_text};
 use encoding_rs::{
     Encoding, ISO_8859_10, ISO_8859_13, ISO_8859_14, ISO_8859_15, ISO_8859_16, ISO_8859_2,
     ISO_8859_3, ISO_8859_4, MACINTOSH, WINDOWS_1250, WINDOWS_1252, WINDOWS_1254, WINDOWS_1257,
@@ -42,9 +42,6 @@ pub const LATIN_FAMILY: [&Encoding; 14] = [
     WINDOWS_1258,
     MACINTOSH,
 ];
-
-/// How many bytes, from the first non-ASCII byte, are read.
-const WINDOW: usize = 16 * 1024;
 
 /// Another reading must beat the preferred one by more than this many
 /// points, and more than a twentieth of the letters read: a page that uses
@@ -112,15 +109,10 @@ impl Reading {
     }
 }
 
-/// How `encoding` reads the window of `bytes` from its first non-ASCII word.
+/// How `encoding` reads the window of `bytes` from its first non-ASCII word (the
+/// alphabet check's window).
 pub fn read(encoding: &'static Encoding, bytes: &[u8]) -> Reading {
-    let start = Encoding::ascii_valid_up_to(bytes);
-    let word_start = bytes[..start]
-        .iter()
-        .rposition(|b| !b.is_ascii_alphabetic())
-        .map_or(0, |i| i + 1);
-    let end = start.saturating_add(WINDOW).min(bytes.len());
-    let (text, _) = encoding.decode_without_bom_handling(&bytes[word_start..end]);
+    let (text, end) = window_text(encoding, bytes);
     let mut reading = reading_of(&text);
     // Past the window, an ISO-8859 reading still meets C1 controls wherever the page
     // has a byte 0x80-0x9F (windows-125x punctuation): cheap to see over the whole body.
