@@ -151,9 +151,11 @@ impl ContentSeenStage {
             stored.title = doc.title.clone();
             stored.published = doc.published.clone();
             stored.author = doc.author.clone();
+            stored.authors = doc.authors.clone();
             stored.final_url = doc.final_url.clone();
             stored.status = doc.status;
             stored.encoding = doc.encoding.clone();
+            stored.charset_override = doc.charset_override.clone();
             (interval / 2).max((base / 4).max(1))
         };
         stored.fetched_at = doc.fetched_at.clone();
@@ -308,9 +310,11 @@ impl Stage for ContentSeenStage {
             final_url: doc.final_url,
             status: doc.status,
             encoding: doc.encoding,
+            charset_override: doc.charset_override,
             title: doc.title,
             published: doc.published,
             author: doc.author,
+            authors: doc.authors,
             // A near-duplicate's text is not stored again.
             text: if duplicate_of.is_some() {
                 String::new()

@@ -50,6 +50,17 @@ pub struct CrawlArgs {
     /// then doubles while a page is unchanged, halves when it changes).
     #[arg(long)]
     pub recrawl_secs: Option<u64>,
+    /// Decode this site's pages as ENCODING whatever they declare:
+    /// `HOST=ENCODING`, or `*.DOMAIN=ENCODING` for DOMAIN and every host
+    /// under it (repeatable; in the config file `charset_override = [...]`).
+    /// The document records the rule that decided.
+    #[arg(
+        long = "charset-override",
+        env = "CRAWLER_CHARSET_OVERRIDE",
+        value_delimiter = ',',
+        value_name = "HOST=ENCODING"
+    )]
+    pub charset_overrides: Vec<String>,
 }
 
 impl CrawlArgs {
@@ -58,6 +69,11 @@ impl CrawlArgs {
         for pattern in self.include.iter().chain(&self.exclude) {
             regex::Regex::new(pattern).with_context(|| format!("bad pattern {pattern:?}"))?;
         }
+        // Checked here, once, and sent in canonical form to every worker.
+        let charset_overrides = fetcher::charset::overrides::parse_all(&self.charset_overrides)?
+            .iter()
+            .map(ToString::to_string)
+            .collect();
         let mut domains: Vec<String> = self
             .allow_domains
             .iter()
@@ -86,6 +102,7 @@ impl CrawlArgs {
             strip_params: self.strip_params.clone(),
             sort_query: self.sort_query,
             recrawl_secs: self.recrawl_secs,
+            charset_overrides,
         })
     }
 }

@@ -8,6 +8,10 @@
 //!   generated test site into base articles with their home pages.
 //! - [`bench_site`]: the generated many-host news site of the pipeline
 //!   benchmark (`--bench pipeline`) and its server.
+//! - [`lying`]: pages built from the charset corpus whose HTTP header and
+//!   meta tell the same lie, for the charset bench and its floor test.
+//! - [`split`]: which items are held aside (never tuned on), one rule
+//!   for every bench: the hash of the item's id.
 //! - [`neardup`]: the near-duplicate set of HTML pages built from those
 //!   bases (mirrors, edits, shared templates, short texts in every script,
 //!   near-empty and listing pages), its held-aside split, the run through
@@ -18,6 +22,8 @@
 //! near-duplicate run writes the keys of the namespace it is given.
 
 pub mod bench_site;
+pub mod lying;
 pub mod neardup;
 pub mod rng;
 pub mod sources;
+pub mod split;

@@ -156,10 +156,7 @@ impl Default for Config {
     }
 }
 
-/// Whether the item with this id is held aside (about one in three).
-pub fn held_aside(id: &str) -> bool {
-    xxhash_rust::xxh3::xxh3_64(id.as_bytes()) % 3 == 2
-}
+pub use crate::split::held_aside;
 
 /// Token counts the corpus texts are cut to, in turn: very short, short,
 /// medium and long texts from every file.
@@ -806,6 +803,7 @@ pub async fn run(set: &EvalSet, store: Store, namespace: &str) -> Result<Vec<Dec
             content_type: p.served.content_type.clone(),
             encoding: decision.encoding,
             charset_votes: None,
+            charset_override: None,
             fetched_at: "2026-01-01T00:00:00Z".into(),
             recrawl: false,
             html: html.into_bytes(),

@@ -1,8 +1,20 @@
-//! The author: meta tags and JSON-LD, elements marked as the byline (`class=author`,
-//! `itemprop=author`, `rel=author`), then Chinese bylines in the text around the body
-//! (`作者：`, `记者`, `编辑：`, `来源：`), the labels ranked (an author before a reporter before
-//! an editor before a source, which is usually a publication) and, within a rank, the one
-//! nearest the date.
+//! The author, as a checked candidate rather than the first match.
+//!
+//! Candidates come from meta tags and JSON-LD, the issuer that signs an official document,
+//! Chinese bylines in the text around the body (`作者：`, `记者`, `编辑：`, `来源：`; the labels
+//! ranked, an author before a reporter before an editor before a source, and within a rank
+//! the one nearest the date), elements marked as the byline (`class=author`,
+//! `itemprop=author`, `rel=author`; the one nearest the body, not a related story's), a
+//! visible "By …" line (`By`, `Par`, `Von`, `Por`, `Door`, `Av`) at the top of the body,
+//! and a bare name under the headline.
+//!
+//! Each candidate is checked ([`names_of`]): cut into names (co-authors joined by `、`, `,`,
+//! `and`, `&`, `und`, `et`, `y`), a trailing role or agency dropped (`, Staff writer`,
+//! `Associated Press`), and every name must have a name's shape for its script and be no
+//! navigation (`Sign In | Subscribe`), organisation (`CBS News`, `新华网`, a JSON-LD
+//! `Organization`) or label word. A declared candidate (meta, JSON-LD) whose names the page
+//! never shows loses to a visible byline: sources are combined by agreement. When no
+//! candidate passes, there is no author: none rather than a wrong one.
 
 use std::sync::OnceLock;
 
@@ -43,21 +55,68 @@ pub fn author(
     date_pos: Option<u32>,
     issuer: Option<String>,
 ) -> Option<String> {
-    if let Some(a) = crate::meta(page, META_KEYS).and_then(clean) {
-        return Some(a);
-    }
-    for json in &page.json_ld {
-        if let Some(a) = json_author(json).and_then(|a| clean(&a)) {
-            return Some(a);
-        }
-    }
-    if issuer.is_some() {
+    let checks = Checks::of(page);
+    let declared = META_KEYS
+        .iter()
+        .filter_map(|key| crate::meta(page, &[key]))
+        .find_map(|a| clean(a, &checks))
+        .or_else(|| {
+            page.json_ld
+                .iter()
+                .find_map(|json| json_author(json).and_then(|a| clean(&a, &checks)))
+        });
+    if issuer.is_some() && declared.is_none() {
         return issuer;
     }
-    if let Some(a) = chinese_byline(page, span, date_pos) {
-        return Some(a);
+    let visible = || {
+        chinese_byline(page, span, date_pos, &checks).or_else(|| {
+            // The nearer of a marked byline and a visible "By" line.
+            let marked = marked_byline(page, span, &checks);
+            let by = by_line(page, span, &checks);
+            [marked, by]
+                .into_iter()
+                .flatten()
+                .min_by_key(|(key, _)| *key)
+                .map(|(_, name)| name)
+        })
+    };
+    match declared {
+        // A declared author the page never shows (a decoy or template meta tag) loses to a
+        // byline the reader sees.
+        Some(d) if !shown(page, &d) => visible().or(Some(d)),
+        Some(d) => Some(d),
+        None => visible().or_else(|| bare_name_line(body)),
     }
-    marked_byline(page).or_else(|| bare_name_line(body))
+}
+
+/// Whether every name of `author` is written in the page's visible text.
+fn shown(page: &Page, author: &str) -> bool {
+    split_names(author)
+        .iter()
+        .all(|name| page.text.contains(name.as_str()))
+}
+
+/// The names of an author value as [`crate::Article::author`] holds it: Han names joined by
+/// spaces, others by `", "`.
+pub fn split_names(author: &str) -> Vec<String> {
+    let parts: Vec<&str> = if author.contains(", ") {
+        author.split(", ").collect()
+    } else if author.chars().all(|c| is_han(c) || c == ' ' || c == '·') {
+        author.split(' ').collect()
+    } else {
+        vec![author]
+    };
+    parts
+        .into_iter()
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Han ideographs (the CJK test of [`crate::eval::is_cjk`] without kana and hangul).
+fn is_han(c: char) -> bool {
+    matches!(c, '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}' | '\u{20000}'..='\u{2FA1F}')
 }
 
 /// Lines of the body's opening looked at for a bare name.
@@ -103,7 +162,8 @@ fn bare_name_line(body: &str) -> Option<String> {
         .take(OPENING_LINES);
     for (i, line) in lines.enumerate() {
         if i > 0 && name_re.is_match(line) && !NOT_BARE_NAMES.contains(&line) {
-            return Some(line.to_string());
+            // Checked as every candidate is ("发表评论" is a link, not a name).
+            return clean(line, &Checks::default());
         }
         if line.chars().count() > HEADLINE_CHARS {
             return None;
@@ -112,24 +172,131 @@ fn bare_name_line(body: &str) -> Option<String> {
     None
 }
 
-/// The text of the first short element marked as the author.
-fn marked_byline(page: &Page) -> Option<String> {
-    page.nodes.iter().enumerate().find_map(|(i, n)| {
+/// Where a visible byline stands: after the body's end (a related story's, or an author
+/// box) ranks behind every byline before or in the body; then by distance from the body's
+/// start.
+type BylineKey = (bool, u32);
+
+/// The text of the short element marked as the author that is nearest the body's start
+/// (a byline of the page's own story, not of a related story further down); without a
+/// body, the first.
+fn marked_byline(
+    page: &Page,
+    span: Option<(u32, u32)>,
+    checks: &Checks,
+) -> Option<(BylineKey, String)> {
+    let mut best: Option<(BylineKey, String)> = None;
+    for (i, n) in page.nodes.iter().enumerate() {
         if n.flags & flag::AUTHOR == 0 || n.flags & (flag::SKIPPED | flag::HEAD) != 0 {
-            return None;
+            continue;
         }
-        let t = page.node_text(i as u32);
-        let t = t.split_whitespace().collect::<Vec<_>>().join(" ");
-        if t.chars().count() > MAX_AUTHOR_CHARS {
-            return None;
+        let text = page.node_text(i as u32);
+        let whole = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        // A forum's author cell holds the name, then the poster's counts on lines of
+        // their own: the first line alone may be the name.
+        let first_line = text
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("");
+        let Some(name) = [whole.as_str(), first_line]
+            .into_iter()
+            .filter(|t| t.chars().count() <= MAX_AUTHOR_CHARS)
+            .find_map(|t| clean(t, checks))
+        else {
+            continue;
+        };
+        let Some((start, end)) = span else {
+            return Some(((false, 0), name));
+        };
+        let pos = first_text(page, n).unwrap_or(0);
+        // Far after the body, or in a related list, a sidebar or the page's chrome, a byline
+        // belongs to another story.
+        if pos > end + NEAR_BODY || in_boilerplate(page, i as u32) {
+            continue;
         }
-        clean(&t)
-    })
+        let key = (pos > end, start.abs_diff(pos));
+        if best.as_ref().is_none_or(|(k, _)| key < *k) {
+            best = Some((key, name));
+        }
+    }
+    best
 }
 
-/// `"author": {"name": "..."}`, `"author": [{"name": ...}]` or `"author": "..."`.
+/// Whether the node or an ancestor is page chrome: `nav`, `aside`, `footer` (a byline's own
+/// class may read as boilerplate to the body scorer, so hints are not asked).
+fn in_boilerplate(page: &Page, mut node: u32) -> bool {
+    use crate::scan::Tag;
+    while let Some(n) = page.nodes.get(node as usize) {
+        if matches!(n.tag, Tag::Nav | Tag::Aside | Tag::Footer) {
+            return true;
+        }
+        node = n.parent;
+    }
+    false
+}
+
+/// Where a node's first text starts in [`Page::text`].
+fn first_text(page: &Page, n: &crate::scan::Node) -> Option<u32> {
+    page.events
+        .get(n.open as usize..=n.close as usize)?
+        .iter()
+        .find_map(|ev| match *ev {
+            crate::scan::Event::Text(a, _) => Some(a),
+            _ => None,
+        })
+}
+
+/// Words that open a visible byline, in the languages of the sets.
+const BY_WORDS: &[&str] = &[
+    "By ", "BY ", "Par ", "PAR ", "Von ", "VON ", "Por ", "POR ", "Door ", "Av ",
+];
+
+/// Text around the body's start searched for a visible "By …" line (bytes).
+pub const BY_LINE_AROUND: u32 = 1500;
+
+/// A short line "By Jane Roe" (or Par, Von, Por, Door, Av) just before or at the top of the
+/// body: the byline readability finds and our marked elements miss.
+fn by_line(page: &Page, span: Option<(u32, u32)>, checks: &Checks) -> Option<(BylineKey, String)> {
+    let (start, _) = span?;
+    let text = &page.text;
+    let lo = floor(text, start.saturating_sub(BY_LINE_AROUND) as usize);
+    let hi = floor(text, (start + BY_LINE_AROUND) as usize);
+    let mut best: Option<(u32, String)> = None;
+    let mut at = lo;
+    for line in text[lo..hi].split('\n') {
+        let pos = at as u32;
+        at += line.len() + 1;
+        let line = line.trim();
+        if line.chars().count() > MAX_AUTHOR_CHARS || !BY_WORDS.iter().any(|w| line.starts_with(w))
+        {
+            continue;
+        }
+        let Some(name) = clean(line, checks) else {
+            continue;
+        };
+        let distance = start.abs_diff(pos);
+        if best.as_ref().is_none_or(|(d, _)| distance < *d) {
+            best = Some((distance, name));
+        }
+    }
+    best.map(|(distance, name)| ((false, distance), name))
+}
+
+/// `"author": {"name": "..."}`, `"author": [{"name": ...}]` or `"author": "..."`; not an
+/// author whose object says `"@type": "Organization"`.
 fn json_author(json: &str) -> Option<String> {
-    json_author_raw(json).map(|raw| crate::entities::decode(raw).into_owned())
+    let raw = json_author_raw(json)?;
+    // The author object around the name: from the key before it to the brace after it.
+    let at = raw.as_ptr() as usize - json.as_ptr() as usize;
+    let key = json[..at]
+        .rfind("\"author\"")
+        .or_else(|| json[..at].rfind("\"creator\""))?;
+    let end = json[at..].find('}').map_or(json.len(), |i| at + i);
+    if json[key..end].contains("Organization") {
+        return None;
+    }
+    Some(crate::entities::decode(raw).into_owned())
 }
 
 /// The raw name [`json_author`] decodes: what the first match of
@@ -218,51 +385,370 @@ fn short_string(s: &str, i: usize) -> Option<&str> {
     (!text.is_empty()).then_some(text)
 }
 
-/// A byline without its label; `None` when it does not look like a person's name.
-fn clean(raw: &str) -> Option<String> {
+/// What a candidate is checked against besides its own shape.
+#[derive(Debug, Clone, Default)]
+pub struct Checks {
+    /// A one-word Latin name passes (a forum user name next to a Chinese label); elsewhere
+    /// one word is a place, a section or a handle ("Washington", "subject"), not a byline.
+    pub single_word: bool,
+    /// Lower-case words (four letters or more) of the site's name: a byline part made of
+    /// them names the publication ("Charlie Wood, Business Insider").
+    pub site_words: Vec<String>,
+}
+
+impl Checks {
+    fn of(page: &Page) -> Checks {
+        let site =
+            crate::meta(page, &["og:site_name", "application-name", "twitter:site"]).unwrap_or("");
+        Checks {
+            single_word: false,
+            site_words: site
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| w.chars().count() >= 4)
+                .map(str::to_lowercase)
+                .collect(),
+        }
+    }
+}
+
+/// A byline without its label, its names checked and joined (Han names by spaces, others
+/// by `", "`); `None` when no name passes.
+fn clean(raw: &str, checks: &Checks) -> Option<String> {
+    let names = names_of(raw, checks)?;
+    let han = names
+        .iter()
+        .all(|n| n.chars().all(|c| is_han(c) || c == '·'));
+    Some(names.join(if han { " " } else { ", " }))
+}
+
+/// Labels and role words a byline opens with.
+const BYLINE_PREFIXES: &[&str] = &[
+    "By ",
+    "by ",
+    "BY ",
+    "Par ",
+    "par ",
+    "PAR ",
+    "Von ",
+    "von ",
+    "VON ",
+    "Por ",
+    "por ",
+    "Door ",
+    "Av ",
+    "Written by ",
+    "Posted by ",
+    "Author: ",
+    "Author:",
+    "作者：",
+    "作者:",
+];
+
+/// Words that make a Latin-script candidate no person: organisations, agencies, roles,
+/// navigation (compared in lower case, word by word).
+const NOT_PERSON_WORDS: &[&str] = &[
+    "news",
+    "press",
+    "associated",
+    "reuters",
+    "afp",
+    "ap",
+    "upi",
+    "bloomberg",
+    "staff",
+    "writer",
+    "writers",
+    "reporter",
+    "reporters",
+    "correspondent",
+    "contributor",
+    "contributors",
+    "editorial",
+    "editor",
+    "editors",
+    "desk",
+    "bureau",
+    "team",
+    "agency",
+    "media",
+    "times",
+    "post",
+    "weekly",
+    "daily",
+    "herald",
+    "tribune",
+    "journal",
+    "magazine",
+    "reports",
+    "report",
+    "wire",
+    "wires",
+    "service",
+    "services",
+    "online",
+    "digital",
+    "group",
+    "inc",
+    "ltd",
+    "llc",
+    "corp",
+    "network",
+    "radio",
+    "tv",
+    "television",
+    "channel",
+    "foundation",
+    "university",
+    "institute",
+    "association",
+    "council",
+    "ministry",
+    "department",
+    "office",
+    "committee",
+    "admin",
+    "administrator",
+    "webmaster",
+    "guest",
+    "anonymous",
+    "bbc",
+    "cnn",
+    "cbs",
+    "nbc",
+    "abc",
+    "pti",
+    "ians",
+    "xinhua",
+    "sign",
+    "login",
+    "log",
+    "subscribe",
+    "menu",
+    "home",
+    "search",
+    "newsletter",
+    "share",
+    "comments",
+    "follow",
+    "more",
+    "show",
+    "view",
+    "all",
+    "read",
+    "click",
+    "here",
+    "website",
+    "blog",
+    "company",
+    "www",
+    "http",
+    "https",
+    "com",
+];
+
+/// Trailing words of an agency or role after the names ("ERIC TUCKER Associated Press",
+/// "Paul Takahashi, Staff writer"), dropped before the names are checked.
+const TRAILING_ROLE_WORDS: &[&str] = &[
+    "the",
+    "associated",
+    "press",
+    "reuters",
+    "afp",
+    "ap",
+    "upi",
+    "bloomberg",
+    "writer",
+    "reporter",
+    "correspondent",
+    "contributor",
+    "news",
+    "bbc",
+    "cnn",
+    "pti",
+    "ians",
+    "xinhua",
+    "senior",
+    "special",
+    "to",
+    "for",
+    "contributing",
+    "contributor",
+    // Credentials after a name ("Rachael Link, MS, RD").
+    "ms",
+    "rd",
+    "rdn",
+    "md",
+    "phd",
+    "mph",
+    "mba",
+    "rn",
+    "cpa",
+    "esq",
+    "jr",
+    "sr",
+    "ii",
+    "iii",
+];
+
+/// Lower-case particles of Latin-script names (`Ludwig van Beethoven`).
+const NAME_PARTICLES: &[&str] = &[
+    "van", "von", "de", "da", "del", "della", "der", "den", "di", "du", "dos", "das", "la", "le",
+    "bin", "al", "el", "ibn", "ter", "ten", "y", "e", "zu", "st.",
+];
+
+/// Endings of Chinese organisation names (a publication, a company, an office, a course or
+/// column): never a person's name.
+const HAN_ORGANISATION_ENDS: &[&str] = &[
+    "网",
+    "报",
+    "社",
+    "刊",
+    "台",
+    "公司",
+    "集团",
+    "中心",
+    "网站",
+    "频道",
+    "杂志",
+    "出版社",
+    "委员会",
+    "编辑部",
+    "研究院",
+    "研究所",
+    "大学",
+    "学院",
+    "协会",
+    "工作室",
+    "课程",
+    "专栏",
+    "栏目",
+    "记者站",
+    "部门",
+    "办公室",
+    "有限",
+];
+
+/// The names of a byline, checked: `None` when none passes (see the module doc).
+pub fn names_of(raw: &str, checks: &Checks) -> Option<Vec<String>> {
     let mut s = raw.split_whitespace().collect::<Vec<_>>().join(" ");
     if NOT_BARE_NAMES.contains(&s.as_str()) || NOT_NAMES.contains(&s.as_str()) {
         return None;
     }
-    for prefix in [
-        "By ",
-        "by ",
-        "BY ",
-        "作者：",
-        "作者:",
-        "Author:",
-        "Posted by ",
-    ] {
+    for prefix in BYLINE_PREFIXES {
         if let Some(rest) = s.strip_prefix(prefix) {
             s = rest.trim().to_string();
         }
     }
-    let s = s
-        .trim_matches(|c: char| c == '|' || c == ',' || c.is_whitespace())
-        .to_string();
     let lower = s.to_lowercase();
-    let looks_wrong = s.is_empty()
-        || s.chars().count() > MAX_AUTHOR_CHARS
+    // Navigation and links, not a byline.
+    let navigation = ['|', '»', '›', '<', '>', '@', '#', '=', '/']
+        .iter()
+        .any(|c| s.contains(*c))
         || lower.contains("http")
         || lower.contains("www.")
-        || lower.contains(".com")
-        || lower.contains("team")
+        || lower.contains(".com");
+    let looks_wrong = s.is_empty()
+        || s.chars().count() > MAX_AUTHOR_CHARS
+        || navigation
         || s.chars().any(|c| c.is_ascii_digit())
         || s.contains('_')
-        || s.contains("出版")
-        || s.split([',', '，']).count() > 1
-            && s.split([',', '，'])
-                .any(|p| ORGANISATION_ENDS.iter().any(|e| p.trim().ends_with(e)));
+        || s.contains("出版");
     if looks_wrong {
         return None;
     }
     // "赵  培" in citation metas: Han names are written without spaces.
-    if s.chars().all(|c| crate::eval::is_cjk(c) || c == ' ')
-        && s.split(' ').all(|p| p.chars().count() == 1)
-    {
-        return Some(s.replace(' ', ""));
+    if s.chars().all(|c| is_han(c) || c == ' ') && s.split(' ').all(|p| p.chars().count() == 1) {
+        s = s.replace(' ', "");
     }
-    Some(s)
+    let han_text = s.chars().any(is_han);
+    let mut names: Vec<String> = Vec::new();
+    for part in split_byline(&s, han_text) {
+        let lower = part.to_lowercase();
+        let names_the_site = lower
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| checks.site_words.iter().any(|site| site == w));
+        let Some(name) = checked_name(part, checks.single_word).filter(|_| !names_the_site) else {
+            // A part that is no name: an organisation among names is a wrong candidate,
+            // a role, a credential, an agency or the site after them is dropped.
+            if is_role_or_agency(part) || (names_the_site && !names.is_empty()) {
+                continue;
+            }
+            return None;
+        };
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    (!names.is_empty()).then_some(names)
+}
+
+/// The parts of a byline that may each be one name.
+fn split_byline(s: &str, han_text: bool) -> Vec<&str> {
+    let mut parts = vec![s];
+    let mut separators: Vec<&str> = vec![
+        "、", "，", ",", ";", " & ", " and ", " And ", " AND ", " und ", " et ", " y ", " e ",
+    ];
+    if han_text {
+        separators.extend([" ", "　", "/", "／"]);
+    }
+    for sep in separators {
+        parts = parts.iter().flat_map(|p| p.split(sep)).collect();
+    }
+    parts
+        .into_iter()
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+/// A part that holds only role or agency words ("Staff writer", "Associated Press").
+fn is_role_or_agency(part: &str) -> bool {
+    part.split_whitespace().all(|w| {
+        let w = w.to_lowercase();
+        TRAILING_ROLE_WORDS.contains(&w.as_str()) || NOT_PERSON_WORDS.contains(&w.as_str())
+    })
+}
+
+/// One name, checked for its script's shape; a trailing agency or role is dropped.
+fn checked_name(part: &str, single_word: bool) -> Option<String> {
+    let part = part.trim_matches(|c: char| !c.is_alphanumeric() && c != '·' && c != '&');
+    if part.is_empty() || NOT_NAMES.contains(&part) || NOT_BARE_NAMES.contains(&part) {
+        return None;
+    }
+    if LABELS.iter().any(|(label, _)| part == *label) {
+        return None;
+    }
+    if part.chars().any(is_han) {
+        let organisation = HAN_ORGANISATION_ENDS.iter().any(|e| part.ends_with(e))
+            || NOT_NAMES.iter().any(|w| part.contains(w));
+        // One Han character is a forum's "乙", a label's remnant, not a name.
+        let length = part.chars().count();
+        let shaped = (2..=MAX_PEN_NAME_CHARS).contains(&length);
+        return (!organisation && shaped).then(|| part.to_string());
+    }
+    let mut words: Vec<&str> = part.split_whitespace().collect();
+    while words.len() > 1
+        && words
+            .last()
+            .is_some_and(|w| TRAILING_ROLE_WORDS.contains(&w.to_lowercase().as_str()))
+    {
+        words.pop();
+    }
+    // "The Water Coolest": a publication; no name starts with the article.
+    if words.is_empty() || words.len() > 5 || words[0].eq_ignore_ascii_case("the") {
+        return None;
+    }
+    let person = words.iter().all(|w| {
+        let lower = w.to_lowercase();
+        let first = w.chars().next().unwrap_or(' ');
+        !NOT_PERSON_WORDS.contains(&lower.trim_end_matches('.'))
+            && w.chars().all(|c| c.is_alphabetic() || "'’.-&".contains(c))
+            && (first.is_uppercase()
+                || NAME_PARTICLES.contains(&lower.as_str())
+                // A forum user name alone ("ggjjzhzz").
+                || (words.len() == 1 && w.chars().count() >= 3))
+    });
+    (person && (single_word || words.len() >= 2)).then(|| words.join(" "))
 }
 
 /// Byline labels, by rank (lower is better).
@@ -315,6 +801,32 @@ const NOT_NAMES: &[&str] = &[
     "作者",
     "全文",
     "更多",
+    // A blog's or portal's chrome beside a byline ("作者：流泉 访问统计").
+    "访问",
+    "统计",
+    "留言",
+    "登录",
+    "注册",
+    "首页",
+    "导航",
+    "链接",
+    "收藏",
+    "订阅",
+    "搜索",
+    "浏览",
+    "阅读",
+    "下载",
+    "帮助",
+    "设置",
+    "博客",
+    "相册",
+    "档案",
+    "日志",
+    "标签",
+    "分类",
+    "目录",
+    "存档",
+    "引用",
 ];
 
 /// Publication words: a "source" ending with one of these is not a person.
@@ -323,7 +835,17 @@ const ORGANISATION_ENDS: &[&str] = &[
     "府", "组", "处", "室", "所", "馆", "团", "频", "章",
 ];
 
-fn chinese_byline(page: &Page, span: Option<(u32, u32)>, date_pos: Option<u32>) -> Option<String> {
+fn chinese_byline(
+    page: &Page,
+    span: Option<(u32, u32)>,
+    date_pos: Option<u32>,
+    checks: &Checks,
+) -> Option<String> {
+    // Forums and blogs sign with a one-word Latin user name ("ggjjzhzz 发表于").
+    let checks = &Checks {
+        single_word: true,
+        site_words: checks.site_words.clone(),
+    };
     let name_re = han_name();
     let text = &page.text;
     let (start, end) = span.unwrap_or((0, text.len() as u32));
@@ -387,6 +909,10 @@ fn chinese_byline(page: &Page, span: Option<(u32, u32)>, date_pos: Option<u32>) 
         if rank == 4 && ORGANISATION_ENDS.iter().any(|e| joined.ends_with(e)) {
             continue;
         }
+        // A candidate that fails the check leaves the place to the next one.
+        if clean(&joined, checks).is_none() {
+            continue;
+        }
         // A byline far from the body (a blog's sidebar "作者：owner") ranks after every
         // byline at the body.
         let far = (pos as u32) + NEAR_BODY < start || pos as u32 > end + NEAR_BODY;
@@ -445,11 +971,12 @@ fn chinese_byline(page: &Page, span: Option<(u32, u32)>, date_pos: Option<u32>) 
             2 + if far { FAR_RANK } else { 0 },
             (pos as i64 - anchor).abs(),
         );
-        if best.as_ref().is_none_or(|(k, _)| key < *k) {
-            best = Some((key, names.join(" ")));
+        let joined = names.join(" ");
+        if clean(&joined, checks).is_some() && best.as_ref().is_none_or(|(k, _)| key < *k) {
+            best = Some((key, joined));
         }
     }
-    best.and_then(|(_, n)| clean(&n))
+    best.and_then(|(_, n)| clean(&n, checks))
 }
 
 /// The text just before byte `pos` of the page's text (spaces aside) is link text.
@@ -695,6 +1222,93 @@ mod tests {
             byline("<meta name=citation_authors content='赵  培'>").as_deref(),
             Some("赵培")
         );
+    }
+
+    #[test]
+    fn navigation_organisations_and_roles_are_no_author() {
+        let none = [
+            "<span class=author>Sign In| Sign Up| Subscribe Show Menu</span>",
+            "<meta name=author content='Reuters'>",
+            "<meta name=author content='Staff Reports'>",
+            "<meta name=author content='Editorial'>",
+            "<meta name=author content='HNN Staff'>",
+            "<meta name=author content='The Water Coolest'>",
+            r#"<script type="application/ld+json">{"author":{"@type":"Organization","name":"CBS News"}}</script>"#,
+            "<meta name=author content='Washington'>",
+            "<p>来源：人民网 作者：环球时报</p>",
+            "<p>作者：市场营销课程</p>",
+            "<p>访问统计 首页 博客</p>",
+        ];
+        for html in none {
+            assert_eq!(byline(html), None, "{html}");
+        }
+        assert_eq!(
+            byline("<meta name=author content='By Paul Takahashi, Staff writer'>").as_deref(),
+            Some("Paul Takahashi")
+        );
+        assert_eq!(
+            byline("<meta name=author content='Rachael Link, MS, RD'>").as_deref(),
+            Some("Rachael Link")
+        );
+        assert_eq!(
+            byline("<meta property=og:site_name content='Business Insider'><meta name=author content='Charlie Wood, Business Insider'>")
+                .as_deref(),
+            Some("Charlie Wood")
+        );
+    }
+
+    #[test]
+    fn co_authors_are_kept_as_a_list() {
+        let joined = byline(
+            "<meta name=author content='LISA MASCARO, MARY CLARE JALONICK and ERIC TUCKER Associated Press'>",
+        );
+        assert_eq!(
+            joined.as_deref(),
+            Some("LISA MASCARO, MARY CLARE JALONICK, ERIC TUCKER")
+        );
+        assert_eq!(
+            split_names(joined.as_deref().unwrap_or("")),
+            ["LISA MASCARO", "MARY CLARE JALONICK", "ERIC TUCKER"]
+        );
+        assert_eq!(
+            byline("<p>作者： 流泉 访问统计： 2005年08月30日</p>").as_deref(),
+            Some("流泉")
+        );
+        let han = byline("<p>作者：张三、李四</p>");
+        assert_eq!(han.as_deref(), Some("张三 李四"));
+        assert_eq!(split_names(han.as_deref().unwrap_or("")), ["张三", "李四"]);
+    }
+
+    #[test]
+    fn a_visible_byline_beats_a_decoy_meta_and_a_related_story() {
+        let url = url::Url::parse("http://example.com/a.html").unwrap();
+        let body = "<p>The council voted on Tuesday to extend the library's opening hours,                     after a long campaign by residents who wanted a quiet place to study.</p>"
+            .repeat(4);
+        let html = format!(
+            "<html><head><meta name=author content='Site Owner Name'></head><body><article>             <h1>Library hours</h1><p>By Jane Roe</p>{body}</article>             <aside><h3>Related</h3><p>Another story <span class=author>John Related</span></p></aside>             </body></html>"
+        );
+        let a = crate::extract(&html, &url);
+        assert_eq!(a.author.as_deref(), Some("Jane Roe"));
+        assert_eq!(a.authors, ["Jane Roe"]);
+        // Par, Von: the same in French and German.
+        let fr = html.replace("By Jane Roe", "Par Marie Dupont");
+        assert_eq!(
+            crate::extract(&fr, &url).author.as_deref(),
+            Some("Marie Dupont")
+        );
+        // With the body's own byline marked, the related story's is not taken.
+        let marked = html
+            .replace(
+                "<p>By Jane Roe</p>",
+                "<p class=byline><span class=author>Jane Roe</span></p>",
+            )
+            .replace("<meta name=author content='Site Owner Name'>", "");
+        assert_eq!(
+            crate::extract(&marked, &url).author.as_deref(),
+            Some("Jane Roe")
+        );
+        let unmarked = marked.replace("<p class=byline><span class=author>Jane Roe</span></p>", "");
+        assert_eq!(crate::extract(&unmarked, &url).author, None);
     }
 
     #[test]

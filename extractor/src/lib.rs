@@ -48,7 +48,11 @@ pub struct Article {
     /// When the page gives only a year and month, `YYYY-MM` (RFC 3339 cannot say that, and
     /// a made-up day would be wrong).
     pub published: Option<String>,
+    /// The author as one value: the names of [`Article::authors`], Han names joined by
+    /// spaces, others by `", "`.
     pub author: Option<String>,
+    /// Each author's name, in the page's order (empty when no candidate passed the checks).
+    pub authors: Vec<String>,
     /// The body text, paragraphs separated by "\n".
     pub text: String,
     /// The body's HTML with paragraphs, images and links kept.
@@ -87,6 +91,13 @@ pub fn extract(html: &str, page_url: &Url) -> Article {
     let site_name = meta(&page, &["og:site_name", "application-name"]).map(str::to_string);
     let date_pos = published.as_ref().and_then(|p| p.pos);
     let is_article = body.article;
+    let author = author::author(
+        &page,
+        body.span,
+        &body.text,
+        date_pos,
+        signed.as_ref().map(|s| s.issuer.clone()),
+    );
     let article = Article {
         title: title::title(&page, site_name.as_deref()),
         // A signed document is dated by its signature, not by the day the site posted it.
@@ -94,13 +105,11 @@ pub fn extract(html: &str, page_url: &Url) -> Article {
             .as_ref()
             .map(|s| s.date.clone())
             .or_else(|| published.map(|p| p.value)),
-        author: author::author(
-            &page,
-            body.span,
-            &body.text,
-            date_pos,
-            signed.map(|s| s.issuer),
-        ),
+        authors: author
+            .as_deref()
+            .map(author::split_names)
+            .unwrap_or_default(),
+        author,
         text: body.text,
         body_html: body.html,
         images: body.images,

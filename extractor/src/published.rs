@@ -300,7 +300,7 @@ pub fn parse(s: &str) -> Option<String> {
     dates_in(s).into_iter().next().map(|(_, v, _)| v)
 }
 
-const TIME: &str = r"(?:\s*(?:T|at|,|-|\|)?\s*(\d{1,2})\s*[:：时]\s*(\d{2})(?:\s*[:：分]\s*(\d{2}))?(?:\.\d+)?\s*(?i:(am|pm|a\.m\.|p\.m\.))?\s*(Z|[+-]\d{2}:?\d{2}|GMT|UTC)?)?";
+const TIME: &str = r"(?:\s*(?:T|at|,|-|\|)?\s*(?:(?:上午|下午|早上|晚上|中午|凌晨)\s*)?(\d{1,2})\s*[:：时]\s*(\d{2})(?:\s*[:：分]\s*(\d{2}))?(?:\.\d+)?\s*(?i:(am|pm|a\.m\.|p\.m\.))?\s*(Z|[+-]\d{2}:?\d{2}|GMT|UTC)?)?";
 const MONTHS: &str = "jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec";
 
 struct Patterns {
@@ -399,6 +399,15 @@ fn build(y: u32, mo: u32, d: u32, c: &Captures) -> Option<(String, bool)> {
     let mi = num(c, 5);
     let sec = num(c, 6);
     let mut h = h;
+    // 下午 9:30 is 21:30 (上午, 早上 and 凌晨 are morning hours as written).
+    let chinese_pm = c.get(0).is_some_and(|m| {
+        ["下午", "晚上", "中午"]
+            .iter()
+            .any(|w| m.as_str().contains(w))
+    });
+    if chinese_pm && h < 12 {
+        h += 12;
+    }
     if let Some(ap) = c.get(7) {
         let pm = ap.as_str().to_ascii_lowercase().starts_with('p');
         if h == 12 {
@@ -422,6 +431,37 @@ fn build(y: u32, mo: u32, d: u32, c: &Captures) -> Option<(String, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chinese_forms_with_and_without_time() {
+        for (text, want) in [
+            ("发布时间：2019年2月20日", "2019-02-20"),
+            ("2019年02月20日09:30", "2019-02-20T09:30:00"),
+            ("2019年2月20日 9时30分", "2019-02-20T09:30:00"),
+            ("2019年02月20日 上午9:30 来源：本报", "2019-02-20T09:30:00"),
+            ("2019年02月20日 下午2:05", "2019-02-20T14:05:00"),
+            ("2019年02月20日 中午12:10", "2019-02-20T12:10:00"),
+            ("2019.2.20 21:03:09", "2019-02-20T21:03:09"),
+        ] {
+            assert_eq!(parse(text).as_deref(), Some(want), "{text}");
+        }
+    }
+
+    #[test]
+    fn the_publish_line_beats_dates_elsewhere_on_the_page() {
+        let body = "今天我们讨论一下城市交通的问题。最近几年，随着汽车数量的快速增加，很多城市都出现了严重的交通拥堵，上下班高峰期尤其明显。";
+        let html = format!(
+            r#"<html><body><div class="top">今天是2019年3月1日 星期五 <a href="/">首页</a></div>
+<div class="side"><ul><li><a href="/a/1">旧闻一则 2018-12-01</a></li></ul></div>
+<div class="main"><h1>城市交通</h1><div class="info">2019年02月20日 下午2:05 来源：本报</div>
+<div class="content"><p>{body}</p><p>{body}</p><p>{body}</p></div></div></body></html>"#
+        );
+        let url = url::Url::parse("http://example.cn/a.html").unwrap();
+        assert_eq!(
+            crate::extract(&html, &url).published.as_deref(),
+            Some("2019-02-20T14:05:00")
+        );
+    }
 
     #[test]
     fn formats() {

@@ -46,6 +46,7 @@ impl Stage for ExtractorStage {
             title: article.title,
             published: article.published,
             author: article.author,
+            authors: article.authors,
             text: article.text,
             fetched_at: page.fetched_at.clone(),
             depth: page.depth,
@@ -55,6 +56,7 @@ impl Stage for ExtractorStage {
             recrawl: page.recrawl,
             spec: page.crawl.recrawl_secs.map(|_| page.crawl.clone()),
             article: article.is_article,
+            charset_override: page.charset_override.clone(),
         };
         publish.push((Queue::ContentSeen, encode(&doc)?));
 

@@ -1,4 +1,4 @@
-//! Quality floors on the public sets of `shared/bench` (see `benches/extraction.rs` for the
+//! Quality floors on the public sets of `shared/bench` (see `evaluation/benches/extraction.rs` for the
 //! figures themselves). The floors sit a little under the level reached, so a change that
 //! makes extraction worse fails here. No timing is asserted. Skipped, with a message, when the
 //! sets are absent.

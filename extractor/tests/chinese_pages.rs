@@ -157,3 +157,38 @@ fn no_date_from_body_prose() {
     let a = extract(&html, &url());
     assert_eq!(a.published, None);
 }
+
+/// A forum thread: the first post is the body; the poster's name sits in an author cell with
+/// the poster's counts, and the replies' posters (one-character names) are not the author.
+#[test]
+fn forum_thread() {
+    let post = [BODY_2[0], BODY_2[1], BODY_2[2]].join("<br><br>");
+    let reply = |n: u32, who: &str, text: &str| {
+        format!(
+            r#"<table class="t_msg"><tr><td class="postauthor"><a href="/u/{n}">{who}</a></td>
+<td class="postcontent"><div class="postinfo">发表于 2019-03-02 1{n}:00 {n}#</div><div class="t_msgfont">{text}</div></td></tr></table>"#
+        )
+    };
+    let html = format!(
+        r#"<html><head><meta charset="utf-8"><title>市人代会开幕讨论 - 某某论坛</title></head><body>
+<div id="nav"><a href="/">论坛首页</a> &raquo; <a href="/f/1">社会话题</a></div>
+<table class="t_msg"><tr><td class="postauthor"><a href="/u/1">路人甲</a><br>帖子 120<br>积分 300</td>
+<td class="postcontent"><div class="postinfo">发表于 2019-03-02 10:21 只看该作者 1#</div>
+<div class="t_msgfont" id="postmessage_1">{post}</div></td></tr></table>
+{}{}
+<div class="footer">Powered by Discuz! 版权所有</div></body></html>"#,
+        reply(2, "乙", "顶一下"),
+        reply(3, "丙", "说得好，支持楼主！")
+    );
+    let a = extract(&html, &url());
+    assert_eq!(a.author.as_deref(), Some("路人甲"));
+    assert_eq!(a.published.as_deref(), Some("2019-03-02T10:21:00"));
+    for p in BODY_2 {
+        assert!(
+            a.text.contains(p),
+            "missing paragraph {p:?} in {:?}",
+            a.text
+        );
+    }
+    assert!(!a.text.contains("Powered by"), "{:?}", a.text);
+}

@@ -24,13 +24,14 @@
 use std::time::{Duration, SystemTime};
 
 use pipeline::keys::Keys;
-use pipeline::messages::{encode, now_rfc3339, FetchTask, Page, UrlBatch, VERSION};
+use pipeline::messages::{encode, now_rfc3339, CrawlSpec, FetchTask, Page, UrlBatch, VERSION};
 use pipeline::store::Op;
 use pipeline::worker::{Outcome, Stage, StageError};
 use pipeline::{Queue, Store};
 use serde::Serialize;
 use url::Url;
 
+use crate::charset::overrides::{self, CharsetOverride};
 use crate::charset::{self, Signals};
 use crate::gate::{release_turn, wait_turn, Turn};
 use crate::http::{is_html, is_transient_http, Client, FetchFailure, FetchStatus, Overflow};
@@ -266,6 +267,28 @@ struct Response {
     body: Vec<u8>,
 }
 
+/// The crawl's per-site charset override for the page at `url`, if one
+/// covers its host. The rules were checked by `crawler seed`/`run`; one that
+/// no longer parses (a message from another version) is skipped, with a
+/// warning, rather than failing the page.
+pub fn charset_override(crawl: &CrawlSpec, url: &Url) -> Option<CharsetOverride> {
+    if crawl.charset_overrides.is_empty() {
+        return None;
+    }
+    let rules: Vec<CharsetOverride> = crawl
+        .charset_overrides
+        .iter()
+        .filter_map(|rule| match CharsetOverride::parse(rule) {
+            Ok(rule) => Some(rule),
+            Err(e) => {
+                tracing::warn!(crawl = %crawl.name, "{e}; skipped");
+                None
+            }
+        })
+        .collect();
+    overrides::matching(&rules, url.host_str()?).cloned()
+}
+
 /// The top-level domain of a host, the detector's hint.
 pub fn tld(url: &Url) -> Option<&str> {
     url.host_str()
@@ -387,13 +410,14 @@ impl FetcherStage {
             content_type,
             body,
         };
+        let override_rule = charset_override(&task.crawl, &resp.final_url);
         let signals = Signals {
             header: resp
                 .content_type
                 .as_deref()
                 .and_then(charset::header_charset),
             tld: tld(&resp.final_url).map(str::as_bytes),
-            override_encoding: None,
+            override_encoding: override_rule.as_ref().map(|rule| rule.encoding),
         };
         let (decision, text) = charset::decide_and_decode(&resp.body, &signals);
         let fetched_at = now_rfc3339();
@@ -409,6 +433,7 @@ impl FetcherStage {
             // No stage reads the votes: the encoding alone travels (the
             // `crawler charset` tool shows the votes of a saved page).
             charset_votes: None,
+            charset_override: override_rule.map(|rule| rule.to_string()),
             fetched_at: fetched_at.clone(),
             recrawl: task.recrawl,
             html: text.into_bytes(),
@@ -441,5 +466,42 @@ impl FetcherStage {
             )],
             after_ack: vec![HostFeedback::new(&self.keys, &origin).answered()],
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_crawls_override_rule_for_the_pages_host() {
+        let spec = CrawlSpec {
+            charset_overrides: vec![
+                "*.example.com=windows-1251".into(),
+                "news.example.com=GBK".into(),
+                "not a rule".into(),
+            ],
+            ..CrawlSpec::default()
+        };
+        let rule = |url: &str| {
+            let url = Url::parse(url).expect("a URL");
+            charset_override(&spec, &url).map(|rule| rule.to_string())
+        };
+        assert_eq!(
+            rule("http://news.example.com/a").as_deref(),
+            Some("news.example.com=GBK")
+        );
+        assert_eq!(
+            rule("http://www.example.com/a").as_deref(),
+            Some("*.example.com=windows-1251")
+        );
+        assert_eq!(rule("http://example.org/a"), None);
+        assert_eq!(
+            charset_override(
+                &CrawlSpec::default(),
+                &Url::parse("http://example.com/").expect("a URL")
+            ),
+            None
+        );
     }
 }

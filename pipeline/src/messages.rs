@@ -96,6 +96,11 @@ pub struct CrawlSpec {
     /// doubles while a page does not change and halves when it does.
     #[serde(default)]
     pub recrawl_secs: Option<u64>,
+    /// Per-site charset overrides, `HOST=ENCODING` or `*.DOMAIN=ENCODING`
+    /// (canonical form, checked by `crawler seed`/`run`): for sites that lie
+    /// about their encoding in ways the fetcher's vote cannot see through.
+    #[serde(default)]
+    pub charset_overrides: Vec<String>,
 }
 
 /// The default politeness delay: one request per second per host.
@@ -119,6 +124,7 @@ impl Default for CrawlSpec {
             strip_params: Vec::new(),
             sort_query: false,
             recrawl_secs: None,
+            charset_overrides: Vec::new(),
         }
     }
 }
@@ -260,6 +266,10 @@ pub struct Page {
     /// Why: each signal's vote, as JSON (see the fetcher's `charset::Decision`).
     #[serde(default)]
     pub charset_votes: Option<String>,
+    /// The per-site override rule (of [`CrawlSpec::charset_overrides`]) that
+    /// decided the encoding, when one did.
+    #[serde(default)]
+    pub charset_override: Option<String>,
     /// RFC 3339, UTC.
     pub fetched_at: String,
     /// A scheduled refetch of a stored page.
@@ -345,7 +355,11 @@ pub struct Document {
     pub encoding: String,
     pub title: Option<String>,
     pub published: Option<String>,
+    /// The author as one value (Han names joined by spaces, others by `", "`).
     pub author: Option<String>,
+    /// Each author's name (the extractor's checked candidates); empty when none.
+    #[serde(default)]
+    pub authors: Vec<String>,
     pub text: String,
     pub fetched_at: String,
     #[serde(default)]
@@ -367,6 +381,10 @@ pub struct Document {
     /// near-duplicate.
     #[serde(default = "yes")]
     pub article: bool,
+    /// The per-site charset override rule that decided the page's encoding,
+    /// when one did (the fetcher's [`Page::charset_override`]).
+    #[serde(default)]
+    pub charset_override: Option<String>,
 }
 
 fn yes() -> bool {
@@ -387,6 +405,7 @@ impl Document {
             title: None,
             published: None,
             author: None,
+            authors: Vec::new(),
             text: text.into(),
             fetched_at: now_rfc3339(),
             depth: 0,
@@ -396,6 +415,7 @@ impl Document {
             recrawl: false,
             spec: None,
             article: true,
+            charset_override: None,
         }
     }
 }
@@ -411,6 +431,9 @@ pub struct StoredDocument {
     pub title: Option<String>,
     pub published: Option<String>,
     pub author: Option<String>,
+    /// Each author's name; empty (and not written) when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub authors: Vec<String>,
     pub text: String,
     /// The 64-bit SimHash of `text`, 16 hex digits.
     pub simhash: String,
@@ -450,6 +473,10 @@ pub struct StoredDocument {
     /// similarity of the two bodies' shingles (the second signal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jaccard: Option<f32>,
+    /// The per-site charset override rule that decided the encoding, when
+    /// one did (the document's charset evidence).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub charset_override: Option<String>,
 }
 
 macro_rules! versioned {
@@ -515,6 +542,7 @@ mod tests {
             content_type: None,
             encoding: "UTF-8".into(),
             charset_votes: None,
+            charset_override: None,
             fetched_at: now_rfc3339(),
             recrawl: false,
             html: html.clone().into_bytes(),
@@ -554,6 +582,7 @@ mod tests {
             content_type: Some("text/html".into()),
             encoding: "UTF-8".into(),
             charset_votes: None,
+            charset_override: None,
             fetched_at: now_rfc3339(),
             recrawl: false,
             html: "<p>\u{4e2d}\"quoted\"</p>".as_bytes().to_vec(),

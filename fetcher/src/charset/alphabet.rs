@@ -48,19 +48,29 @@ pub fn reads_plausibly(encoding: &'static Encoding, latin_script: bool, bytes: &
     let Some(alphabet) = alphabet(encoding, latin_script) else {
         return false;
     };
+    let (text, _) = window_text(encoding, bytes);
+    let stats = WordStats::of(&text, alphabet);
+    match alphabet {
+        Alphabet::Cyrillic => stats.cyrillic_plausible(),
+        Alphabet::Latin => stats.latin_plausible(),
+    }
+}
+
+/// `encoding`'s reading of the [`WINDOW`] bytes from the first non-ASCII
+/// byte (backed up to the start of its word), and where the window ends;
+/// the text the alphabet check and the language tie-breaker read.
+pub(crate) fn window_text<'b>(
+    encoding: &'static Encoding,
+    bytes: &'b [u8],
+) -> (std::borrow::Cow<'b, str>, usize) {
     let start = Encoding::ascii_valid_up_to(bytes);
-    // Back up to the start of the word the first non-ASCII byte is in.
     let word_start = bytes[..start]
         .iter()
         .rposition(|b| !b.is_ascii_alphabetic())
         .map_or(0, |i| i + 1);
     let end = start.saturating_add(WINDOW).min(bytes.len());
     let (text, _) = encoding.decode_without_bom_handling(&bytes[word_start..end]);
-    let stats = WordStats::of(&text, alphabet);
-    match alphabet {
-        Alphabet::Cyrillic => stats.cyrillic_plausible(),
-        Alphabet::Latin => stats.latin_plausible(),
-    }
+    (text, end)
 }
 
 /// Counts over the words (runs of letters) of a text.
@@ -166,8 +176,9 @@ fn is_rare_cyrillic(c: char) -> bool {
         )
 }
 
-/// Punctuation and symbols single-byte pages use with any alphabet.
-fn is_common_punctuation(c: char) -> bool {
+/// Punctuation and symbols single-byte pages use with any alphabet (also
+/// the word-free symbols of [`super::language`]).
+pub(crate) fn is_common_punctuation(c: char) -> bool {
     matches!(
         c,
         '\u{A0}'

@@ -40,9 +40,18 @@ pub fn guess_within(
 
 /// chardetng has no x-mac-cyrillic: when it reads Cyrillic, check whether
 /// the Mac encoding gives more Russian letters (Mac puts the capitals at
-/// 0x80-0x9F, where windows-1251 has punctuation and Serbian letters).
+/// 0x80-0x9F, where windows-1251 has punctuation and Serbian letters); when
+/// it reads Latin that is no plausible Latin text (Mac Cyrillic's capitals
+/// put it off Cyrillic altogether), check whether the Mac reading is
+/// plausible Cyrillic.
 pub fn refine_cyrillic(guess: &'static Encoding, bytes: &[u8]) -> &'static Encoding {
     use encoding_rs::{IBM866, ISO_8859_5, KOI8_U, WINDOWS_1251, X_MAC_CYRILLIC};
+    if super::language::LATIN_FAMILY.contains(&guess)
+        && !super::alphabet::reads_plausibly(guess, true, bytes)
+        && super::alphabet::reads_plausibly(X_MAC_CYRILLIC, false, bytes)
+    {
+        return X_MAC_CYRILLIC;
+    }
     if ![WINDOWS_1251, KOI8_U, IBM866, ISO_8859_5].contains(&guess) {
         return guess;
     }
@@ -55,11 +64,60 @@ pub fn refine_cyrillic(guess: &'static Encoding, bytes: &[u8]) -> &'static Encod
     }
 }
 
+/// The Cyrillic single-byte encodings, which put the same letters at
+/// different bytes.
+const CYRILLIC_FAMILY: [&Encoding; 6] = [
+    encoding_rs::WINDOWS_1251,
+    encoding_rs::KOI8_R,
+    encoding_rs::KOI8_U,
+    encoding_rs::IBM866,
+    encoding_rs::ISO_8859_5,
+    encoding_rs::X_MAC_CYRILLIC,
+];
+
+/// A Cyrillic encoding that reads clearly more Russian letters from the
+/// bytes than `declared` does (more than a twentieth, and more than two):
+/// the declaration is then a lie inside the family (x-mac-cyrillic and
+/// windows-1251 read the same lower-case letters and differ on capitals).
+pub fn cyrillic_rival(declared: &'static Encoding, bytes: &[u8]) -> Option<&'static Encoding> {
+    if !CYRILLIC_FAMILY.contains(&declared) {
+        return None;
+    }
+    let start = Encoding::ascii_valid_up_to(bytes);
+    let window = &bytes[start..bytes.len().min(start.saturating_add(DETECTOR_WINDOW))];
+    let own = russian_letters(declared, window);
+    let (rival, letters) = CYRILLIC_FAMILY
+        .iter()
+        .map(|&e| (e, russian_letters(e, window)))
+        .max_by_key(|&(_, letters)| letters)?;
+    (letters > own + 2.max(own / 20)).then_some(rival)
+}
+
+/// The Russian letters of the reading that stand in words of a plausible
+/// case: lower-case, ALL-CAPS, Capitalised or CamelCase (`РегистрСведений`,
+/// every capital followed by a lower-case letter). Punctuation of one
+/// encoding read as capitals of another (`–` as a lone `Ц`, `“Слово` as
+/// `УСлово`) and swapped case (`пРИВЕТ`) do not count.
 fn russian_letters(encoding: &'static Encoding, bytes: &[u8]) -> usize {
     let (text, _) = encoding.decode_without_bom_handling(bytes);
-    text.chars()
-        .filter(|c| matches!(c, '\u{410}'..='\u{44F}' | 'Ё' | 'ё'))
-        .count()
+    let is_russian = |c: char| matches!(c, '\u{410}'..='\u{44F}' | 'Ё' | 'ё');
+    text.split(|c: char| !c.is_alphabetic())
+        .filter(|word| !word.is_empty() && word.chars().all(is_russian))
+        .map(|word| word.chars().collect::<Vec<char>>())
+        .filter(|word| plausible_case(word))
+        .map(|word| word.len())
+        .sum()
+}
+
+/// ALL-CAPS of two letters or more, or every capital followed by a
+/// lower-case letter.
+fn plausible_case(word: &[char]) -> bool {
+    if word.iter().all(|c| c.is_uppercase()) {
+        return word.len() >= 2;
+    }
+    word.iter()
+        .enumerate()
+        .all(|(i, c)| !c.is_uppercase() || word.get(i + 1).is_some_and(|d| d.is_lowercase()))
 }
 
 /// The form chardetng requires (lower-case ASCII, no dot; it panics on
@@ -91,6 +149,13 @@ mod tests {
         assert_eq!(clean_tld(Some(b"")), None);
         assert_eq!(clean_tld(Some(b".")), None);
         let _ = guess("привет".as_bytes(), Some("Ü.X".as_bytes()), true);
+    }
+
+    #[test]
+    fn case_patterns() {
+        let ok = |w: &str| plausible_case(&w.chars().collect::<Vec<_>>());
+        assert!(ok("слово") && ok("Слово") && ok("СЛОВО") && ok("РегистрСведений"));
+        assert!(!ok("УСлово") && !ok("пРИВЕТ") && !ok("Ц") && !ok("словО"));
     }
 
     #[test]

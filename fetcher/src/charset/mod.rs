@@ -6,7 +6,8 @@
 //! charset>` from another site, and sometimes the header and the meta tell
 //! the same lie. So no single signal is trusted; [`vote`] weighs them:
 //!
-//! 1. a per-site **override** (configuration) wins over everything;
+//! 1. a per-site **override** (configuration, see [`overrides`]) wins over
+//!    everything;
 //! 2. a **BOM** is decisive;
 //! 3. the zero-byte pattern of **UTF-16 without a BOM**;
 //! 4. **UTF-8 validity**: bytes with non-ASCII that validate as UTF-8 over
@@ -45,6 +46,8 @@ pub mod content_type;
 pub mod detector;
 pub mod evaluation;
 pub mod evidence;
+pub mod language;
+pub mod overrides;
 pub mod prescan;
 
 pub use content_type::header_charset;
@@ -337,17 +340,32 @@ impl<'b> Ballot<'b> {
             .and_then(|declared| declared.encoding)
             .filter(|_| is_latin_script(guess))
         {
-            let reason = format!(
-                "the declared {} and the detected {} are both Latin-script: a few accented letters cannot refute the declaration",
-                latin.name(),
-                guess.name()
-            );
-            return self.finish(latin, reason);
+            // Both Latin: the detector's disagreement alone does not refute
+            // the declaration; the language tie-breaker may.
+            let chosen = language::best_latin(bytes, &[latin, guess]).map_or(latin, |(e, _)| e);
+            let reason = if same_decoder(chosen, latin) {
+                format!(
+                    "the declared {} and the detected {} are both Latin-script: a few accented letters cannot refute the declaration",
+                    latin.name(),
+                    guess.name()
+                )
+            } else {
+                format!(
+                    "the declared {} and the detected {} are both Latin-script; {} reads as one language's letters, clearly better",
+                    latin.name(),
+                    guess.name(),
+                    chosen.name()
+                )
+            };
+            return self.finish(chosen, reason);
         }
-        if let Some(&unknown_to_detector) = clean_declared
-            .iter()
-            .find(|&&d| d.is_single_byte() && !detector_can_guess(d) && guess.is_single_byte())
-        {
+        if let Some(&unknown_to_detector) = clean_declared.iter().find(|&&d| {
+            d.is_single_byte()
+                && !detector_can_guess(d)
+                && guess.is_single_byte()
+                && alphabet::reads_plausibly(d, is_latin_script(d), bytes)
+                && detector::cyrillic_rival(d, bytes).is_none()
+        }) {
             let reason = format!(
                 "the declared {} is one the detector cannot tell",
                 unknown_to_detector.name()
@@ -355,6 +373,20 @@ impl<'b> Ballot<'b> {
             return self.finish(unknown_to_detector, reason);
         }
         if guess_is_clean {
+            if is_latin_script(guess) {
+                // chardetng names few of the Latin family: the language
+                // tie-breaker may find a member that reads clearly better.
+                if let Some((better, _)) =
+                    language::best_latin(bytes, &[guess]).filter(|(e, _)| !same_decoder(e, guess))
+                {
+                    let reason = format!(
+                        "the detector's {} is Latin-script; {} reads as one language's letters, clearly better",
+                        guess.name(),
+                        better.name()
+                    );
+                    return self.finish(better, reason);
+                }
+            }
             let reason = if self.declared.is_empty() {
                 format!("no declaration; the detector reads {}", guess.name())
             } else {
@@ -435,7 +467,8 @@ impl<'b> Ballot<'b> {
     /// A page damaged in a few places: no declaration decodes cleanly, but
     /// the strong ones agree on one multi-byte encoding that meets at most one
     /// malformed sequence per [`TOLERATED_CHARS_PER_ERROR`] characters and
-    /// reads as common CJK text, far more common than any rival's reading.
+    /// reads as common CJK text, far more common than any rival's reading
+    /// (UTF-8 needs no such reading: legacy bytes break it everywhere).
     /// chardetng drops a CJK candidate at its first error, so it would answer
     /// a single-byte encoding and the whole page would become mojibake.
     fn damaged_declaration(&self) -> Option<(&'static Encoding, String)> {
@@ -456,6 +489,15 @@ impl<'b> Ballot<'b> {
         let (malformed, characters) = evidence::malformed_sequences(first, self.bytes);
         if malformed == 0 || malformed.saturating_mul(TOLERATED_CHARS_PER_ERROR) > characters {
             return None;
+        }
+        if first == UTF_8 {
+            // Legacy bytes break UTF-8 at nearly every non-ASCII character; a few
+            // malformed sequences among thousands of valid ones are damage.
+            let reason = format!(
+                "the declared UTF-8 meets {malformed} malformed sequences in {characters} \
+                 characters (a damaged page, not a lie); detector skipped"
+            );
+            return Some((UTF_8, reason));
         }
         let declared_share = cjk::common_share(first, self.bytes)?;
         let outshines = |rival: &&'static Encoding| {
@@ -489,8 +531,33 @@ impl<'b> Ballot<'b> {
         if !strong.all(|other| same_decoder(other, first)) || !first.is_single_byte() {
             return None;
         }
-        if !alphabet::reads_plausibly(first, is_latin_script(first), self.bytes) {
+        let latin = is_latin_script(first);
+        if !alphabet::reads_plausibly(first, latin, self.bytes) {
             return None;
+        }
+        if latin {
+            // Every Latin reading of Latin bytes is plausible: the language
+            // tie-breaker says whether another member of the family reads
+            // them clearly better (the header and the meta told one lie).
+            if let Some((better, _)) = language::best_latin(self.bytes, &[first])
+                .filter(|(e, _)| !same_decoder(e, first) && !same_text(e, first, self.bytes))
+            {
+                let reason = format!(
+                    "the declared {} reads as plausible Latin text, but {} reads as one language's letters, clearly better; detector skipped",
+                    first.name(),
+                    better.name()
+                );
+                return Some((better, reason));
+            }
+        } else if let Some(rival) = detector::cyrillic_rival(first, self.bytes)
+            .filter(|&rival| alphabet::reads_plausibly(rival, false, self.bytes))
+        {
+            let reason = format!(
+                "the declared {} reads as plausible Cyrillic, but {} reads clearly more Russian letters; detector skipped",
+                first.name(),
+                rival.name()
+            );
+            return Some((rival, reason));
         }
         let reason = format!(
             "the declared {} reads as plausible text in its alphabet; detector skipped",
@@ -547,26 +614,10 @@ fn same_text(a: &'static Encoding, b: &'static Encoding, bytes: &[u8]) -> bool {
 
 /// Single-byte encodings for Latin-script languages: they share ASCII
 /// letters and differ in a few accented ones, which is too little evidence
-/// for the detector to overrule a page that names one of them.
+/// for the detector to overrule a page that names one of them; the
+/// [`language`] tie-breaker chooses among them.
 fn is_latin_script(encoding: &'static Encoding) -> bool {
-    use encoding_rs::*;
-    [
-        WINDOWS_1252,
-        WINDOWS_1250,
-        WINDOWS_1254,
-        WINDOWS_1257,
-        WINDOWS_1258,
-        ISO_8859_2,
-        ISO_8859_3,
-        ISO_8859_4,
-        ISO_8859_10,
-        ISO_8859_13,
-        ISO_8859_14,
-        ISO_8859_15,
-        ISO_8859_16,
-        MACINTOSH,
-    ]
-    .contains(&encoding)
+    language::LATIN_FAMILY.contains(&encoding)
 }
 
 /// Whether chardetng can ever answer `encoding`: a declaration it cannot
@@ -702,6 +753,58 @@ mod tests {
             .find(|v| v.signal == "header")
             .expect("a header vote");
         assert_eq!(header.decodes_cleanly, Some(false));
+    }
+
+    #[test]
+    fn a_few_broken_bytes_do_not_refute_a_utf8_declaration() {
+        let text = CHINESE_SIMPLIFIED.repeat(12);
+        let mut bytes = page(Some("utf-8"), &text, UTF_8);
+        // A stray byte between two characters (after a full stop).
+        let full_stop = "。".as_bytes();
+        let at = bytes
+            .windows(3)
+            .position(|w| w == full_stop)
+            .map_or(0, |i| i + 3);
+        bytes.splice(at..at, [0xFF]);
+        let decision = decided(&bytes, Some("utf-8"));
+        assert_eq!(decision.encoding(), UTF_8, "{decision:?}");
+        // Legacy bytes told UTF-8 break it at every character: a lie.
+        let gbk = page(Some("utf-8"), &text, GBK);
+        assert_eq!(decided(&gbk, Some("utf-8")).encoding(), GBK);
+    }
+
+    #[test]
+    fn a_same_lie_inside_the_latin_family_is_refuted_by_the_language() {
+        let polish = "Państwowa komisja wyborcza ogłosiła, że w niedzielnych wyborach \
+            frekwencja była wyższa niż się spodziewano. Głosowało ponad sześćdziesiąt procent.";
+        let bytes = page(Some("iso-8859-2"), polish, encoding_rs::WINDOWS_1250);
+        let decision = decided(&bytes, Some("iso-8859-2"));
+        assert!(
+            evaluation::decodes_right(&bytes, decision.encoding(), encoding_rs::WINDOWS_1250),
+            "{decision:?}"
+        );
+        // The right label is kept.
+        let honest = page(Some("iso-8859-2"), polish, encoding_rs::ISO_8859_2);
+        assert_eq!(
+            decided(&honest, Some("iso-8859-2")).encoding(),
+            encoding_rs::ISO_8859_2
+        );
+    }
+
+    #[test]
+    fn mac_cyrillic_and_windows_1251_are_told_apart() {
+        let mac = page(Some("windows-1251"), RUSSIAN, encoding_rs::X_MAC_CYRILLIC);
+        let decision = decided(&mac, Some("windows-1251"));
+        assert!(
+            evaluation::decodes_right(&mac, decision.encoding(), encoding_rs::X_MAC_CYRILLIC),
+            "{decision:?}"
+        );
+        let cp1251 = page(Some("x-mac-cyrillic"), RUSSIAN, WINDOWS_1251);
+        let decision = decided(&cp1251, Some("x-mac-cyrillic"));
+        assert!(
+            evaluation::decodes_right(&cp1251, decision.encoding(), WINDOWS_1251),
+            "{decision:?}"
+        );
     }
 
     #[test]

@@ -1,13 +1,19 @@
 //! Charset voting benchmark: accuracy against labelled pages, and speed.
 //!
-//! `cargo bench -p fetcher --bench charset` reads `shared/bench/charset/`
+//! `cargo bench -p evaluation --bench charset` reads `shared/bench/charset/`
 //! (and the AEB pages for speed) and prints:
 //! 1. on `lying/`: the share of pages decoded RIGHT (same text as the true
-//!    encoding gives) by each strategy, per scenario and overall;
-//! 2. on `corpus/` (declarations neutralised, no header): chardetng alone
+//!    encoding gives) by each strategy, per scenario and overall, and the
+//!    vote's share on the tuned and the held-aside pages;
+//! 2. pages built from `corpus/` files where the HTTP header and the meta
+//!    tell the same lie (and, as a control, the same pages with both labels
+//!    right), the vote's share per true encoding, tuned | held-aside: a file
+//!    is held aside by the hash of its `label/file` id ([`evaluation::split`]),
+//!    fixed before any result was seen; never tune on that column;
+//! 3. on `corpus/` (declarations neutralised, no header): chardetng alone
 //!    (whole file, and bounded windows) against the vote;
-//! 3. how often the vote skips the detector on pages whose labels are right;
-//! 4. MB/s of `decide_and_decode` on clean UTF-8 pages (the figure the
+//! 4. how often the vote skips the detector on pages whose labels are right;
+//! 5. MB/s of `decide_and_decode` on clean UTF-8 pages (the figure the
 //!    fetcher lives by) and on the legacy-encoded lying pages.
 
 use std::collections::BTreeMap;
@@ -17,27 +23,27 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use encoding_rs::{Encoding, WINDOWS_1252};
-use fetcher::charset::evaluation::{
-    corpus_encoding, decodes_right, without_declarations, LyingPage,
-};
+use evaluation::lying::{self, CorpusFile};
+use evaluation::split::{held_aside, COLUMNS};
+use fetcher::charset::evaluation::{decodes_right, LyingPage};
 use fetcher::charset::{decide_and_decode, detector, prescan, vote, Signals};
 
 /// The strategies compared on the lying pages, in column order.
 const STRATEGIES: [&str; 6] = ["header", "meta", "whatwg", "chardetng", "majority", "vote"];
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/bench");
+    let root = evaluation::sources::bench_dir();
     let charset_dir = root.join("charset");
-    if !charset_dir.is_dir() {
-        println!(
-            "charset bench: {} is absent; nothing to measure",
-            charset_dir.display()
-        );
-        return;
-    }
+    assert!(
+        charset_dir.is_dir(),
+        "charset bench: {} is absent; nothing can be measured",
+        charset_dir.display()
+    );
     let lying = load_lying(&charset_dir.join("lying"));
+    assert!(!lying.is_empty(), "charset bench: no lying/ pages");
     lying_table(&lying);
-    let corpus = load_corpus(&charset_dir.join("corpus"));
+    let corpus = lying::corpus_files().unwrap_or_else(|e| panic!("charset bench: {e}"));
+    corpus_with_both_lies(&corpus);
     corpus_table(&corpus);
     corpus_with_lying_headers(&corpus);
     skip_rates(&lying, &corpus);
@@ -49,6 +55,8 @@ struct Page {
     truth: &'static Encoding,
     header: Option<String>,
     scenario: String,
+    /// Held aside by the hash of `charset lying:<file>`.
+    held: bool,
 }
 
 fn load_lying(dir: &Path) -> Vec<Page> {
@@ -62,48 +70,11 @@ fn load_lying(dir: &Path) -> Vec<Page> {
                 truth: row.truth_encoding()?,
                 bytes,
                 header: row.header,
+                held: held_aside(&format!("charset lying:{}", row.file)),
                 scenario: row.scenario,
             })
         })
         .collect()
-}
-
-struct CorpusFile {
-    label: String,
-    /// The file as published, declarations and all.
-    original: Vec<u8>,
-    /// With `charset`/`encoding` declarations neutralised.
-    undeclared: Vec<u8>,
-    truth: &'static Encoding,
-}
-
-fn load_corpus(dir: &Path) -> Vec<CorpusFile> {
-    let mut files = Vec::new();
-    let mut folders: Vec<PathBuf> = read_dir_sorted(dir);
-    folders.retain(|path| path.is_dir());
-    for folder in folders {
-        let label = folder
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        for path in read_dir_sorted(&folder) {
-            let Ok(original) = std::fs::read(&path) else {
-                continue;
-            };
-            let Some(truth) = corpus_encoding(&label, &original) else {
-                println!("corpus: no mapping for {label}, skipped");
-                break;
-            };
-            let undeclared = without_declarations(&original);
-            files.push(CorpusFile {
-                label: label.clone(),
-                original,
-                undeclared,
-                truth,
-            });
-        }
-    }
-    files
 }
 
 fn read_dir_sorted(dir: &Path) -> Vec<PathBuf> {
@@ -170,10 +141,20 @@ fn lying_table(pages: &[Page]) {
     let mut by_scenario: BTreeMap<&str, (usize, [usize; 6])> = BTreeMap::new();
     let mut overall = (0usize, [0usize; 6]);
     let mut misses: Vec<String> = Vec::new();
+    // The vote's (right, pages) per scenario, tuned and held aside.
+    let mut vote_split: BTreeMap<&str, [(usize, usize); 2]> = BTreeMap::new();
     for page in pages {
         let row = by_scenario.entry(page.scenario.as_str()).or_default();
         row.0 += 1;
         overall.0 += 1;
+        let split =
+            &mut vote_split.entry(page.scenario.as_str()).or_default()[usize::from(page.held)];
+        split.1 += 1;
+        split.0 += usize::from(decodes_right(
+            &page.bytes,
+            strategy_choice("vote", page),
+            page.truth,
+        ));
         for (column, strategy) in STRATEGIES.iter().enumerate() {
             let chosen = strategy_choice(strategy, page);
             if decodes_right(&page.bytes, chosen, page.truth) {
@@ -207,6 +188,121 @@ fn lying_table(pages: &[Page]) {
     }
     for miss in misses.iter().take(20) {
         println!("  vote wrong: {miss}");
+    }
+    println!(
+        "\nthe vote on lying/, {} | {} (pages held aside by file name):",
+        COLUMNS[0], COLUMNS[1]
+    );
+    let mut all = [(0, 0); 2];
+    for (scenario, split) in &vote_split {
+        println!("{scenario:<20} {}", two_columns(split));
+        for (sum, part) in all.iter_mut().zip(split) {
+            sum.0 += part.0;
+            sum.1 += part.1;
+        }
+    }
+    println!("{:<20} {}", "ALL", two_columns(&all));
+}
+
+/// `right/pages = share | right/pages = share`.
+fn two_columns(split: &[(usize, usize); 2]) -> String {
+    let [(tr, tn), (hr, hn)] = *split;
+    format!(
+        "{tr:>5}/{tn:<5} {:>7} | {hr:>5}/{hn:<5} {:>7}",
+        percent(tr, tn),
+        percent(hr, hn)
+    )
+}
+
+/// Corpus files as pages whose HTTP header and meta tell the same lie, and
+/// as the same pages with both labels right: the vote's share decoded right
+/// per true encoding, tuned | held aside.
+fn corpus_with_both_lies(files: &[CorpusFile]) {
+    // Per true encoding: [tuned, held] (right, cases), lies then honest.
+    let mut lied: BTreeMap<&str, [(usize, usize); 2]> = BTreeMap::new();
+    let mut honest: BTreeMap<&str, [(usize, usize); 2]> = BTreeMap::new();
+    let mut misses: BTreeMap<String, usize> = BTreeMap::new();
+    // CHARSET_BENCH_VERBOSE=1: each miss with its file (of the tuned part only: the
+    // held-aside files are not looked at one by one).
+    let verbose = std::env::var_os("CHARSET_BENCH_VERBOSE").is_some();
+    lying::each_page(files, |built| {
+        let file = built.file;
+        let decision = vote(
+            &built.page,
+            &Signals {
+                header: Some(built.header),
+                ..Signals::default()
+            },
+        );
+        let right = decodes_right(&built.page, decision.encoding(), file.truth);
+        let table = if built.lie.is_some() {
+            &mut lied
+        } else {
+            &mut honest
+        };
+        let cell = &mut table.entry(file.truth.name()).or_default()[usize::from(file.held)];
+        cell.1 += 1;
+        cell.0 += usize::from(right);
+        if let (Some(lie), false) = (built.lie, right) {
+            *misses
+                .entry(format!(
+                    "{}{} {} told {lie}: chose {}",
+                    if file.held { "[held] " } else { "" },
+                    if verbose && !file.held {
+                        &file.id
+                    } else {
+                        &file.label
+                    },
+                    built.form,
+                    decision.encoding
+                ))
+                .or_default() += 1;
+        }
+    });
+    println!(
+        "\n== corpus/ files as pages whose header and meta tell the same lie ({} lies each, full and {}-byte forms), vote decoded right, {} | {} ==",
+        lying::BOTH_LIES.len(),
+        lying::SHORT_PAGE_BYTES,
+        COLUMNS[0],
+        COLUMNS[1]
+    );
+    let mut single = [(0, 0); 2];
+    let mut all = [(0, 0); 2];
+    for (encoding, split) in &lied {
+        println!("{encoding:<16} {}", two_columns(split));
+        let is_single_byte =
+            Encoding::for_label(encoding.as_bytes()).is_some_and(|e| e.is_single_byte());
+        for (i, part) in split.iter().enumerate() {
+            all[i].0 += part.0;
+            all[i].1 += part.1;
+            if is_single_byte {
+                single[i].0 += part.0;
+                single[i].1 += part.1;
+            }
+        }
+    }
+    println!("{:<16} {}", "single-byte", two_columns(&single));
+    println!("{:<16} {}", "ALL", two_columns(&all));
+    for (miss, count) in &misses {
+        println!("  vote wrong: {miss} (x{count})");
+    }
+    let mut honest_all = [(0, 0); 2];
+    let mut honest_wrong = Vec::new();
+    for (encoding, split) in &honest {
+        for (i, part) in split.iter().enumerate() {
+            honest_all[i].0 += part.0;
+            honest_all[i].1 += part.1;
+        }
+        if split.iter().any(|(right, total)| right != total) {
+            honest_wrong.push(format!("{encoding} {}", two_columns(split)));
+        }
+    }
+    println!(
+        "the same pages with header and meta right:      {}",
+        two_columns(&honest_all)
+    );
+    for wrong in honest_wrong {
+        println!("  honest but decoded wrong: {wrong}");
     }
 }
 
@@ -250,7 +346,12 @@ fn corpus_table(files: &[CorpusFile]) {
             right += 1;
         } else {
             *misses
-                .entry(format!("{} as {}", file.label, chosen.name()))
+                .entry(format!(
+                    "{}{} as {}",
+                    if file.held { "[held] " } else { "" },
+                    file.label,
+                    chosen.name()
+                ))
                 .or_default() += 1;
         }
     }
@@ -302,7 +403,12 @@ fn corpus_with_lying_headers(files: &[CorpusFile]) {
                 vote_right += 1;
             } else if chardetng_is_right {
                 *misses
-                    .entry(format!("{} told {lie}: {}", file.label, decision.encoding))
+                    .entry(format!(
+                        "{}{} told {lie}: {}",
+                        if file.held { "[held] " } else { "" },
+                        file.label,
+                        decision.encoding
+                    ))
                     .or_default() += 1;
             }
         }
