@@ -3,11 +3,17 @@
 //!
 //! ## Keys (Redis, or the memory store of `crawler run`: same ops, same logic)
 //!
-//! - `<ns>:band:<i>:<value>`: for band i of the [`Layout`] and the band's
-//!   value, the set of fingerprints (as i64, so a set of up to 512 members
-//!   is an intset: 8 bytes each). The hot path: every lookup reads k+1 of
-//!   them. 4 × 65,536 keys with the default layout, spread over the whole
-//!   key space (no hash tag), so Redis Cluster shards them evenly.
+//! - `<ns>:bandstr:<i>:<value>`: for band i of the [`Layout`] and the
+//!   band's value, an append-only string of fixed-size entries, one per
+//!   insert: each fingerprint's bits outside the band (6 bytes for the
+//!   default 16-bit bands, [`crate::bands::Band::push_entry`]). The hot
+//!   path: an insert is one `APPEND` per band, and one `MGET` reads all of
+//!   a lookup's k+1 (or k+3) tables. 4 × 65,536 keys with the default
+//!   layout, spread over the whole key space (no hash tag). A fingerprint
+//!   inserted twice (a redelivery, an exact copy) is there twice; readers
+//!   take each once. (Before: sets of i64, an `SADD` per insert and a
+//!   `DUMP` per table read; strings cost Redis less CPU per document, see
+//!   the crate's README.)
 //! - `<ns>:fpr:<shard>`: the fingerprint's top [`SEQUENCE_SHARD_BITS`] bits
 //!   pick the shard, a hash from fingerprint (i64) to the record of the
 //!   first document that had it: its sequence number and its search radius
@@ -40,11 +46,10 @@
 //!    document than the same claims in a Lua script: measured with 8 slots.)
 //! 2. Record: `HSETNX fpr` (fingerprint → number and radius; the first
 //!    document with this fingerprint keeps it), `HSET sequrl` (number →
-//!    URL; one command per block of numbers the batch took); then look up
-//!    the k+1 band sets, and for a short body 2 more
-//!    ([`Layout::lookup_keys`]) (`DUMP`, read as their members:
-//!    [`pipeline::rdb`]); and `HGET` the owners of the LSH slots found
-//!    taken (a slot never changes once claimed).
+//!    URL; one command per block of numbers the batch took); then one
+//!    `MGET` of the document's band tables (k+1, and for a short body 2
+//!    more, [`Layout::lookup_keys`]); and `HGET` the owners of the LSH
+//!    slots found taken (a slot never changes once claimed).
 //! 3. Only when needed (a match within the radius, or a fingerprint
 //!    recorded before): `HGET fpr` of those fingerprints.
 //! 4. Only for duplicates: `HGET sequrl` of the earliest match's number.

@@ -10,6 +10,19 @@ use crawler_tests::REDIS_URL;
 use pipeline::store::{Op, Reply};
 use pipeline::Store;
 
+/// Each store's replies to `steps`, one `exec` per step, in order.
+async fn on_both(stores: &[&Store], steps: &[Vec<Op>]) -> Vec<Vec<Vec<Reply>>> {
+    let mut replies = Vec::new();
+    for store in stores {
+        let mut got: Vec<Vec<Reply>> = Vec::new();
+        for ops in steps {
+            got.push(store.exec(ops).await.expect("exec"));
+        }
+        replies.push(got);
+    }
+    replies
+}
+
 fn claim(ns: &str, slots: &[(&str, &str, &[u8])], by: i64) -> Op {
     Op::ClaimFirst {
         slots: slots
@@ -66,14 +79,7 @@ async fn the_transaction_and_its_memory_twin_agree() {
             },
         ],
     ];
-    let mut replies = Vec::new();
-    for store in [&redis, &memory] {
-        let mut got: Vec<Vec<Reply>> = Vec::new();
-        for ops in &steps {
-            got.push(store.exec(ops).await.expect("exec"));
-        }
-        replies.push(got);
-    }
+    let replies = on_both(&[&redis, &memory], &steps).await;
     assert_eq!(replies[0], replies[1], "Redis and memory differ");
     // And what they agree on is right.
     let owners = |r: &Reply| match r {
@@ -142,14 +148,7 @@ async fn append_and_mget_and_their_memory_twins_agree() {
             },
         ],
     ];
-    let mut replies = Vec::new();
-    for store in [&redis, &memory] {
-        let mut got: Vec<Vec<Reply>> = Vec::new();
-        for ops in &steps {
-            got.push(store.exec(ops).await.expect("exec"));
-        }
-        replies.push(got);
-    }
+    let replies = on_both(&[&redis, &memory], &steps).await;
     assert_eq!(replies[0], replies[1], "Redis and memory differ");
     // Neither sends an MGET without keys.
     for store in [&redis, &memory] {
@@ -232,17 +231,8 @@ async fn setnx_with_and_its_memory_twin_agree() {
             Op::Get { key: k("doc:b") },
         ],
     ];
-    let mut replies = Vec::new();
-    for store in [
-        &Store::redis(REDIS_URL).await.expect("redis"),
-        &Store::memory(),
-    ] {
-        let mut got: Vec<Vec<Reply>> = Vec::new();
-        for ops in &steps {
-            got.push(store.exec(ops).await.expect("exec"));
-        }
-        replies.push(got);
-    }
+    let redis = Store::redis(REDIS_URL).await.expect("redis");
+    let replies = on_both(&[&redis, &Store::memory()], &steps).await;
     assert_eq!(replies[0], replies[1], "Redis and memory differ");
     let r = &replies[1];
     assert_eq!(r[0][0], Reply::Int(1));
@@ -314,17 +304,8 @@ async fn once_and_its_memory_twin_agree() {
             },
         ],
     ];
-    let mut replies = Vec::new();
-    for store in [
-        &Store::redis(REDIS_URL).await.expect("redis"),
-        &Store::memory(),
-    ] {
-        let mut got: Vec<Vec<Reply>> = Vec::new();
-        for ops in &steps {
-            got.push(store.exec(ops).await.expect("exec"));
-        }
-        replies.push(got);
-    }
+    let redis = Store::redis(REDIS_URL).await.expect("redis");
+    let mut replies = on_both(&[&redis, &Store::memory()], &steps).await;
     // HGETALL's field order is the store's own: compare as sorted pairs.
     let sorted = |r: &Reply| {
         let mut items: Vec<String> = match r {

@@ -337,30 +337,7 @@ impl Site {
             return;
         }
         self.port = Some(port);
-        let port_text = port.to_string();
-        let replace = |text: &mut String| {
-            if text.contains(PORT_PLACEHOLDER) {
-                *text = text.replace(PORT_PLACEHOLDER, &port_text);
-            }
-        };
-        for page in &mut self.pages {
-            page.links.iter_mut().for_each(replace);
-            if let Some(location) = &mut page.redirect_to {
-                replace(location);
-            }
-        }
-        for response in &mut self.responses {
-            for (_, value) in &mut response.headers {
-                replace(value);
-            }
-            if let StoredBody::Bytes(bytes) = &mut response.body {
-                if let Some(replaced) =
-                    replace_bytes(bytes, PORT_PLACEHOLDER.as_bytes(), port_text.as_bytes())
-                {
-                    *bytes = replaced.into();
-                }
-            }
-        }
+        self.replace_everywhere(PORT_PLACEHOLDER, &port.to_string());
     }
 
     /// The host of the site's absolute links to itself (`127.0.0.1` unless
@@ -381,9 +358,14 @@ impl Site {
             return;
         }
         self.host = host.to_string();
+        self.replace_everywhere(&from, &to);
+    }
+
+    /// `from` replaced by `to` in every link, redirect, header and body.
+    fn replace_everywhere(&mut self, from: &str, to: &str) {
         let replace = |text: &mut String| {
-            if text.contains(&from) {
-                *text = text.replace(&from, &to);
+            if text.contains(from) {
+                *text = text.replace(from, to);
             }
         };
         for page in &mut self.pages {
