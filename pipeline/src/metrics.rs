@@ -70,26 +70,28 @@ impl Metrics {
         })
     }
 
-    pub fn started(&self) {
-        self.in_flight.fetch_add(1, Ordering::Relaxed);
+    pub fn started(&self, messages: usize) {
+        self.in_flight.fetch_add(messages as u64, Ordering::Relaxed);
     }
 
-    /// Records one message's end and how long it took.
-    pub fn finished(&self, outcome: MessageOutcome, took: Duration) {
-        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+    /// Records the end of `messages` messages (one, or those of a bundle
+    /// that ended alike) and how long they took.
+    pub fn finished(&self, outcome: MessageOutcome, messages: usize, took: Duration) {
+        let n = messages as u64;
+        self.in_flight.fetch_sub(n, Ordering::Relaxed);
         let i = MessageOutcome::ALL
             .iter()
             .position(|o| *o == outcome)
             .unwrap_or(0);
-        self.outcomes[i].fetch_add(1, Ordering::Relaxed);
+        self.outcomes[i].fetch_add(n, Ordering::Relaxed);
         let secs = took.as_secs_f64();
         let b = BUCKETS
             .iter()
             .position(|le| secs <= *le)
             .unwrap_or(BUCKETS.len());
-        self.buckets[b].fetch_add(1, Ordering::Relaxed);
+        self.buckets[b].fetch_add(n, Ordering::Relaxed);
         self.sum_micros
-            .fetch_add(took.as_micros() as u64, Ordering::Relaxed);
+            .fetch_add(took.as_micros() as u64 * n, Ordering::Relaxed);
     }
 
     /// The Prometheus text exposition.
@@ -197,10 +199,10 @@ mod tests {
     #[test]
     fn renders_counters_and_a_cumulative_histogram() {
         let m = Metrics::new("fetch");
-        m.started();
-        m.finished(MessageOutcome::Acked, Duration::from_millis(3));
-        m.started();
-        m.finished(MessageOutcome::DeadLettered, Duration::from_secs(60));
+        m.started(1);
+        m.finished(MessageOutcome::Acked, 1, Duration::from_millis(3));
+        m.started(1);
+        m.finished(MessageOutcome::DeadLettered, 1, Duration::from_secs(60));
         let text = m.render();
         assert!(text.contains("crawler_messages_total{stage=\"fetch\",outcome=\"acked\"} 1"));
         assert!(

@@ -186,10 +186,16 @@ pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Sh
                     let inflight = inflight.clone();
                     let metrics = metrics.clone();
                     tokio::spawn(async move {
-                        metrics.started();
+                        let messages = crate::bundle::count(&delivery.data);
+                        metrics.started(messages);
                         let t = std::time::Instant::now();
-                        let outcome = process(&*stage, &session, &store, delivery, &handling).await;
-                        metrics.finished(outcome, t.elapsed());
+                        let (outcome, buried) =
+                            process(&*stage, &session, &store, delivery, &handling).await;
+                        let took = t.elapsed();
+                        metrics.finished(outcome, messages.saturating_sub(buried), took);
+                        if buried > 0 {
+                            metrics.finished(MessageOutcome::DeadLettered, buried, took);
+                        }
                         inflight.fetch_sub(1, Ordering::SeqCst);
                         drop(permit);
                     });
@@ -237,14 +243,15 @@ pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Sh
 /// Handles one delivery from decode to ack: one message, or a bundle of
 /// them ([`crate::bundle`]) handled at once (each holding a permit of
 /// `handling`, so a worker handles at most its concurrency of messages) and
-/// acked when all are done.
+/// acked when all are done. Returns how the delivery ended, and how many
+/// messages of a bundle went to the dead-letter queue alone.
 async fn process<S: Stage>(
     stage: &S,
     session: &Session,
     store: &Store,
     delivery: Delivery,
     handling: &Semaphore,
-) -> MessageOutcome {
+) -> (MessageOutcome, usize) {
     let queue = S::QUEUE.stage();
     let items: Vec<Vec<u8>> = match crate::bundle::unpack(&delivery.data) {
         Ok(items) if items.len() > 1 => items.into_iter().map(<[u8]>::to_vec).collect(),
@@ -255,7 +262,7 @@ async fn process<S: Stage>(
                 Ok(items) => items.first().map(|m| m.to_vec()).unwrap_or_default(),
                 Err(_) => delivery.data.clone(),
             };
-            return match handle(stage, &one, handling).await {
+            let outcome = match handle(stage, &one, handling).await {
                 Ok(outcome) => finish(session, store, delivery, vec![outcome], queue).await,
                 Err(StageError::Transient(reason)) => requeue(delivery, queue, &reason).await,
                 Err(StageError::Malformed(reason)) => {
@@ -263,6 +270,7 @@ async fn process<S: Stage>(
                     dead_letter(session, S::QUEUE, delivery, &reason).await
                 }
             };
+            return (outcome, 0);
         }
     };
     let mut handled = Vec::with_capacity(items.len());
@@ -276,9 +284,10 @@ async fn process<S: Stage>(
         Err(StageError::Transient(reason)) => Some(reason.clone()),
         _ => None,
     }) {
-        return requeue(delivery, queue, &reason).await;
+        return (requeue(delivery, queue, &reason).await, 0);
     }
     let mut outcomes = Vec::with_capacity(items.len());
+    let mut buried = 0;
     for (raw, result) in items.iter().zip(results) {
         match result {
             Ok(outcome) => outcomes.push(outcome),
@@ -287,12 +296,16 @@ async fn process<S: Stage>(
                 if let Err(e) = session.dead_letter_message(S::QUEUE, raw, &reason).await {
                     tracing::warn!(queue, error = %e, "dead letter not confirmed; the bundle will be redelivered");
                     let _ = delivery.requeue().await;
-                    return MessageOutcome::Redelivered;
+                    return (MessageOutcome::Redelivered, 0);
                 }
+                buried += 1;
             }
         }
     }
-    finish(session, store, delivery, outcomes, queue).await
+    (
+        finish(session, store, delivery, outcomes, queue).await,
+        buried,
+    )
 }
 
 /// One message: decoded and handed to the stage; a panic in the stage is a

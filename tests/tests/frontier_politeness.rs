@@ -175,20 +175,25 @@ async fn release_through_two_frontiers(
         let Ok(Some(Ok(delivery))) = next else {
             panic!("only {} of {distinct} distinct URLs released", seen.len());
         };
-        let task: FetchTask = decode(&delivery.data).unwrap();
-        delivery.ack().await.unwrap();
-        *seen.entry(task.url).or_default() += 1;
-        total += 1;
-        if kill_one && total == distinct / 2 {
-            frontiers[0].kill();
+        // One message, or a bundle of them (pipeline::bundle).
+        for raw in pipeline::bundle::unpack(&delivery.data).unwrap() {
+            let task: FetchTask = decode(raw).unwrap();
+            *seen.entry(task.url).or_default() += 1;
+            total += 1;
+            if kill_one && total == distinct / 2 {
+                frontiers[0].kill();
+            }
         }
+        delivery.ack().await.unwrap();
     }
     // Anything still coming would be a repeat.
     while let Ok(Some(Ok(d))) = tokio::time::timeout(Duration::from_secs(3), consumer.next()).await
     {
-        let task: FetchTask = decode(&d.data).unwrap();
+        for raw in pipeline::bundle::unpack(&d.data).unwrap() {
+            let task: FetchTask = decode(raw).unwrap();
+            *seen.entry(task.url).or_default() += 1;
+        }
         d.ack().await.unwrap();
-        *seen.entry(task.url).or_default() += 1;
     }
     drop(frontiers);
     env.cleanup().await;
