@@ -374,14 +374,14 @@ async fn bulk_load(conn: &mut MultiplexedConnection, table: &Table, seed: u64, f
     let mut at = from;
     while at < to {
         let end = (at + CHUNK).min(to);
-        let mut bands: HashMap<String, Vec<u8>> = HashMap::new();
+        let mut bands: HashMap<String, Vec<i64>> = HashMap::new();
         let mut seqs: HashMap<String, Vec<(i64, Vec<u8>)>> = HashMap::new();
         let mut slots: HashMap<String, Vec<(i64, i64)>> = HashMap::new();
         let mut urls: HashMap<String, Vec<(i64, String)>> = HashMap::new();
         for seq in at..end {
             let fp = rng.next();
-            for (band, key) in table.layout().bands().iter().zip(table.band_keys(fp)) {
-                band.push_entry(fp, bands.entry(key).or_default());
+            for key in table.band_keys(fp) {
+                bands.entry(key).or_default().push(fp as i64);
             }
             // Sequence numbers start at 1, like INCRBY's.
             let s = seq as i64 + 1;
@@ -410,14 +410,11 @@ async fn bulk_load(conn: &mut MultiplexedConnection, table: &Table, seed: u64, f
                 None
             }
         };
-        let entry = table.layout().bands()[0].entry_bytes();
-        for (key, bytes) in bands {
-            for part in growth_parts(&bytes, entry) {
-                pipe.append(&key, part).ignore();
-            }
+        for (key, members) in bands {
+            pipe.sadd(key, members).ignore();
             n += 1;
             if let Some(p) = flush(&mut pipe, &mut n, false) {
-                let () = p.query_async(conn).await.expect("bulk APPEND");
+                let () = p.query_async(conn).await.expect("bulk SADD");
             }
         }
         for (key, fields) in seqs {
@@ -454,38 +451,8 @@ async fn bulk_load(conn: &mut MultiplexedConnection, table: &Table, seed: u64, f
         .expect("SET fpseq");
 }
 
-/// `bytes` in up to three `APPEND`s that leave Redis's allocation where
-/// appending `entry` bytes at a time (as a crawl does) would: a new key is
-/// allocated exactly, and an append past the allocation grows it to twice
-/// the new length (under 1 MB). So the memory figures count the slack a
-/// crawl leaves. (A bulk load of 1M in chunks appends the next chunk to
-/// what the last one left, close enough for 10 chunks.)
-fn growth_parts(bytes: &[u8], entry: usize) -> Vec<&[u8]> {
-    let (mut len, mut cap, mut grown_at) = (0usize, 0usize, 0usize);
-    while len < bytes.len() {
-        let next = len + entry;
-        if next > cap {
-            cap = if len == 0 { next } else { 2 * next };
-            grown_at = next;
-        }
-        len = next;
-    }
-    if grown_at <= entry {
-        return vec![bytes];
-    }
-    let before = grown_at - entry;
-    [
-        &bytes[..before],
-        &bytes[before..grown_at],
-        &bytes[grown_at..],
-    ]
-    .into_iter()
-    .filter(|p| !p.is_empty())
-    .collect()
-}
-
 fn namespace_of(table: &Table) -> String {
-    // The counter key is `<ns>:fpseq`; the band key `<ns>:bandstr:..` gives the ns.
+    // The counter key is `<ns>:fpseq`; the band key `<ns>:band:..` gives the ns.
     let key = table.band_keys(0).next().unwrap_or_default();
     key.rsplitn(4, ':').last().unwrap_or_default().to_string()
 }
@@ -532,13 +499,13 @@ async fn report_memory(
     fps: u64,
     baseline: i64,
 ) {
-    let (band, nb) = memory_of(store, conn, &format!("{ns}:bandstr:*")).await;
+    let (band, nb) = memory_of(store, conn, &format!("{ns}:band:*")).await;
     let (seq, ns_) = memory_of(store, conn, &format!("{ns}:fpr:*")).await;
     let (url, nu) = memory_of(store, conn, &format!("{ns}:sequrl:*")).await;
     let (lsh, nl) = memory_of(store, conn, &format!("{ns}:lsh:*")).await;
     let delta = store.used_memory().await.expect("INFO memory") - baseline;
     let sample: Vec<String> = store
-        .keys_matching(&format!("{ns}:bandstr:0:1*"))
+        .keys_matching(&format!("{ns}:band:0:1*"))
         .await
         .expect("SCAN")
         .into_iter()

@@ -27,45 +27,6 @@ impl Band {
         };
         (fp >> self.shift) & mask
     }
-
-    /// Bytes of one stored entry of this band's table: the fingerprint's
-    /// other `64 - bits` bits (the band's own are the key), little endian.
-    pub fn entry_bytes(&self) -> usize {
-        (64 - self.bits.min(64) as usize).div_ceil(8)
-    }
-
-    /// Appends the table entry of `fp` (its bits outside this band) to `out`.
-    pub fn push_entry(&self, fp: u64, out: &mut Vec<u8>) {
-        let low = if self.shift == 0 {
-            0
-        } else {
-            fp & ((1u64 << self.shift) - 1)
-        };
-        let end = self.shift + self.bits;
-        let high = if end >= 64 { 0 } else { fp >> end };
-        let rest = low | high.checked_shl(self.shift).unwrap_or(0);
-        out.extend_from_slice(&rest.to_le_bytes()[..self.entry_bytes()]);
-    }
-
-    /// The fingerprints of a band table with this band's `value`: the
-    /// entries of `table` ([`Band::push_entry`]) joined with the value. A
-    /// trailing partial entry (none is ever written) is ignored.
-    pub fn entries<'t>(&self, value: u64, table: &'t [u8]) -> impl Iterator<Item = u64> + 't {
-        let n = self.entry_bytes().max(1);
-        let (shift, end) = (self.shift, self.shift + self.bits);
-        table.chunks_exact(n).map(move |chunk| {
-            let mut bytes = [0u8; 8];
-            bytes[..chunk.len()].copy_from_slice(chunk);
-            let rest = u64::from_le_bytes(bytes);
-            let low = if shift == 0 {
-                0
-            } else {
-                rest & ((1u64 << shift) - 1)
-            };
-            let high = rest.checked_shr(shift).unwrap_or(0);
-            low | value.checked_shl(shift).unwrap_or(0) | high.checked_shl(end).unwrap_or(0)
-        })
-    }
 }
 
 /// A layout that keeps the guarantee for distance `max_distance`.
@@ -187,45 +148,6 @@ impl Default for Layout {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn table_entries_give_back_every_fingerprint() {
-        let fps = [
-            0u64,
-            u64::MAX,
-            0x0123_4567_89ab_cdef,
-            1 << 63,
-            0xffff,
-            42 << 16,
-        ];
-        for layout in [
-            Layout::default(),
-            Layout::even(4).unwrap(),
-            Layout::even(6).unwrap(),
-        ] {
-            for band in layout.bands() {
-                for &fp in &fps {
-                    let mut table = Vec::new();
-                    band.push_entry(fp, &mut table);
-                    band.push_entry(!fp, &mut table);
-                    assert_eq!(table.len(), 2 * band.entry_bytes());
-                    let got: Vec<u64> = band
-                        .entries(band.value(fp), &table[..band.entry_bytes()])
-                        .collect();
-                    assert_eq!(got, vec![fp], "{band:?}");
-                    let got: Vec<u64> = band
-                        .entries(band.value(!fp), &table[band.entry_bytes()..])
-                        .collect();
-                    assert_eq!(got, vec![!fp], "{band:?}");
-                }
-            }
-        }
-        // 16-bit bands store 6 bytes per fingerprint.
-        assert!(Layout::default()
-            .bands()
-            .iter()
-            .all(|b| b.entry_bytes() == 6));
-    }
 
     #[test]
     fn refuses_layouts_that_lose_matches() {

@@ -29,8 +29,7 @@
 //! its exact normalized text only. Measured on HTML pages from four sources
 //! through the real stages: `cargo bench -p evaluation --bench neardup`.
 //!
-//! Redis keys: `bandstr:<i>:<value>` (append-only strings of 6-byte
-//! entries: the fingerprints whose band i has that value), `fpr:<shard>`
+//! Redis keys: `band:<i>:<value>` (sets of i64 fingerprints), `fpr:<shard>`
 //! (fingerprint → sequence number, search radius and MinHash signature of
 //! its first document), `lsh:<band>:<shard>` (MinHash LSH band value → the
 //! first fingerprint that had it), `sequrl:<block>` (sequence number →

@@ -3,17 +3,11 @@
 //!
 //! ## Keys (Redis, or the memory store of `crawler run`: same ops, same logic)
 //!
-//! - `<ns>:bandstr:<i>:<value>`: for band i of the [`Layout`] and the
-//!   band's value, an append-only string of fixed-size entries, one per
-//!   insert: each fingerprint's bits outside the band (6 bytes for the
-//!   default 16-bit bands, [`crate::bands::Band::push_entry`]). The hot
-//!   path: an insert is one `APPEND` per band, and one `MGET` reads all of
-//!   a lookup's k+1 (or k+3) tables. 4 × 65,536 keys with the default
-//!   layout, spread over the whole key space (no hash tag). A fingerprint
-//!   inserted twice (a redelivery, an exact copy) is there twice; readers
-//!   take each once. (Before: sets of i64, an `SADD` per insert and a
-//!   `DUMP` per table read; strings cost Redis less CPU per document, see
-//!   the crate's README.)
+//! - `<ns>:band:<i>:<value>`: for band i of the [`Layout`] and the band's
+//!   value, the set of fingerprints (as i64, so a set of up to 512 members
+//!   is an intset: 8 bytes each). The hot path: every lookup reads k+1 of
+//!   them. 4 × 65,536 keys with the default layout, spread over the whole
+//!   key space (no hash tag), so Redis Cluster shards them evenly.
 //! - `<ns>:fpr:<shard>`: the fingerprint's top [`SEQUENCE_SHARD_BITS`] bits
 //!   pick the shard, a hash from fingerprint (i64) to the record of the
 //!   first document that had it: its sequence number and its search radius
@@ -46,10 +40,11 @@
 //!    document than the same claims in a Lua script: measured with 8 slots.)
 //! 2. Record: `HSETNX fpr` (fingerprint → number and radius; the first
 //!    document with this fingerprint keeps it), `HSET sequrl` (number →
-//!    URL; one command per block of numbers the batch took); then one
-//!    `MGET` of the document's band tables (k+1, and for a short body 2
-//!    more, [`Layout::lookup_keys`]); and `HGET` the owners of the LSH
-//!    slots found taken (a slot never changes once claimed).
+//!    URL; one command per block of numbers the batch took); then look up
+//!    the k+1 band sets, and for a short body 2 more
+//!    ([`Layout::lookup_keys`]) (`DUMP`, read as their members:
+//!    [`pipeline::rdb`]); and `HGET` the owners of the LSH slots found
+//!    taken (a slot never changes once claimed).
 //! 3. Only when needed (a match within the radius, or a fingerprint
 //!    recorded before): `HGET fpr` of those fingerprints.
 //! 4. Only for duplicates: `HGET sequrl` of the earliest match's number.
@@ -278,15 +273,10 @@ impl Table {
             .iter()
             .flat_map(|p| {
                 let fp = p.fingerprint;
-                self.layout
-                    .bands()
-                    .iter()
-                    .zip(self.band_keys(fp))
-                    .map(move |(band, key)| {
-                        let mut value = Vec::with_capacity(band.entry_bytes());
-                        band.push_entry(fp, &mut value);
-                        Op::Append { key, value }
-                    })
+                self.band_keys(fp).map(move |key| Op::SAdd {
+                    key,
+                    members: vec![fp as i64],
+                })
             })
             .collect();
         let mut slots = Vec::new();
@@ -383,40 +373,6 @@ impl Table {
         Ok(())
     }
 
-    /// One `MGET` of a lookup's band tables ([`Layout::lookup_keys`]).
-    fn lookup_op(&self, probe: &Probe) -> Op {
-        Op::MGet {
-            keys: self
-                .layout
-                .lookup_keys(probe)
-                .map(|(band, value)| self.keys.band(band, value))
-                .collect(),
-        }
-    }
-
-    /// The stored fingerprints within the probe's radius in the reply to
-    /// its [`Table::lookup_op`] (its own too, when stored), each once.
-    fn found(&self, probe: &Probe, reply: &Reply) -> Result<Vec<u64>, TableError> {
-        let fp = probe.fingerprint;
-        let Reply::Array(tables) = reply else {
-            return Err(StoreError::Reply {
-                op: "MGET",
-                reply: reply.clone(),
-            }
-            .into());
-        };
-        let mut found = Vec::new();
-        for ((band, value), table) in self.layout.lookup_keys(probe).zip(tables) {
-            let Some(table) = table.data()? else { continue };
-            for c in self.layout.bands()[band].entries(value, &table) {
-                if distance(fp, c) <= probe.radius && !found.contains(&c) {
-                    found.push(c);
-                }
-            }
-        }
-        Ok(found)
-    }
-
     /// Rounds 2–4 for a batch whose round 1 ([`Table::insert_ops`]) is
     /// done, with the LSH slots it found taken ([`Table::lsh_taken`]).
     pub async fn record_and_decide(
@@ -425,8 +381,9 @@ impl Table {
         seqs: &[i64],
         taken: &[Vec<usize>],
     ) -> Result<Vec<Verdict>, TableError> {
+        let nbands = self.layout.bands().len();
         // 2. Record every document, then look every one up.
-        let mut ops = Vec::with_capacity(docs.len() * 3);
+        let mut ops = Vec::with_capacity(docs.len() * (2 + nbands));
         // Numbers are taken once, so the URL records of a batch (consecutive
         // numbers) need no NX: one HSET per block they fall in.
         let mut url_blocks: Vec<Op> = Vec::new();
@@ -452,7 +409,13 @@ impl Table {
         let mut lookups = Vec::with_capacity(docs.len() + 1);
         for (probe, _) in docs {
             lookups.push(ops.len());
-            ops.push(self.lookup_op(probe));
+            ops.extend(
+                self.layout
+                    .lookup_keys(probe)
+                    .map(|(band, value)| Op::SMembers {
+                        key: self.keys.band(band, value),
+                    }),
+            );
         }
         lookups.push(ops.len());
         // The owners of the LSH slots found taken, after the lookups.
@@ -497,10 +460,13 @@ impl Table {
                 want(fp);
             }
             let mut near = Vec::new();
-            for c in self.found(&probe, &replies[lookups[i]])? {
-                if c != fp {
-                    near.push(c);
-                    want(c);
+            for r in &replies[lookups[i]..lookups[i + 1]] {
+                for m in r.ints()? {
+                    let c = m as u64;
+                    if c != fp && distance(fp, c) <= probe.radius && !near.contains(&c) {
+                        near.push(c);
+                        want(c);
+                    }
                 }
             }
             let mut mine = Vec::new();
@@ -630,8 +596,22 @@ impl Table {
     /// recorded yet), with the first document that had it, nearest first.
     pub async fn near(&self, probe: &Probe) -> Result<Vec<Near>, TableError> {
         let fp = probe.fingerprint;
-        let replies = self.store.exec(&[self.lookup_op(probe)]).await?;
-        let found = self.found(probe, get(&replies, 0)?)?;
+        let ops: Vec<Op> = self
+            .layout
+            .lookup_keys(probe)
+            .map(|(band, value)| Op::SMembers {
+                key: self.keys.band(band, value),
+            })
+            .collect();
+        let mut found: Vec<u64> = Vec::new();
+        for r in self.store.exec(&ops).await? {
+            for m in r.ints()? {
+                let c = m as u64;
+                if distance(fp, c) <= probe.radius && !found.contains(&c) {
+                    found.push(c);
+                }
+            }
+        }
         let mut record_of: HashMap<u64, Option<Record>> = HashMap::with_capacity(found.len());
         self.read_records(&found, &mut record_of).await?;
         let mut records = Vec::with_capacity(found.len());

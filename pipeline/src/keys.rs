@@ -152,11 +152,9 @@ impl Keys {
         format!("{}:recrawl:interval", self.ns)
     }
 
-    /// Band table `band`, bucket `value` (contentseen): a string of
-    /// fixed-size entries, one per insert, each a fingerprint's bits
-    /// outside the band (`contentseen::bands::Band::push_entry`).
+    /// Band table `band`, bucket `value` (contentseen). Members: i64 fingerprints.
     pub fn band(&self, band: usize, value: u64) -> String {
-        format!("{}:bandstr:{band}:{value:x}", self.ns)
+        format!("{}:band:{band}:{value:x}", self.ns)
     }
 
     /// The records of stored fingerprints (contentseen): shard `shard` (the
@@ -168,15 +166,15 @@ impl Keys {
         format!("{}:fpr:{shard:x}", self.ns)
     }
 
+    /// Which document took a sequence number (contentseen): block `block`
+    /// (the number's high bits) of a hash, field = sequence number, value =
+    /// the document's URL. Read only for the original a duplicate points at.
     /// contentseen: MinHash LSH band `band`, shard `shard` (a hash from
     /// band value to the fingerprint that first had it).
     pub fn minhash_band(&self, band: usize, shard: u64) -> String {
         format!("{}:lsh:{band}:{shard:x}", self.ns)
     }
 
-    /// Which document took a sequence number (contentseen): block `block`
-    /// (the number's high bits) of a hash, field = sequence number, value =
-    /// the document's URL. Read only for the original a duplicate points at.
     pub fn sequence_url(&self, block: u64) -> String {
         format!("{}:sequrl:{block:x}", self.ns)
     }

@@ -29,6 +29,7 @@
 //! - [`backoff`], [`shutdown`]: small named types for cross-cutting concerns.
 //! - [`keys`]: every Redis key name, in one place.
 //! - [`metrics`]: Prometheus counters and latency histograms of a worker.
+//! - [`rdb`]: the members of a set of integers from its `DUMP` payload.
 //! - [`script`]: which writing system a character or text is in.
 
 pub mod backoff;
@@ -39,6 +40,7 @@ pub mod fault;
 pub mod keys;
 pub mod messages;
 pub mod metrics;
+pub mod rdb;
 pub mod script;
 pub mod shutdown;
 pub mod store;

@@ -25,8 +25,6 @@ pub enum StoreError {
     Reply { op: &'static str, reply: Reply },
     #[error("wrong kind of value at key {0}")]
     WrongType(String),
-    #[error("{0} needs at least one key")]
-    NoKeys(&'static str),
 }
 
 /// One operation. Replies come back in the same order, as [`Reply`].
@@ -34,6 +32,11 @@ pub enum StoreError {
 pub enum Op {
     /// SADD: reply Int(number added).
     SAdd { key: String, members: Vec<i64> },
+    /// The members of a set of integers (SMEMBERS): reply Ints. On Redis it
+    /// is read as one `DUMP` payload ([`crate::rdb`]), or with SMEMBERS in a
+    /// second round trip when that payload is not understood; either way it
+    /// sees at least every member added before its place in the batch.
+    SMembers { key: String },
     /// INCRBY: reply Int(new value).
     Incr { key: String, by: i64 },
     /// HINCRBY: reply Int(new value).
@@ -58,13 +61,6 @@ pub enum Op {
     },
     /// GET: reply Data or Nil.
     Get { key: String },
-    /// APPEND: reply Int(new length). (contentseen's band and LSH tables:
-    /// append-only strings of fixed-size entries.)
-    Append { key: String, value: Vec<u8> },
-    /// MGET: reply Array of Data or Nil (also for a key of another type),
-    /// one per key. At least one key (Redis refuses an empty MGET; so does
-    /// the memory store).
-    MGet { keys: Vec<String> },
     /// RPUSH: reply Int(new length).
     RPush { key: String, value: Vec<u8> },
     /// LRANGE: reply Array of Data.
@@ -193,6 +189,7 @@ impl Op {
     fn name(&self) -> &'static str {
         match self {
             Op::SAdd { .. } => "SADD",
+            Op::SMembers { .. } => "SMEMBERS",
             Op::Incr { .. } => "INCRBY",
             Op::HIncr { .. } => "HINCRBY",
             Op::HSetNx { .. } => "HSETNX",
@@ -201,8 +198,6 @@ impl Op {
             Op::SetNx { .. } => "SETNX",
             Op::Set { .. } => "SET",
             Op::Get { .. } => "GET",
-            Op::Append { .. } => "APPEND",
-            Op::MGet { .. } => "MGET",
             Op::RPush { .. } => "RPUSH",
             Op::LRange { .. } => "LRANGE",
             Op::LLen { .. } => "LLEN",
@@ -541,7 +536,7 @@ impl Store {
     /// [`Store::exec`] as one transaction (`MULTI`/`EXEC` on Redis; the
     /// memory store applies every batch under one lock): a process killed
     /// around it leaves all of `ops` or none. Not for [`Op::ClaimFirst`]
-    /// (a transaction itself).
+    /// (a transaction itself) or [`Op::SMembers`] of unknown encoding.
     pub async fn exec_atomic(&self, ops: &[Op]) -> Result<Vec<Reply>, StoreError> {
         if ops.is_empty() {
             return Ok(Vec::new());
@@ -607,6 +602,11 @@ pub struct RedisStore {
     url: String,
     conn: ConnectionManager,
     scripts: Arc<Scripts>,
+    /// Whether the server answers `DUMP` (a server may disable or rename it,
+    /// or an ACL refuse it): sets are read from their payloads, else with
+    /// SMEMBERS. Probed on the first set read, not at connect: most stages
+    /// never read a set.
+    dump: Arc<tokio::sync::OnceCell<bool>>,
 }
 
 impl RedisStore {
@@ -630,10 +630,43 @@ impl RedisStore {
             url: shown.clone(),
             conn,
             scripts: Arc::new(Scripts::new()),
+            dump: Arc::default(),
         })
     }
 
+    /// Whether sets are read with `DUMP`: probed once, with `DUMP` of a key
+    /// that does not exist (nil). An error reply from the server means no;
+    /// a connection error is returned and the probe runs again next time.
+    async fn dump_allowed(&self) -> Result<bool, StoreError> {
+        self.dump
+            .get_or_try_init(|| async {
+                let mut conn = self.conn.clone();
+                match redis::cmd("DUMP")
+                    .arg("crawler:probe:dump")
+                    .query_async::<redis::Value>(&mut conn)
+                    .await
+                {
+                    Ok(_) => Ok(true),
+                    Err(e) if e.code().is_some() => {
+                        tracing::warn!(redis = %self.url, error = %e, "DUMP refused: sets are read with SMEMBERS (slower)");
+                        Ok(false)
+                    }
+                    Err(source) => Err(StoreError::Redis {
+                        url: self.url.clone(),
+                        source,
+                    }),
+                }
+            })
+            .await
+            .copied()
+    }
+
     async fn exec(&self, ops: &[Op], atomic: bool) -> Result<Vec<Reply>, StoreError> {
+        let dump = if ops.iter().any(|op| matches!(op, Op::SMembers { .. })) {
+            self.dump_allowed().await?
+        } else {
+            false
+        };
         let mut pipe = redis::pipe();
         if atomic {
             pipe.atomic();
@@ -652,6 +685,12 @@ impl RedisStore {
             match op {
                 Op::SAdd { key, members } => {
                     pipe.sadd(key, members);
+                }
+                Op::SMembers { key } if dump => {
+                    pipe.cmd("DUMP").arg(key);
+                }
+                Op::SMembers { key } => {
+                    pipe.smembers(key);
                 }
                 Op::Incr { key, by } => {
                     pipe.incr(key, *by);
@@ -686,13 +725,6 @@ impl RedisStore {
                 Op::Get { key } => {
                     pipe.get(key);
                 }
-                Op::Append { key, value } => {
-                    pipe.append(key, value);
-                }
-                Op::MGet { keys } if keys.is_empty() => return Err(StoreError::NoKeys("MGET")),
-                Op::MGet { keys } => {
-                    pipe.cmd("MGET").arg(keys);
-                }
                 Op::RPush { key, value } => {
                     pipe.rpush(key, value);
                 }
@@ -713,7 +745,7 @@ impl RedisStore {
                 }
                 Op::HSet { key, fields } => {
                     // HSET with many fields (HMSET would reply OK, not the
-                    // number of new fields).
+                    // number of new fields as the memory store does).
                     let cmd = pipe.cmd("HSET").arg(key);
                     for (field, value) in fields {
                         cmd.arg(field).arg(value.as_slice());
@@ -857,7 +889,60 @@ impl RedisStore {
                     url: self.url.clone(),
                     source,
                 })?;
-        Ok(values.into_iter().map(reply_from_redis).collect())
+        let mut replies: Vec<Reply> = values.into_iter().map(reply_from_redis).collect();
+        self.read_set_payloads(ops, &mut replies, dump).await?;
+        Ok(replies)
+    }
+
+    /// Turns the `DUMP` payloads of [`Op::SMembers`] into their members;
+    /// the sets whose payload is not understood are read with SMEMBERS, in
+    /// one more round trip.
+    async fn read_set_payloads(
+        &self,
+        ops: &[Op],
+        replies: &mut [Reply],
+        dump: bool,
+    ) -> Result<(), StoreError> {
+        let mut fallback: Vec<(usize, &str)> = Vec::new();
+        for (i, (op, reply)) in ops.iter().zip(replies.iter_mut()).enumerate() {
+            let Op::SMembers { key } = op else { continue };
+            if !dump {
+                *reply = Reply::Ints(reply.ints()?);
+                continue;
+            }
+            match reply {
+                Reply::Nil => *reply = Reply::Ints(Vec::new()),
+                Reply::Data(payload) => match crate::rdb::set_members(payload) {
+                    Some(members) => *reply = Reply::Ints(members),
+                    None => fallback.push((i, key)),
+                },
+                _ => {
+                    return Err(StoreError::Reply {
+                        op: "DUMP",
+                        reply: reply.clone(),
+                    })
+                }
+            }
+        }
+        if fallback.is_empty() {
+            return Ok(());
+        }
+        let mut pipe = redis::pipe();
+        for (_, key) in &fallback {
+            pipe.smembers(*key);
+        }
+        let mut conn = self.conn.clone();
+        let sets: Vec<Vec<i64>> =
+            pipe.query_async(&mut conn)
+                .await
+                .map_err(|source| StoreError::Redis {
+                    url: self.url.clone(),
+                    source,
+                })?;
+        for ((i, _), members) in fallback.into_iter().zip(sets) {
+            replies[i] = Reply::Ints(members);
+        }
+        Ok(())
     }
 
     async fn keys_matching(&self, pattern: &str) -> Result<Vec<String>, StoreError> {
@@ -1192,6 +1277,11 @@ fn apply(map: &mut HashMap<String, Value>, op: &Op) -> Result<Reply, StoreError>
             let set = set_mut(map, key)?;
             Reply::Int(members.iter().filter(|m| set.insert(**m)).count() as i64)
         }
+        Op::SMembers { key } => match map.get(key) {
+            Some(Value::Set(s)) => ints_reply(s.iter().copied()),
+            Some(_) => return Err(StoreError::WrongType(key.clone())),
+            None => Reply::Ints(Vec::new()),
+        },
         Op::SetNxWith {
             key,
             value,
@@ -1325,26 +1415,6 @@ fn apply(map: &mut HashMap<String, Value>, op: &Op) -> Result<Reply, StoreError>
             map.insert(key.clone(), Value::Str(value.clone()));
             Reply::Nil
         }
-        Op::Append { key, value } => match map
-            .entry(key.clone())
-            .or_insert_with(|| Value::Str(Vec::new()))
-        {
-            Value::Str(s) => {
-                s.extend_from_slice(value);
-                Reply::Int(s.len() as i64)
-            }
-            _ => return Err(StoreError::WrongType(key.clone())),
-        },
-        Op::MGet { keys } if keys.is_empty() => return Err(StoreError::NoKeys("MGET")),
-        Op::MGet { keys } => Reply::Array(
-            keys.iter()
-                .map(|key| match map.get(key) {
-                    Some(Value::Str(s)) => Reply::Data(s.clone()),
-                    // MGET replies nil for a key of another type.
-                    _ => Reply::Nil,
-                })
-                .collect(),
-        ),
         Op::Get { key } => match map.get(key) {
             Some(Value::Str(s)) => Reply::Data(s.clone()),
             Some(_) => return Err(StoreError::WrongType(key.clone())),

@@ -46,23 +46,22 @@ async fn banded_lookups_return_exactly_what_a_scan_returns() {
     let k = layout.max_distance();
     let table = Table::new(store.clone(), &ns, layout);
 
-    // Bulk insert: one APPEND of all its entries per band table, big
-    // pipelines (the entries the protocol's inserts append one by one).
+    // Bulk insert: one multi-member SADD per band key, big pipelines.
     let mut rng = Rng(0x5EED);
     let t0 = Instant::now();
     let stored: Vec<u64> = (0..STORED).map(|_| rng.next()).collect();
-    let mut by_key: HashMap<String, Vec<u8>> = HashMap::new();
+    let mut by_key: HashMap<String, Vec<i64>> = HashMap::new();
     for &fp in &stored {
-        for (band, key) in table.layout().bands().iter().zip(table.band_keys(fp)) {
-            band.push_entry(fp, by_key.entry(key).or_default());
+        for key in table.band_keys(fp) {
+            by_key.entry(key).or_default().push(fp as i64);
         }
     }
     let ops: Vec<Op> = by_key
         .into_iter()
-        .map(|(key, value)| Op::Append { key, value })
+        .map(|(key, members)| Op::SAdd { key, members })
         .collect();
     for chunk in ops.chunks(20_000) {
-        store.exec(chunk).await.expect("bulk APPEND");
+        store.exec(chunk).await.expect("bulk SADD");
     }
     eprintln!("bulk insert of {STORED}: {:?}", t0.elapsed());
 
