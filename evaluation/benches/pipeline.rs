@@ -393,6 +393,13 @@ fn scrape_messages(port: u16) -> BTreeMap<String, u64> {
     let mut text = String::new();
     let _ = stream.read_to_string(&mut text);
     for line in text.lines() {
+        // Broker deliveries (a bundle of messages is one delivery).
+        if let Some(rest) = line.strip_prefix("crawler_deliveries_total{") {
+            if let Some((_, value)) = rest.split_once("} ") {
+                *out.entry("deliveries".to_string()).or_insert(0) +=
+                    value.trim().parse().unwrap_or(0);
+            }
+        }
         if let Some(rest) = line.strip_prefix("crawler_messages_total{") {
             let Some((labels, value)) = rest.split_once("} ") else {
                 continue;
@@ -835,7 +842,9 @@ fn distributed_in(env: &Env, ns: &str, timeout: Duration, out: &mut Outcome) -> 
             window - out.wall_secs,
             (calls as f64 - tail).max(0.0) / out.pages.max(1) as f64
         ));
-        let delivered: u64 = messages.iter().flat_map(|m| m.values()).sum();
+        // Broker messages: deliveries (bundles count once), not the
+        // messages inside them.
+        let delivered: u64 = messages.iter().filter_map(|m| m.get("deliveries")).sum();
         out.amqp_messages = Some(delivered);
         let (mut recv, mut send, mut found) = (0, 0, 0);
         for ports in &worker_ports {
@@ -865,7 +874,7 @@ fn distributed_in(env: &Env, ns: &str, timeout: Duration, out: &mut Outcome) -> 
             bg_redis_rate * window
         ));
         out.notes.push(format!(
-            "RabbitMQ: deliveries from the workers' crawler_messages_total by outcome {}; bytes are the {} worker connections' socket octets (AMQP frames both ways, acks and confirms included): {} B in, {} B out",
+            "RabbitMQ: broker deliveries are the workers' crawler_deliveries_total, the messages in them by outcome (crawler_messages_total) {}; bytes are the {} worker connections' socket octets (AMQP frames both ways, acks and confirms included): {} B in, {} B out",
             workers
                 .iter()
                 .map(|(name, _)| name)

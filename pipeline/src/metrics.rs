@@ -57,6 +57,8 @@ pub struct Metrics {
     /// Sum of latencies in microseconds.
     sum_micros: AtomicU64,
     in_flight: AtomicU64,
+    /// Broker deliveries (a bundle of messages is one).
+    deliveries: AtomicU64,
 }
 
 impl Metrics {
@@ -67,10 +69,13 @@ impl Metrics {
             buckets: Default::default(),
             sum_micros: AtomicU64::new(0),
             in_flight: AtomicU64::new(0),
+            deliveries: AtomicU64::new(0),
         })
     }
 
+    /// A delivery of `messages` messages (one, or a bundle) taken.
     pub fn started(&self, messages: usize) {
+        self.deliveries.fetch_add(1, Ordering::Relaxed);
         self.in_flight.fetch_add(messages as u64, Ordering::Relaxed);
     }
 
@@ -111,6 +116,16 @@ impl Metrics {
                 c.load(Ordering::Relaxed)
             );
         }
+        let _ = writeln!(
+            out,
+            "# HELP crawler_deliveries_total Broker deliveries taken (a bundle of messages is one)."
+        );
+        let _ = writeln!(out, "# TYPE crawler_deliveries_total counter");
+        let _ = writeln!(
+            out,
+            "crawler_deliveries_total{{stage=\"{st}\"}} {}",
+            self.deliveries.load(Ordering::Relaxed)
+        );
         let _ = writeln!(
             out,
             "# HELP crawler_messages_in_flight Messages being handled now."
