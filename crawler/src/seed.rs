@@ -243,6 +243,7 @@ pub fn seed_batches(spec: &CrawlSpec, seeds: &[String]) -> anyhow::Result<Vec<Ve
                 redirects: 0,
                 attempt: 0,
                 rescheduled: false,
+                task: None,
                 links: chunk.iter().map(Link::new).collect(),
             })?)
         })

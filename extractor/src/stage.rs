@@ -72,6 +72,7 @@ impl Stage for ExtractorStage {
                 redirects: 0,
                 attempt: 0,
                 rescheduled: false,
+                task: None,
                 links: article
                     .outlinks
                     .into_iter()

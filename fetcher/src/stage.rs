@@ -204,6 +204,9 @@ impl FetcherStage {
         let batch = UrlBatch {
             // So the frontier does not drop it as already seen.
             rescheduled: true,
+            // The same task, later: counted once however often it was
+            // delivered.
+            task: Some(task.identity()),
             ..UrlBatch::follow_up(task, &task.url)
         };
         Ok(Outcome {

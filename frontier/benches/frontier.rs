@@ -91,6 +91,7 @@ async fn main() {
             redirects: 0,
             attempt: 0,
             rescheduled: false,
+            task: None,
             links: (0..100u64)
                 .map(|j| {
                     let i = b * 100 + j;

@@ -250,8 +250,12 @@ impl FrontierStage {
                 Ok(u) => u.origin().ascii_serialization(),
                 Err(_) => continue,
             };
-            // A redelivered batch makes the same tasks.
-            let id = FetchTask::derive_id(&[&batch.id, &url]);
+            // A redelivered batch makes the same tasks; a task handed back
+            // stays the task it was.
+            let id = match &batch.task {
+                Some(task) if batch.rescheduled && !task.is_empty() => task.clone(),
+                _ => FetchTask::derive_id(&[&batch.id, &url]),
+            };
             let task = FetchTask {
                 v: VERSION,
                 crawl: batch.crawl.clone(),
@@ -335,6 +339,7 @@ mod tests {
             redirects: 0,
             attempt: 0,
             rescheduled: false,
+            task: None,
             links: urls.iter().map(|u| Link::new(*u)).collect(),
         }
     }
@@ -456,6 +461,46 @@ mod tests {
             stage.handle(bad).await,
             Err(StageError::Malformed(_))
         ));
+    }
+
+    async fn released_tasks(stage: &FrontierStage) -> Vec<FetchTask> {
+        let taken = crate::release::take_due(&stage.store, &stage.keys, &Default::default())
+            .await
+            .unwrap();
+        let tasks = taken
+            .tasks()
+            .iter()
+            .map(|p| decode::<FetchTask>(p).unwrap())
+            .collect();
+        crate::release::confirm(&stage.store, &stage.keys, &taken)
+            .await
+            .unwrap();
+        tasks
+    }
+
+    #[tokio::test]
+    async fn a_task_handed_back_keeps_its_identity() {
+        let stage = FrontierStage::new(Store::memory(), "t");
+        stage.handle(batch("b1", 1, &["/a"])).await.unwrap();
+        let first = released_tasks(&stage).await;
+        assert_eq!(first.len(), 1);
+        // The fetcher hands it back (its host was not due), twice: the task
+        // it becomes each time is the same task, so it is counted once.
+        for round in ["b2", "b3"] {
+            let mut later = batch(round, 1, &["/a"]);
+            later.rescheduled = true;
+            later.task = Some(first[0].id.clone());
+            stage.handle(later).await.unwrap();
+            let again = released_tasks(&stage).await;
+            assert_eq!(again.len(), 1);
+            assert_eq!(again[0].id, first[0].id, "{round}");
+        }
+        // A retry is a new attempt, and a new task.
+        let mut retry = batch("b4", 1, &["/a"]);
+        retry.attempt = 1;
+        stage.handle(retry).await.unwrap();
+        let retried = released_tasks(&stage).await;
+        assert_ne!(retried[0].id, first[0].id);
     }
 
     #[tokio::test]

@@ -180,6 +180,14 @@ pub struct UrlBatch {
     /// was not due): skips the seen check without counting as an attempt.
     #[serde(default)]
     pub rescheduled: bool,
+    /// For a URL handed back ([`UrlBatch::rescheduled`]): the identity of
+    /// the task it came from, which the task it becomes keeps. A task that
+    /// was fetched, lost its ack in a broker restart and was then handed
+    /// back on its redelivery is the same task, counted once
+    /// ([`crate::store::Op::Once`]); with a new identity it was fetched
+    /// and counted twice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
     pub links: Vec<Link>,
 }
 
@@ -199,6 +207,7 @@ impl UrlBatch {
             redirects: task.redirects,
             attempt: task.attempt,
             rescheduled: false,
+            task: None,
             links: vec![Link::new(url)],
         }
     }

@@ -36,6 +36,7 @@ async fn dead_letters_say_why_and_can_be_replayed() {
         redirects: 0,
         attempt: 0,
         rescheduled: false,
+        task: None,
         links: vec![Link::new("http://127.0.0.1:9/a")],
     };
     session

@@ -159,6 +159,7 @@ async fn release_through_two_frontiers(
                 redirects: 0,
                 attempt: 0,
                 rescheduled: false,
+                task: None,
                 links: chunk.iter().map(Link::new).collect(),
             })
             .unwrap()
