@@ -184,30 +184,94 @@ pub fn clean_rivals(declared: &'static Encoding, bytes: &[u8]) -> Vec<&'static E
 
 /// The text a clean decode gives is mostly real characters, not the
 /// oddities a wrong multi-byte decoder produces from foreign bytes:
-/// private-use characters, half-width katakana, C1 controls. Reads at most
-/// [`RIVAL_CHECK_WINDOW`] bytes.
+/// private-use characters, half-width katakana, C1 controls; and, for a
+/// CJK encoding, not mostly lone characters stuck inside Latin words. Reads
+/// at most [`RIVAL_CHECK_WINDOW`] bytes.
+///
+/// The second is how Latin text told it is GBK, Big5 or EUC-KR looks: an
+/// accented letter followed by a letter (`é` then `t` in `été`) is a valid
+/// two-byte sequence, so a page whose few accented letters all precede a
+/// letter decodes cleanly, each of them with the letter after it turned
+/// into one CJK character between ASCII letters. Real CJK text runs several
+/// CJK characters together, and where it meets Latin words (`iPhone版`)
+/// most of its characters still have a CJK neighbour.
 pub fn reads_as_text(encoding: &'static Encoding, bytes: &[u8]) -> bool {
     let window = &bytes[..bytes.len().min(RIVAL_CHECK_WINDOW)];
     let mut decoder = encoding.new_decoder_without_bom_handling();
     let mut buffer = String::with_capacity(8192);
     let mut input = window;
     let (mut non_ascii, mut odd) = (0usize, 0usize);
+    let mut lone = LoneInLatin::default();
     loop {
         buffer.clear();
         let (result, read, _) = decoder.decode_to_string(input, &mut buffer, false);
-        for c in buffer.chars().filter(|c| !c.is_ascii()) {
-            non_ascii += 1;
-            odd += usize::from(is_odd_char(c));
+        for c in buffer.chars() {
+            lone.push(c);
+            if !c.is_ascii() {
+                non_ascii += 1;
+                odd += usize::from(is_odd_char(c));
+            }
         }
         input = &input[read..];
         if result == encoding_rs::CoderResult::InputEmpty {
             break;
         }
     }
+    lone.finish();
     // A few odd characters happen (a PUA icon font, one katakana word);
     // a tenth is a wrong decoder.
-    odd * 10 <= non_ascii
+    let cjk = encoding != UTF_8 && is_multibyte(encoding);
+    odd * 10 <= non_ascii && !(cjk && lone.is_latin_text(non_ascii))
 }
+
+/// Counts, over a stream of characters, the non-ASCII ones that stand
+/// alone between ASCII characters with an ASCII letter on one side at least.
+#[derive(Debug, Default)]
+struct LoneInLatin {
+    /// The character before the candidate.
+    before: Option<char>,
+    /// The character judged when the next one arrives.
+    candidate: Option<char>,
+    lone: usize,
+}
+
+impl LoneInLatin {
+    fn push(&mut self, next: char) {
+        self.judge(Some(next));
+        self.before = self.candidate;
+        self.candidate = Some(next);
+    }
+
+    fn finish(&mut self) {
+        self.judge(None);
+    }
+
+    fn judge(&mut self, next: Option<char>) {
+        let Some(c) = self.candidate else { return };
+        if c.is_ascii() {
+            return;
+        }
+        let ascii_side = |side: Option<char>| side.is_none_or(|s| s.is_ascii());
+        let letter_side = |side: Option<char>| side.is_some_and(|s| s.is_ascii_alphabetic());
+        if ascii_side(self.before)
+            && ascii_side(next)
+            && (letter_side(self.before) || letter_side(next))
+        {
+            self.lone += 1;
+        }
+    }
+
+    /// Most non-ASCII characters (and at least [`MIN_LONE_IN_LATIN`]) are
+    /// lone characters in Latin words.
+    fn is_latin_text(&self, non_ascii: usize) -> bool {
+        self.lone >= MIN_LONE_IN_LATIN && self.lone * 2 > non_ascii
+    }
+}
+
+/// Lone CJK characters in Latin words needed before a reading counts as
+/// Latin text told it is CJK: one or two happen in real pages (a name, a
+/// unit).
+const MIN_LONE_IN_LATIN: usize = 3;
 
 fn is_odd_char(c: char) -> bool {
     matches!(c, '\u{80}'..='\u{9F}' | '\u{E000}'..='\u{F8FF}' | '\u{FF61}'..='\u{FF9F}' | '\u{FFFD}')
@@ -216,6 +280,23 @@ fn is_odd_char(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn latin_text_told_it_is_cjk_does_not_read_as_text() {
+        // Every accented letter precedes a letter: GBK decodes it cleanly,
+        // into lone CJK characters inside words.
+        let latin = "Les \u{e9}l\u{e8}ves ont \u{e9}tudi\u{e9}s la f\u{ea}te du cr\u{e9}puscule avec leurs amis.";
+        let (bytes, _, _) = encoding_rs::WINDOWS_1252.encode(latin);
+        assert!(decodes_cleanly(GBK, &bytes), "the test needs a clean GBK decode");
+        assert!(!reads_as_text(GBK, &bytes));
+        // Real Chinese text with Latin words in it still reads as text.
+        let mixed = "\u{6211}\u{4eec}\u{7528}iPhone\u{624b}\u{673a}\u{6d4f}\u{89c8}\u{7f51}\u{9875}\u{ff0c}Windows\u{7248}\u{672c}\u{4e5f}\u{53ef}\u{4ee5}\u{3002}";
+        let (bytes, _, _) = GBK.encode(mixed);
+        assert!(reads_as_text(GBK, &bytes));
+        // Never asked of UTF-8: French in UTF-8 is made of lone accented
+        // letters.
+        assert!(reads_as_text(UTF_8, latin.as_bytes()));
+    }
 
     #[test]
     fn clean_decode_refutes_multibyte_lies() {
