@@ -287,7 +287,10 @@ mod tests {
         // into lone CJK characters inside words.
         let latin = "Les \u{e9}l\u{e8}ves ont \u{e9}tudi\u{e9}s la f\u{ea}te du cr\u{e9}puscule avec leurs amis.";
         let (bytes, _, _) = encoding_rs::WINDOWS_1252.encode(latin);
-        assert!(decodes_cleanly(GBK, &bytes), "the test needs a clean GBK decode");
+        assert!(
+            decodes_cleanly(GBK, &bytes),
+            "the test needs a clean GBK decode"
+        );
         assert!(!reads_as_text(GBK, &bytes));
         // Real Chinese text with Latin words in it still reads as text.
         let mixed = "\u{6211}\u{4eec}\u{7528}iPhone\u{624b}\u{673a}\u{6d4f}\u{89c8}\u{7f51}\u{9875}\u{ff0c}Windows\u{7248}\u{672c}\u{4e5f}\u{53ef}\u{4ee5}\u{3002}";

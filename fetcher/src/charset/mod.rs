@@ -69,6 +69,13 @@ const COMMON_SHARE_FLOOR: f64 = 0.3;
 /// read as GBK or Shift_JIS fail every few words.
 pub const TOLERATED_CHARS_PER_ERROR: usize = 500;
 
+/// The same for a declared UTF-8: at most one malformed sequence per this
+/// many valid non-ASCII characters. Legacy bytes read as UTF-8 give the
+/// opposite proportion (nearly every non-ASCII byte is malformed), so a
+/// short damaged page (one cut character among a few hundred) is not taken
+/// for a lie.
+pub const TOLERATED_UTF8_CHARS_PER_ERROR: usize = 20;
+
 /// What the fetcher knows about a page besides its bytes.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Signals<'a> {
@@ -487,17 +494,25 @@ impl<'b> Ballot<'b> {
             return None;
         }
         let (malformed, characters) = evidence::malformed_sequences(first, self.bytes);
-        if malformed == 0 || malformed.saturating_mul(TOLERATED_CHARS_PER_ERROR) > characters {
+        if malformed == 0 {
             return None;
         }
         if first == UTF_8 {
-            // Legacy bytes break UTF-8 at nearly every non-ASCII character; a few
-            // malformed sequences among thousands of valid ones are damage.
+            // Legacy bytes break UTF-8 at nearly every non-ASCII character
+            // (a valid multi-byte sequence is rare in them); a few malformed
+            // sequences among many valid ones are damage, even on a short
+            // page.
+            if malformed.saturating_mul(TOLERATED_UTF8_CHARS_PER_ERROR) > characters {
+                return None;
+            }
             let reason = format!(
                 "the declared UTF-8 meets {malformed} malformed sequences in {characters} \
                  characters (a damaged page, not a lie); detector skipped"
             );
             return Some((UTF_8, reason));
+        }
+        if malformed.saturating_mul(TOLERATED_CHARS_PER_ERROR) > characters {
+            return None;
         }
         let declared_share = cjk::common_share(first, self.bytes)?;
         let outshines = |rival: &&'static Encoding| {
@@ -695,6 +710,26 @@ mod tests {
                 ..Signals::default()
             },
         )
+    }
+
+    #[test]
+    fn a_short_utf8_page_with_one_cut_character_is_damaged_not_lying() {
+        // About 250 Cyrillic letters and one character cut in half: far
+        // fewer than TOLERATED_CHARS_PER_ERROR characters, but a legacy page
+        // read as UTF-8 would break at nearly every letter.
+        let mut bytes = page(Some("utf-8"), RUSSIAN, UTF_8);
+        let half = bytes.len() / 2;
+        let cut = (half..bytes.len())
+            .find(|&i| bytes[i] >= 0xC0)
+            .expect("a lead byte");
+        bytes.remove(cut + 1);
+        assert!(!evidence::decodes_cleanly(UTF_8, &bytes));
+        let decision = decided(&bytes, Some("text/html; charset=utf-8"));
+        assert_eq!(decision.encoding(), UTF_8, "{decision:?}");
+        // The same text in windows-1251, told it is UTF-8, is still a lie.
+        let lie = page(Some("utf-8"), RUSSIAN, WINDOWS_1251);
+        let decision = decided(&lie, Some("text/html; charset=utf-8"));
+        assert_eq!(decision.encoding(), WINDOWS_1251, "{decision:?}");
     }
 
     #[test]
