@@ -10,6 +10,8 @@ use contentseen::bands::Layout;
 struct Args {
     #[command(flatten)]
     service: pipeline::ServiceConfig,
+    #[command(flatten)]
+    _config_file: pipeline::config::ConfigFile,
 
     /// Hamming distance within which two bodies are near-duplicates; the
     /// tables use k+1 bands of equal width so no match is missed.

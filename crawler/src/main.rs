@@ -5,6 +5,11 @@
 //! - `query`, `stats`, `export`: read what the cluster stored in Redis.
 //! - `health`: whether this host's worker keeps its heartbeat (healthchecks).
 //! - `extract`, `charset`: debug one saved page without any service.
+//! - `completions`: a shell completion script.
+//!
+//! Only the subcommands that talk to RabbitMQ or Redis take the service
+//! settings ([`pipeline::ServiceConfig`], under the help heading
+//! "Services").
 //!
 //! Each subcommand lives in its own module; this file only parses and dispatches.
 
@@ -18,44 +23,110 @@ mod seed;
 mod sitemaps;
 mod stats;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
     name = "crawler",
     version,
-    about = "A distributed web crawler with a near-duplicate filter"
+    about = "A distributed web crawler with a near-duplicate filter",
+    after_help = "Examples:\n  crawler run --allow-private http://127.0.0.1:8080/ --max-pages 200 > crawl.jsonl   # one process, no services\n  crawler seed https://example.com/ --crawl news --max-pages 10000    # to the running workers\n  crawler stats --watch\n  crawler query --why https://example.com/a-repost.html\n\nThe subcommands that talk to RabbitMQ and Redis list their settings under \"Services\"."
 )]
 struct Cli {
     #[command(flatten)]
-    service: pipeline::ServiceConfig,
+    _config_file: pipeline::config::ConfigFile,
     #[command(subcommand)]
     command: Command,
+}
+
+/// A subcommand's own arguments and, under their own help heading, where
+/// the services are: only the subcommands that talk to RabbitMQ or Redis
+/// take them.
+#[derive(Args)]
+struct WithServices<A: Args> {
+    #[command(flatten)]
+    args: A,
+    #[command(flatten, next_help_heading = "Services")]
+    service: pipeline::ServiceConfig,
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Publish seed URLs to the frontier queue.
-    Seed(seed::SeedArgs),
+    #[command(
+        after_help = "Examples:\n  crawler seed https://example.com/ --crawl news --max-pages 10000\n  crawler seed --file seeds.txt --allow-domain example.com --max-depth 5\n  crawler seed https://example.com/ --sitemaps --delay-ms 2000"
+    )]
+    Seed(WithServices<seed::SeedArgs>),
     /// Crawl in this process (no RabbitMQ or Redis needed) and print every
     /// stored document as a JSON line.
+    #[command(
+        after_help = "Examples:\n  crawler run --allow-private http://127.0.0.1:8080/ --max-pages 200 > crawl.jsonl\n  crawler run https://example.com/ --max-depth 2 --delay-ms 1000 > crawl.jsonl"
+    )]
     Run(run::RunArgs),
     /// Show the stored document of a URL, or its near-duplicates.
-    Query(query::QueryArgs),
+    #[command(
+        after_help = "Examples:\n  crawler query https://example.com/story.html\n  crawler query --duplicates https://example.com/story.html\n  crawler query --why https://mirror.example.net/story.html\n  crawler query --why https://mirror.example.net/story.html --from crawl.jsonl   # a crawler run's output\n  echo \"some article text\" | crawler query --text"
+    )]
+    Query(WithServices<query::QueryArgs>),
     /// Queue depths and page counters.
-    Stats(stats::StatsArgs),
+    #[command(
+        after_help = "Examples:\n  crawler stats\n  crawler stats --watch\n  crawler stats --wait-idle --timeout-secs 600 --json"
+    )]
+    Stats(WithServices<stats::StatsArgs>),
     /// Every stored document as JSON lines.
-    Export(export::ExportArgs),
+    #[command(
+        after_help = "Examples:\n  crawler export > documents.jsonl\n  crawler export --only originals > originals.jsonl\n  crawler export --crawl news --cursor 1200 > new.jsonl   # after an earlier export's cursor"
+    )]
+    Export(WithServices<export::ExportArgs>),
     /// The messages a stage gave up on, with the reason on each, as JSON
     /// lines; `--replay` sends them back to their stage.
-    DeadLetters(dead_letters::DeadLettersArgs),
+    #[command(
+        after_help = "Examples:\n  crawler dead-letters\n  crawler dead-letters --stage fetch --replay"
+    )]
+    DeadLetters(WithServices<dead_letters::DeadLettersArgs>),
     /// Decode and extract saved pages; one JSON line per file.
+    #[command(
+        after_help = "Examples:\n  crawler extract page.html\n  crawler extract --url https://example.com/a.html page.html"
+    )]
     Extract(page_tools::ExtractArgs),
     /// Show the charset vote for saved pages; one JSON line per file.
+    #[command(
+        after_help = "Examples:\n  crawler charset page.html\n  crawler charset --header-charset iso-8859-1 page.html"
+    )]
     Charset(page_tools::CharsetArgs),
     /// Exit 0 when a worker on this host has a fresh heartbeat (for
     /// container healthchecks).
-    Health(health::HealthArgs),
+    #[command(after_help = "Examples:\n  crawler health\n  crawler health --host fetcher-2")]
+    Health(WithServices<health::HealthArgs>),
+    /// Print a shell completion script.
+    #[command(
+        after_help = "Examples:\n  crawler completions bash > /etc/bash_completion.d/crawler\n  crawler completions zsh > \"${fpath[1]}/_crawler\"\n  crawler completions fish > ~/.config/fish/completions/crawler.fish"
+    )]
+    Completions {
+        /// The shell: bash, elvish, fish, powershell or zsh.
+        shell: clap_complete::Shell,
+    },
+}
+
+impl Command {
+    /// Whether logs are JSON lines: the subcommand's service setting, or
+    /// `CRAWLER_LOG_JSON` for those without services.
+    fn log_json(&self) -> bool {
+        match self {
+            Command::Seed(c) => c.service.log_json,
+            Command::Query(c) => c.service.log_json,
+            Command::Stats(c) => c.service.log_json,
+            Command::Export(c) => c.service.log_json,
+            Command::DeadLetters(c) => c.service.log_json,
+            Command::Health(c) => c.service.log_json,
+            Command::Run(_)
+            | Command::Extract(_)
+            | Command::Charset(_)
+            | Command::Completions { .. } => std::env::var("CRAWLER_LOG_JSON").is_ok_and(|v| {
+                matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on")
+            }),
+        }
+    }
 }
 
 #[tokio::main]
@@ -65,20 +136,61 @@ async fn main() {
         std::process::exit(2);
     }
     let cli = Cli::parse();
-    pipeline::config::init_tracing(cli.service.log_json);
+    pipeline::config::init_tracing(cli.command.log_json());
     let result = match cli.command {
-        Command::Seed(a) => seed::run(&cli.service, a).await,
+        Command::Seed(c) => seed::run(&c.service, c.args).await,
         Command::Run(a) => run::run(a).await,
-        Command::Query(a) => query::run(&cli.service, a).await,
-        Command::Stats(a) => stats::run(&cli.service, a).await,
-        Command::Export(a) => export::run(&cli.service, a).await,
-        Command::DeadLetters(a) => dead_letters::run(&cli.service, a).await,
+        Command::Query(c) => query::run(&c.service, c.args).await,
+        Command::Stats(c) => stats::run(&c.service, c.args).await,
+        Command::Export(c) => export::run(&c.service, c.args).await,
+        Command::DeadLetters(c) => dead_letters::run(&c.service, c.args).await,
         Command::Extract(a) => page_tools::extract(a),
         Command::Charset(a) => page_tools::charset(a),
-        Command::Health(a) => health::run(&cli.service, a).await,
+        Command::Health(c) => health::run(&c.service, c.args).await,
+        Command::Completions { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "crawler",
+                &mut std::io::stdout(),
+            );
+            Ok(())
+        }
     };
     if let Err(e) = result {
-        eprintln!("crawler: {}", pipeline::config::error_chain(e.as_ref()));
+        let line = pipeline::config::error_chain(e.as_ref());
+        eprintln!("crawler: {line}");
+        if let Some(what_to_do) = what_to_do(&line) {
+            eprintln!("crawler: {what_to_do}");
+        }
         std::process::exit(1);
+    }
+}
+
+/// What a user can do about an error, when the error says which service
+/// could not be reached.
+fn what_to_do(error: &str) -> Option<&'static str> {
+    let unreachable = [
+        "Connection refused",
+        "timed out",
+        "failed to lookup address",
+        "No route to host",
+    ]
+    .iter()
+    .any(|s| error.contains(s));
+    if !unreachable {
+        None
+    } else if error.contains("rabbitmq at") {
+        Some(
+            "RabbitMQ is not reachable there: start it (scripts/ensure-services.sh, or see the README), \
+             point --amqp-url / CRAWLER_AMQP_URL at it, or use `crawler run` for a crawl in one process",
+        )
+    } else if error.contains("redis at") {
+        Some(
+            "Redis is not reachable there: start it (scripts/ensure-services.sh, or see the README), \
+             point --redis-url / CRAWLER_REDIS_URL at it, or use `crawler run` for a crawl in one process",
+        )
+    } else {
+        None
     }
 }

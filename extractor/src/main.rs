@@ -8,6 +8,8 @@ use clap::Parser;
 struct Args {
     #[command(flatten)]
     service: pipeline::ServiceConfig,
+    #[command(flatten)]
+    _config_file: pipeline::config::ConfigFile,
 }
 
 #[tokio::main]

@@ -12,6 +12,8 @@ use fetcher::http::{self, Client, FetchSettings};
 struct Args {
     #[command(flatten)]
     service: pipeline::ServiceConfig,
+    #[command(flatten)]
+    _config_file: pipeline::config::ConfigFile,
 
     /// Allow fetching loopback, private and link-local addresses (for local
     /// test sites; never on a crawler that takes URLs from the web).

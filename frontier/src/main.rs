@@ -11,6 +11,8 @@ use frontier::release::{self, ReleaseSettings};
 struct Args {
     #[command(flatten)]
     service: pipeline::ServiceConfig,
+    #[command(flatten)]
+    _config_file: pipeline::config::ConfigFile,
 }
 
 #[tokio::main]

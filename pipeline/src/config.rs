@@ -9,15 +9,22 @@
 
 use clap::Args;
 
-/// Where the services are, and how a worker consumes. Flattened into every
-/// binary's command line.
+/// The settings file: every binary takes it (read by
+/// [`apply_config_file`] before the command line is parsed; this flag is
+/// for `--help` and the parser).
 #[derive(Debug, Clone, Args)]
-pub struct ServiceConfig {
+pub struct ConfigFile {
     /// A TOML file of settings (keys: the `CRAWLER_*` variable names without
     /// the prefix, lower case; tables per binary).
     #[arg(long, env = "CRAWLER_CONFIG", global = true)]
     pub config: Option<std::path::PathBuf>,
+}
 
+/// Where the services are, and how a worker consumes. Flattened into every
+/// worker's command line and into the `crawler` subcommands that talk to
+/// the services.
+#[derive(Debug, Clone, Args)]
+pub struct ServiceConfig {
     /// RabbitMQ URL.
     #[arg(
         long,

@@ -32,7 +32,6 @@ fn help_never_shows_secrets() {
         ("fetcher", &["--help"]),
         ("extractor", &["--help"]),
         ("contentseen", &["--help"]),
-        ("crawler", &["--help"]),
         ("crawler", &["seed", "--help"]),
         ("crawler", &["stats", "--help"]),
         ("crawler", &["query", "--help"]),
@@ -51,6 +50,96 @@ fn help_never_shows_secrets() {
             );
         }
     }
+}
+
+#[test]
+fn service_flags_show_only_on_the_subcommands_that_use_them() {
+    // Under their own heading where the subcommand talks to the services.
+    for sub in ["seed", "query", "stats", "export", "dead-letters", "health"] {
+        let (ok, text) = run("crawler", &[sub, "--help"]);
+        assert!(ok, "crawler {sub} --help failed: {text}");
+        let heading = text
+            .find("Services:")
+            .unwrap_or_else(|| panic!("{sub}: no Services heading:\n{text}"));
+        let amqp = text
+            .find("--amqp-url")
+            .unwrap_or_else(|| panic!("{sub}: no --amqp-url:\n{text}"));
+        assert!(
+            amqp > heading,
+            "{sub}: --amqp-url is not under Services:\n{text}"
+        );
+        assert!(text.contains("Examples:"), "{sub}: no examples:\n{text}");
+    }
+    // Not on those that never reach a service, nor on the top level.
+    for args in [
+        &["--help"][..],
+        &["run", "--help"],
+        &["extract", "--help"],
+        &["charset", "--help"],
+    ] {
+        let (ok, text) = run("crawler", args);
+        assert!(ok, "crawler {args:?} failed: {text}");
+        for flag in ["--amqp-url", "--redis-url", "--namespace", "Services:"] {
+            assert!(
+                !text.contains(flag),
+                "crawler {args:?} lists {flag}:\n{text}"
+            );
+        }
+        assert!(text.contains("Examples:"), "{args:?}: no examples:\n{text}");
+        for secret in ["S3cretAmqpPass", "S3cretRedisPass"] {
+            assert!(!text.contains(secret), "crawler {args:?} shows {secret}");
+        }
+    }
+    // The settings file still goes before the subcommand or after it.
+    let (ok, text) = run(
+        "crawler",
+        &["--config", "/nonexistent.toml", "charset", "--help"],
+    );
+    assert!(!ok, "a missing config file is an error: {text}");
+    assert!(text.contains("nonexistent.toml"), "{text}");
+}
+
+#[test]
+fn completions_are_printed_for_each_shell() {
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef crawler"),
+        ("fish", "complete -c crawler"),
+    ] {
+        let (ok, text) = run("crawler", &["completions", shell]);
+        assert!(ok, "completions {shell} failed: {text}");
+        assert!(text.contains(marker), "completions {shell}: no {marker:?}");
+        assert!(
+            text.contains("dead-letters"),
+            "completions {shell} miss a subcommand"
+        );
+    }
+    let (ok, _) = run("crawler", &["completions", "tcsh"]);
+    assert!(!ok, "an unknown shell is refused");
+}
+
+#[test]
+fn an_unreachable_service_says_what_to_do() {
+    // Nothing listens on port 1 of the loopback address.
+    let (ok, text) = run(
+        "crawler",
+        &[
+            "seed",
+            "--amqp-url",
+            "amqp://guest:guest@127.0.0.1:1/%2f",
+            "http://example.com/",
+        ],
+    );
+    assert!(!ok, "{text}");
+    assert!(text.contains("RabbitMQ is not reachable there"), "{text}");
+    assert!(text.contains("crawler run"), "{text}");
+    let (ok, text) = run("crawler", &["stats", "--redis-url", "redis://127.0.0.1:1/"]);
+    assert!(!ok, "{text}");
+    assert!(text.contains("Redis is not reachable there"), "{text}");
+    // Other errors get no such advice.
+    let (ok, text) = run("crawler", &["charset", "/nonexistent/page.html"]);
+    assert!(!ok, "{text}");
+    assert!(!text.contains("not reachable"), "{text}");
 }
 
 #[test]
