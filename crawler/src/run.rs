@@ -25,9 +25,12 @@ pub struct RunArgs {
     /// Seconds for each whole request.
     #[arg(long, default_value_t = 30)]
     pub timeout_secs: u64,
-    /// Seed URLs; `-` reads them from standard input.
-    #[arg(required = true)]
-    pub urls: Vec<String>,
+    /// The User-Agent header (default: the crawler's name and version). Its
+    /// product token is the name robots.txt rules are matched against.
+    #[arg(long, env = "CRAWLER_USER_AGENT")]
+    pub user_agent: Option<String>,
+    #[command(flatten)]
+    pub source: crate::seed::SeedSource,
 }
 
 fn settings<S: Stage>(broker: &Broker, store: &Store) -> WorkerSettings {
@@ -42,17 +45,21 @@ fn settings<S: Stage>(broker: &Broker, store: &Store) -> WorkerSettings {
 }
 
 pub async fn run(args: RunArgs) -> anyhow::Result<()> {
-    let seeds = crate::seed::collect_seeds(&args.urls, None)?;
-    let spec = args.crawl.spec(&seeds)?;
+    let (spec, seeds) = args.source.collect(&args.crawl, args.allow_private).await?;
     let broker = Broker::memory();
     let store = Store::memory();
     let Broker::Memory(bus) = &broker else {
         anyhow::bail!("the local crawl needs the memory bus");
     };
+    let defaults = FetchSettings::default();
     let client = Client::new(FetchSettings {
         allow_private: args.allow_private,
         total_timeout: Duration::from_secs(args.timeout_secs),
-        ..FetchSettings::default()
+        user_agent: args
+            .user_agent
+            .clone()
+            .unwrap_or(defaults.user_agent.clone()),
+        ..defaults
     })?;
     let shutdown = Shutdown::new();
     let ns = "local";

@@ -111,6 +111,17 @@ impl CrawlArgs {
 pub struct SeedArgs {
     #[command(flatten)]
     pub crawl: CrawlArgs,
+    #[command(flatten)]
+    pub source: SeedSource,
+    /// With --sitemaps: allow fetching them from private addresses.
+    #[arg(long, env = "CRAWLER_ALLOW_PRIVATE", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
+    pub allow_private: bool,
+}
+
+/// Where a crawl's seeds come from: `crawler seed` and `crawler run` take
+/// the same.
+#[derive(Args)]
+pub struct SeedSource {
     /// Also seed the URLs listed in the seed sites' sitemaps (robots.txt
     /// `Sitemap:` lines, else /sitemap.xml; indexes and gzip followed).
     #[arg(long)]
@@ -118,14 +129,30 @@ pub struct SeedArgs {
     /// With --sitemaps: at most this many URLs from sitemaps.
     #[arg(long, default_value_t = 100_000)]
     pub sitemap_max_urls: usize,
-    /// With --sitemaps: allow fetching them from private addresses.
-    #[arg(long, env = "CRAWLER_ALLOW_PRIVATE", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
-    pub allow_private: bool,
     /// Read seed URLs from this file, one per line.
     #[arg(long)]
     pub file: Option<std::path::PathBuf>,
     /// Seed URLs; `-` reads them from standard input.
     pub urls: Vec<String>,
+}
+
+impl SeedSource {
+    /// The crawl's spec (its scope from the seeds given, not from what
+    /// sitemaps list) and every seed, those found in sitemaps included.
+    pub async fn collect(
+        &self,
+        crawl: &CrawlArgs,
+        allow_private: bool,
+    ) -> anyhow::Result<(CrawlSpec, Vec<String>)> {
+        let mut seeds = collect_seeds(&self.urls, self.file.as_deref())?;
+        let spec = crawl.spec(&seeds)?;
+        if self.sitemaps {
+            let found =
+                crate::sitemaps::discover(&seeds, self.sitemap_max_urls, allow_private).await?;
+            seeds.extend(found);
+        }
+        Ok((spec, seeds))
+    }
 }
 
 /// A seed as given, made a crawlable URL: `example.com/x` becomes
@@ -251,14 +278,7 @@ pub fn seed_batches(spec: &CrawlSpec, seeds: &[String]) -> anyhow::Result<Vec<Ve
 }
 
 pub async fn run(service: &pipeline::ServiceConfig, args: SeedArgs) -> anyhow::Result<()> {
-    let mut seeds = collect_seeds(&args.urls, args.file.as_deref())?;
-    // The scope comes from the seeds given, not from what sitemaps list.
-    let spec = args.crawl.spec(&seeds)?;
-    if args.sitemaps {
-        let found =
-            crate::sitemaps::discover(&seeds, args.sitemap_max_urls, args.allow_private).await?;
-        seeds.extend(found);
-    }
+    let (spec, seeds) = args.source.collect(&args.crawl, args.allow_private).await?;
     let payloads = seed_batches(&spec, &seeds)?;
     let session = Broker::amqp(&service.amqp_url, &service.namespace)
         .open()

@@ -1,0 +1,162 @@
+//! `crawler run` takes its seeds and its User-Agent the way `crawler seed`
+//! and the fetcher do: `--file`, `--sitemaps` and `--user-agent` (issue 17).
+//! A small site on 127.0.0.1 records the User-Agent of every request, and
+//! its robots.txt shuts that agent out of one seeded path and names a
+//! sitemap with one more page.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+
+use crawler_tests::{parse_documents, TestEnv};
+
+const AGENT: &str = "RunInputsBot/1.0 (+mailto:ops@example.org)";
+
+/// Requests seen: (path, User-Agent).
+type Seen = Arc<Mutex<Vec<(String, String)>>>;
+
+fn article(title: &str) -> Vec<u8> {
+    let text = format!(
+        "The {title} story is told here in full, with enough words to be an article. \
+         It goes on for a while, so that the extractor finds a body worth keeping, \
+         and it says something different from every other page of this small site."
+    );
+    format!(
+        "<!DOCTYPE html><html><head><title>{title}</title></head><body><article>\
+         <h1>{title}</h1><p>{text}</p><p>{text}</p></article></body></html>"
+    )
+    .into_bytes()
+}
+
+/// Serves the site until the test ends; returns its base URL and the
+/// requests seen.
+fn serve() -> (String, Seen) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+    let port = listener.local_addr().expect("local address").port();
+    let base = format!("http://127.0.0.1:{port}");
+    let seen: Seen = Arc::default();
+    let log = seen.clone();
+    let sitemap_base = base.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut head = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => head.extend_from_slice(&buf[..n]),
+                }
+            }
+            let head = String::from_utf8_lossy(&head).into_owned();
+            let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+            let agent = head
+                .lines()
+                .find_map(|l| {
+                    let (name, value) = l.split_once(':')?;
+                    name.eq_ignore_ascii_case("user-agent")
+                        .then(|| value.trim().to_string())
+                })
+                .unwrap_or_default();
+            log.lock().expect("log").push((path.clone(), agent));
+            let (status, content_type, body): (&str, &str, Vec<u8>) = match path.as_str() {
+                "/robots.txt" => (
+                    "200 OK",
+                    "text/plain",
+                    format!(
+                        "User-agent: RunInputsBot\nDisallow: /private\n\nSitemap: {sitemap_base}/sitemap.xml\n"
+                    )
+                    .into_bytes(),
+                ),
+                "/sitemap.xml" => (
+                    "200 OK",
+                    "application/xml",
+                    format!(
+                        "<?xml version=\"1.0\"?><urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\
+                         <url><loc>{sitemap_base}/from-sitemap</loc></url></urlset>"
+                    )
+                    .into_bytes(),
+                ),
+                "/from-the-file" => ("200 OK", "text/html; charset=utf-8", article("File")),
+                "/from-sitemap" => ("200 OK", "text/html; charset=utf-8", article("Sitemap")),
+                "/private" => ("200 OK", "text/html; charset=utf-8", article("Private")),
+                _ => ("404 Not Found", "text/plain", Vec::new()),
+            };
+            let response = format!(
+                "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(response.as_bytes());
+            let _ = stream.write_all(&body);
+        }
+    });
+    (base, seen)
+}
+
+#[test]
+fn run_takes_a_seed_file_sitemaps_and_a_user_agent() {
+    let (base, seen) = serve();
+    let env = TestEnv::new("run-inputs");
+    let dir = std::env::temp_dir().join(format!("run-inputs-{}", env.namespace));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let seeds = dir.join("seeds.txt");
+    std::fs::write(
+        &seeds,
+        format!("# two seeds\n{base}/from-the-file\n{base}/private\n"),
+    )
+    .expect("write the seed file");
+    let out = dir.join("crawl.jsonl");
+    let (seeds_arg, out_arg) = (
+        seeds.to_str().expect("UTF-8 path").to_string(),
+        out.to_str().expect("UTF-8 path").to_string(),
+    );
+    env.crawler_ok(&[
+        "run",
+        "--allow-private",
+        "--delay-ms",
+        "0",
+        "--max-depth",
+        "0",
+        "--user-agent",
+        AGENT,
+        "--sitemaps",
+        "--file",
+        &seeds_arg,
+        "--out",
+        &out_arg,
+    ]);
+    let documents = parse_documents(&std::fs::read_to_string(&out).expect("crawl output"));
+    let mut urls: Vec<String> = documents.iter().map(|d| d.url.clone()).collect();
+    urls.sort();
+    assert_eq!(
+        urls,
+        vec![
+            format!("{base}/from-sitemap"),
+            format!("{base}/from-the-file")
+        ],
+        "the file's seed and the sitemap's page, not the path robots.txt shuts this agent out of"
+    );
+    let seen = seen.lock().expect("log").clone();
+    let pages: Vec<&(String, String)> = seen
+        .iter()
+        .filter(|(path, _)| path.starts_with("/from"))
+        .collect();
+    assert_eq!(pages.len(), 2, "{seen:?}");
+    for (path, agent) in pages {
+        assert_eq!(agent, AGENT, "{path} was fetched as {agent:?}");
+    }
+    assert!(
+        !seen.iter().any(|(path, _)| path == "/private"),
+        "robots.txt was not obeyed for the given agent: {seen:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn run_without_any_seed_is_refused() {
+    let env = TestEnv::new("run-inputs-none");
+    let out = env.crawler(&["run", "--allow-private"]);
+    assert!(!out.status.success());
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("seed"), "{text}");
+}
