@@ -161,9 +161,20 @@ impl ContentSeenStage {
         stored.fetched_at = doc.fetched_at.clone();
         let json = serde_json::to_vec(&stored)
             .map_err(|e| StageError::Malformed(format!("cannot serialize {}: {e}", doc.url)))?;
+        // A changed page goes on the export log again, so an export that
+        // resumes from a cursor takes the new version; before the document
+        // itself, so a crash between the two repeats the entry (an export
+        // writes a URL once) rather than losing it.
+        let mut ops = Vec::new();
+        if !unchanged {
+            ops.push(Op::RPush {
+                key: self.keys.document_log(),
+                value: doc.url.as_bytes().to_vec(),
+            });
+        }
         // The document and its counter in one step, once per refetch.
         let (mark, field) = self.keys.once("recrawl", &doc.url);
-        let mut ops = vec![Op::Once {
+        ops.push(Op::Once {
             mark,
             field,
             id: doc.fetched_at.clone(),
@@ -173,7 +184,7 @@ impl ContentSeenStage {
                 if unchanged { "unchanged" } else { "changed" }.into(),
                 1,
             )],
-        }];
+        });
         if let Some(spec) = &doc.spec {
             ops.extend(self.schedule_ops(doc, spec, next)?);
         }

@@ -66,7 +66,9 @@ pub async fn write_all(store: &Store, ns: &str, out: &mut dyn Write) -> anyhow::
 
 /// Writes the stored documents from position `cursor` of the storage log
 /// that pass `filter`, streaming in chunks; returns how many were written
-/// and the cursor to resume from.
+/// and the cursor to resume from. A page changed by a recrawl is on the log
+/// again (after the cursor of an earlier export); each URL is written once,
+/// in its latest version.
 pub async fn write_from(
     store: &Store,
     ns: &str,
@@ -77,6 +79,7 @@ pub async fn write_from(
     let keys = Keys::new(ns);
     let mut start = cursor as i64;
     let mut written = 0u64;
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     loop {
         let urls = store
             .one(Op::LRange {
@@ -89,12 +92,17 @@ pub async fn write_from(
         if urls.is_empty() {
             break;
         }
-        let ops: Vec<Op> = urls
+        start += urls.len() as i64;
+        let fresh: Vec<&String> = urls.iter().filter(|u| seen.insert((*u).clone())).collect();
+        let ops: Vec<Op> = fresh
             .iter()
             .map(|u| Op::Get {
                 key: keys.document(u),
             })
             .collect();
+        if ops.is_empty() {
+            continue;
+        }
         for reply in store.exec(&ops).await? {
             if let Some(json) = reply.data()? {
                 if filter.keeps(&json) {
@@ -104,7 +112,6 @@ pub async fn write_from(
                 }
             }
         }
-        start += urls.len() as i64;
     }
     Ok((written, start as u64))
 }

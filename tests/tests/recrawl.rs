@@ -99,6 +99,32 @@ async fn wait_for(store: &Store, keys: &Keys, what: &str, cond: impl Fn(i64, i64
     }
 }
 
+/// `crawler export` (from `cursor`): the documents and the cursor it
+/// prints to resume from.
+fn export(env: &TestEnv, cursor: Option<u64>) -> (Vec<StoredDocument>, u64) {
+    let cursor_arg = cursor.map(|c| c.to_string());
+    let mut args = vec!["export"];
+    if let Some(c) = &cursor_arg {
+        args.extend(["--cursor", c.as_str()]);
+    }
+    let out = env.crawler(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let next = stderr
+        .rsplit("--cursor ")
+        .next()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no cursor in {stderr:?}"));
+    (
+        crawler_tests::parse_documents(&String::from_utf8_lossy(&out.stdout)),
+        next,
+    )
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn changed_pages_are_updated_and_unchanged_ones_recorded() {
     let changed = Arc::new(AtomicBool::new(false));
@@ -122,8 +148,27 @@ async fn changed_pages_are_updated_and_unchanged_ones_recorded() {
 
     // Refetches find both pages unchanged, then `/` changes.
     wait_for(&store, &keys, "an unchanged refetch", |_, _, u| u >= 2).await;
+    let (before, cursor) = export(&env, None);
+    assert_eq!(before.len(), 2, "each page once: {before:?}");
     changed.store(true, Ordering::SeqCst);
     wait_for(&store, &keys, "the change", |_, c, _| c >= 1).await;
+    // An export resumed from the cursor takes the changed page; a whole
+    // export still writes each page once.
+    let (after, _) = export(&env, Some(cursor));
+    let changed_doc = after
+        .iter()
+        .find(|d| d.url == root)
+        .unwrap_or_else(|| panic!("the changed page is missing after the cursor: {after:?}"));
+    assert!(changed_doc.text.contains(&body(2, 300)[..60]));
+    assert!(
+        after.iter().all(|d| d.url == root),
+        "only the changed page is new after the cursor: {after:?}"
+    );
+    let (all, _) = export(&env, None);
+    let mut urls: Vec<&str> = all.iter().map(|d| d.url.as_str()).collect();
+    urls.sort();
+    urls.dedup();
+    assert_eq!(urls.len(), all.len(), "a page written twice: {all:?}");
 
     let doc: StoredDocument =
         serde_json::from_str(env.crawler_ok(&["query", &root]).trim()).unwrap();
