@@ -18,6 +18,7 @@
 
 use std::sync::OnceLock;
 
+use pipeline::script::Script;
 use regex::Regex;
 
 use crate::scan::{flag, Page};
@@ -114,9 +115,9 @@ pub fn split_names(author: &str) -> Vec<String> {
         .collect()
 }
 
-/// Han ideographs (the CJK test of [`crate::eval::is_cjk`] without kana and hangul).
+/// Han ideographs, by the one script table ([`pipeline::script`]).
 fn is_han(c: char) -> bool {
-    matches!(c, '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}' | '\u{20000}'..='\u{2FA1F}')
+    pipeline::script::of(c) == Some(Script::Han)
 }
 
 /// Lines of the body's opening looked at for a bare name.
