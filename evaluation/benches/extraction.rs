@@ -19,9 +19,9 @@
 
 use std::time::Instant;
 
+use evaluation::extraction::{self as eval, sets, PageCounts, Tokenizer};
 use evaluation::sources::Source;
 use evaluation::split::{held_aside_in, COLUMNS};
-use evaluation::extraction::{self as eval, sets, PageCounts, Tokenizer};
 use url::Url;
 
 /// Timed calls per page; the page's time is their median.
