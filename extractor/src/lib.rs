@@ -18,12 +18,12 @@
 //! - [`title`], [`published`], [`author`]: metadata from meta tags, JSON-LD and text.
 //! - [`signature`]: the issuer and signing date that close an official document.
 //! - [`links`]: outlinks and URL resolution.
-//! - [`entities`]: HTML character references (`lol_html` leaves them in the text).
+//! - [`entities`]: HTML character references (`lol_html` leaves them in the text), decoded
+//!   by `htmlize` by the WHATWG rules for text and for attribute values.
 
 pub mod author;
 pub mod density;
 pub mod entities;
-mod entity_table;
 pub mod hints;
 pub mod links;
 pub mod published;

@@ -350,14 +350,15 @@ impl Scan {
             Tag::Meta => {
                 if let (Some(k), Some(c)) = (start.meta_key.take(), start.content.take()) {
                     if self.page.metas.len() < MAX_METAS {
-                        let c = entities::decode(truncate(c.trim(), MAX_SHORT_BYTES)).into_owned();
+                        let c = entities::decode_attribute(truncate(c.trim(), MAX_SHORT_BYTES))
+                            .into_owned();
                         self.page.metas.push((k, c));
                     }
                 }
             }
             Tag::Base if self.page.base_href.is_none() => {
                 if let Some(h) = start.url.take() {
-                    self.page.base_href = Some(entities::decode(h.trim()).into_owned());
+                    self.page.base_href = Some(entities::decode_attribute(h.trim()).into_owned());
                 }
             }
             _ => {}
@@ -380,8 +381,10 @@ impl Scan {
         match url {
             Some(u) if self.page.url_ends.len() < MAX_LINKS * 2 => {
                 let page = &mut self.page;
-                page.url_text
-                    .push_str(&entities::decode(truncate(u.trim(), MAX_SHORT_BYTES)));
+                page.url_text.push_str(&entities::decode_attribute(truncate(
+                    u.trim(),
+                    MAX_SHORT_BYTES,
+                )));
                 page.url_ends.push(page.url_text.len() as u32);
                 (page.url_ends.len() - 1) as u32
             }
