@@ -601,7 +601,7 @@ mod tests {
             "ftp://files.example.org/pub/",
         ]
         .map(|b| Url::parse(b).unwrap());
-        let mut next = crate::test_rng::xorshift();
+        let mut next = crate::test_rng::sequence();
         let mut answered = 0;
         for _ in 0..200_000 {
             let mut raw = String::new();
@@ -717,7 +717,7 @@ mod tests {
             "\u{7f}",
             "\u{0}",
         ];
-        let mut next = crate::test_rng::xorshift();
+        let mut next = crate::test_rng::sequence();
         let mut paths = 0;
         for _ in 0..200_000 {
             let mut raw = String::new();
@@ -777,7 +777,7 @@ mod tests {
             "a", "bc", "def", " ", "  ", "\t", "\n", "\u{b}", "é", "\u{a0}", "日本", "x y", "<b>",
             "</b>", "<br>", "<p>", "<div>", "&nbsp;", "\u{3000}",
         ];
-        let mut next = crate::test_rng::xorshift();
+        let mut next = crate::test_rng::sequence();
         let mut buffer = String::new();
         for _ in 0..3_000 {
             let mut html = String::from("<a href='/x'>");

@@ -149,7 +149,7 @@ mod tests {
             "\\",
             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
         ];
-        let mut next = crate::test_rng::xorshift();
+        let mut next = crate::test_rng::sequence();
         let mut found = 0;
         for _ in 0..100_000 {
             let mut json = String::new();

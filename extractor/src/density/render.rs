@@ -309,7 +309,7 @@ mod tests {
              \u{202f}\u{205f}\u{2060}\u{2fff}\u{3000}\u{3001}a.é中“”\u{1f600}"
                 .chars()
                 .collect();
-        let mut next = crate::test_rng::xorshift();
+        let mut next = crate::test_rng::sequence();
         for _ in 0..2000 {
             let len = (next() % 600) as usize;
             let s: String = (0..len)

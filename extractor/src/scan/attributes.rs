@@ -252,7 +252,7 @@ mod tests {
             "&amp;",
         ];
         let spaces = ["", " ", "  ", "\n", "\t", "/", " / "];
-        let mut next = crate::test_rng::xorshift();
+        let mut next = crate::test_rng::sequence();
         let mut pick = |n: usize| (next() % n as u64) as usize;
         for _ in 0..3_000 {
             let mut tag = String::from(["<div", "<IMG", "<a", "<p"][pick(4)]);

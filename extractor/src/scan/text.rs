@@ -283,7 +283,7 @@ mod tests {
             "word", "a", " ", "  ", "\n", "\t", "\r\n  ", "\u{a0}", "\u{3000}", "中文", "，", "。",
             ".", ",", "!", "\"", "'", "(", "&amp;", "&nbsp;", "&#x20;", "é", "\u{b}", "\u{1c}",
         ];
-        let mut next = crate::test_rng::xorshift();
+        let mut next = crate::test_rng::sequence();
         for _ in 0..2_000 {
             let mut s = Scan::default();
             s.page.nodes.push(scan("").nodes[0].clone());
