@@ -10,21 +10,18 @@
 //!   interleaved so that machine noise weighs on both alike;
 //! - CWCED (35 Chinese pages): body F1 with one token per CJK character, the share of dated
 //!   pages whose year-month-day we get right, and the share of pages with an author whose
-//!   name we find (see `extractor::eval::author_matches`), tuned | held-aside;
+//!   name we find (see `evaluation::extraction::author_matches`), tuned | held-aside;
 //! - on every set, the authors we output that look like navigation or an organisation
 //!   (`suspect_author`): there should be none.
 //!
 //! `EXTRACTOR_BENCH_VERBOSE=1` adds one line per page (with `held` on held-aside pages);
 //! `EXTRACTOR_BENCH_DUMP=DIR` writes our CWCED body texts there.
 
-#[path = "../../extractor/tests/support/sets.rs"]
-mod sets;
-
 use std::time::Instant;
 
+use evaluation::extraction::{self as eval, sets, PageCounts, Tokenizer};
 use evaluation::sources::Source;
 use evaluation::split::{held_aside_in, COLUMNS};
-use extractor::eval::{self, PageCounts, Tokenizer};
 use url::Url;
 
 /// Timed calls per page; the page's time is their median.

@@ -10,6 +10,9 @@
 //!   benchmark (`--bench pipeline`) and its server.
 //! - [`lying`]: pages built from the charset corpus whose HTTP header and
 //!   meta tell the same lie, for the charset bench and its floor test.
+//! - [`extraction`]: the extraction benchmark's metric (AEB shingles, the
+//!   CJK rule and CWCED's date and author matches) and the AEB and CWCED
+//!   pages with their truths ([`extraction::sets`]).
 //! - [`split`]: which items are held aside (never tuned on), one rule
 //!   for every bench: the hash of the item's id.
 //! - [`neardup`]: the near-duplicate set of HTML pages built from those
@@ -22,6 +25,7 @@
 //! near-duplicate run writes the keys of the namespace it is given.
 
 pub mod bench_site;
+pub mod extraction;
 pub mod lying;
 pub mod neardup;
 pub mod rng;

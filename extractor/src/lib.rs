@@ -18,14 +18,12 @@
 //! - [`title`], [`published`], [`author`]: metadata from meta tags, JSON-LD and text.
 //! - [`signature`]: the issuer and signing date that close an official document.
 //! - [`links`]: outlinks and URL resolution.
-//! - [`eval`]: the benchmark metric (AEB shingles, with the CJK rule for CWCED).
-//! - [`entities`]: HTML character references (`lol_html` leaves them in the text).
+//! - [`entities`]: HTML character references (`lol_html` leaves them in the text), decoded
+//!   by `htmlize` by the WHATWG rules for text and for attribute values.
 
 pub mod author;
 pub mod density;
 pub mod entities;
-mod entity_table;
-pub mod eval;
 pub mod hints;
 pub mod links;
 pub mod published;
@@ -37,6 +35,7 @@ pub mod stage;
 mod test_rng;
 pub mod title;
 
+pub use pipeline::Link;
 use url::Url;
 
 /// What extraction finds on a page.
@@ -59,8 +58,9 @@ pub struct Article {
     pub body_html: String,
     /// Images of the body, absolute URLs.
     pub images: Vec<String>,
-    /// Every `<a href>` on the page (http/https, resolved, deduplicated by URL).
-    pub outlinks: Vec<Outlink>,
+    /// Every `<a href>` on the page (http/https, resolved, deduplicated by URL), as the
+    /// [`Link`]s the outlink [`pipeline::UrlBatch`] carries.
+    pub outlinks: Vec<Link>,
     /// `<html lang>`.
     pub lang: Option<String>,
     /// `og:site_name`.
@@ -68,17 +68,6 @@ pub struct Article {
     /// Whether the page has an article: false for an empty extraction, a listing (the body
     /// mostly link text) or text found only in page chrome and boilerplate blocks.
     pub is_article: bool,
-}
-
-/// One `<a href>` of the page.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Outlink {
-    /// Absolute, without fragment.
-    pub url: String,
-    /// `rel` has `nofollow` (or `ugc`/`sponsored`).
-    pub nofollow: bool,
-    /// The link text, whitespace collapsed and trimmed.
-    pub anchor: String,
 }
 
 /// Extracts the article of `html`, a page fetched from `page_url`. Never panics.

@@ -3,7 +3,7 @@
 use url::{Position, Url};
 
 use crate::scan::{flag, word_hash, Page, NONE};
-use crate::Outlink;
+use crate::Link;
 
 /// Longest anchor text kept (chars); menus sometimes wrap whole blocks in one link.
 pub const MAX_ANCHOR_CHARS: usize = 300;
@@ -230,7 +230,7 @@ fn plain_path_and_query(rest: &str, out: &mut String) -> Option<()> {
 }
 
 /// Every `<a href>` of the page, deduplicated by URL (the first kept).
-pub fn outlinks(page: &Page, base: &Url) -> Vec<Outlink> {
+pub fn outlinks(page: &Page, base: &Url) -> Vec<Link> {
     // The resolved URLs one after the other in one buffer, and where each link's is: no
     // string of its own for a URL that turns out to be a duplicate.
     let mut buffer = String::with_capacity(page.links.len() * 64);
@@ -269,7 +269,7 @@ pub fn outlinks(page: &Page, base: &Url) -> Vec<Outlink> {
                 anchor_text(page, node, &mut anchor_buffer).to_string(),
             )
         };
-        out.push(Outlink {
+        out.push(Link {
             url: url.to_string(),
             nofollow,
             anchor,
@@ -601,7 +601,7 @@ mod tests {
             "ftp://files.example.org/pub/",
         ]
         .map(|b| Url::parse(b).unwrap());
-        let mut next = crate::test_rng::xorshift();
+        let mut next = crate::test_rng::sequence();
         let mut answered = 0;
         for _ in 0..200_000 {
             let mut raw = String::new();
@@ -717,7 +717,7 @@ mod tests {
             "\u{7f}",
             "\u{0}",
         ];
-        let mut next = crate::test_rng::xorshift();
+        let mut next = crate::test_rng::sequence();
         let mut paths = 0;
         for _ in 0..200_000 {
             let mut raw = String::new();
@@ -777,7 +777,7 @@ mod tests {
             "a", "bc", "def", " ", "  ", "\t", "\n", "\u{b}", "é", "\u{a0}", "日本", "x y", "<b>",
             "</b>", "<br>", "<p>", "<div>", "&nbsp;", "\u{3000}",
         ];
-        let mut next = crate::test_rng::xorshift();
+        let mut next = crate::test_rng::sequence();
         let mut buffer = String::new();
         for _ in 0..3_000 {
             let mut html = String::from("<a href='/x'>");
@@ -833,17 +833,17 @@ mod tests {
         assert_eq!(
             links,
             [
-                Outlink {
+                Link {
                     url: "http://ex.com/dir/a.html".into(),
                     nofollow: false,
                     anchor: "One two".into()
                 },
-                Outlink {
+                Link {
                     url: "https://o.org/p".into(),
                     nofollow: true,
                     anchor: "o".into()
                 },
-                Outlink {
+                Link {
                     url: "http://ex.com/b".into(),
                     nofollow: false,
                     anchor: "bold next".into()

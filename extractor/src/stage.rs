@@ -4,7 +4,7 @@
 use pipeline::messages::{encode, new_id, Document, Page, UrlBatch, VERSION};
 use pipeline::store::Op;
 use pipeline::worker::{Outcome, Stage, StageError};
-use pipeline::{keys::Keys, Link, Queue};
+use pipeline::{keys::Keys, Queue};
 use url::Url;
 
 pub struct ExtractorStage {
@@ -73,15 +73,7 @@ impl Stage for ExtractorStage {
                 attempt: 0,
                 rescheduled: false,
                 task: None,
-                links: article
-                    .outlinks
-                    .into_iter()
-                    .map(|o| Link {
-                        url: o.url,
-                        nofollow: o.nofollow,
-                        anchor: o.anchor,
-                    })
-                    .collect(),
+                links: article.outlinks,
             };
             publish.push((Queue::Frontier, encode(&batch)?));
         }

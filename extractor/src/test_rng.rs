@@ -1,15 +1,16 @@
-//! A fixed, reproducible pseudo-random sequence for the tests that compare
-//! a fast path with the code it replaces over generated input.
+//! The seeded generator of the tests that compare a fast path with the code it replaces
+//! over generated input: PCG (`rand_pcg`), as in `evaluation::rng`. That crate depends on
+//! this one, so these unit tests cannot use it; they draw from the same generator.
 
-/// xorshift64*, from a fixed seed.
-pub fn xorshift() -> impl FnMut() -> u64 {
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    move || {
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        state.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
+use rand::{RngCore, SeedableRng};
+
+/// The seed every test starts from: a failure repeats.
+const SEED: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// The generator's `u64`s, one per call, from [`SEED`].
+pub fn sequence() -> impl FnMut() -> u64 {
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(SEED);
+    move || rng.next_u64()
 }
 
 /// An element of `items`, drawn with `next` (one call of it).

@@ -296,7 +296,7 @@ mod tests {
     fn bigram_bound_is_never_below_the_common_substring() {
         // The bound may only spare comparisons that cannot win: it must hold on any input.
         let alphabet: Vec<char> = "ab c中文新闻".chars().collect();
-        let mut next = crate::test_rng::xorshift();
+        let mut next = crate::test_rng::sequence();
         let mut text = |max: u64| -> String {
             let len = next() % max;
             (0..len)
@@ -319,7 +319,7 @@ mod tests {
             "<h1>", "</h1>", "<p>", "</p>", "<b>", "</b>", "<br>", "<div>", "</div>", "<span>",
             "</span>", " ", "  ", "\n", "\t", "\u{3000}", "\u{a0}", "word", "中文", "x",
         ];
-        let mut next = crate::test_rng::xorshift();
+        let mut next = crate::test_rng::sequence();
         for _ in 0..500 {
             let len = next() % 30;
             let html: String = (0..len)

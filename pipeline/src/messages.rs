@@ -129,12 +129,16 @@ impl Default for CrawlSpec {
     }
 }
 
-/// One link found on a page (or one seed).
+/// One link found on a page (or one seed): the extractor's outlinks
+/// (`extractor::Article::outlinks`) are of this type, sent as they are.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Link {
+    /// Absolute, without fragment.
     pub url: String,
+    /// `rel` has `nofollow` (or `ugc`/`sponsored`).
     #[serde(default)]
     pub nofollow: bool,
+    /// The link text, whitespace collapsed and trimmed (empty for a seed).
     #[serde(default)]
     pub anchor: String,
 }

@@ -1,14 +1,18 @@
-//! The benchmark metric, as `shared/README.md` defines it for the article-extraction-benchmark
-//! (AEB), and the fair matches used for CWCED's dates and authors.
+//! The extraction benchmark's metric, as `shared/README.md` defines it for the
+//! article-extraction-benchmark (AEB), the fair matches used for CWCED's dates and authors,
+//! and [`sets`], the pages and truths they are measured on.
 //!
 //! Body: both texts become `\w+` tokens, then overlapping 4-token shingles counted as
 //! multisets; per page TP/FP/FN are normalised by their sum; precision is the mean over pages
 //! with TP+FP > 0, recall the mean over pages with TP+FN > 0, F1 comes from the two means.
 //! For Chinese pages each Han, kana or hangul character is a token of its own.
 
+pub mod sets;
+
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use pipeline::script::{self, Script};
 use regex::Regex;
 
 /// Shingle length of the AEB metric.
@@ -53,13 +57,13 @@ pub fn tokens(text: &str, tokenizer: Tokenizer) -> Vec<&str> {
     out
 }
 
-/// Han ideographs, kana and hangul: one token each under [`Tokenizer::Cjk`].
+/// Han ideographs, kana and hangul (by [`pipeline::script`]): one token each under
+/// [`Tokenizer::Cjk`].
 pub fn is_cjk(c: char) -> bool {
-    matches!(c,
-        '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}'
-        | '\u{20000}'..='\u{2FA1F}'
-        | '\u{3040}'..='\u{30FF}' | '\u{31F0}'..='\u{31FF}' | '\u{FF66}'..='\u{FF9F}'
-        | '\u{1100}'..='\u{11FF}' | '\u{3130}'..='\u{318F}' | '\u{AC00}'..='\u{D7AF}')
+    matches!(
+        script::of(c),
+        Some(Script::Han | Script::Kana | Script::Hangul)
+    )
 }
 
 /// The shingles of a token list as a multiset.

@@ -1,7 +1,7 @@
 //! Runs `extract()` over every page of the AEB and CWCED sets (`shared/bench`), for profiling
 //! (`valgrind --tool=callgrind`) and for checking that a change leaves the output identical.
 //!
-//! `cargo run --release -p extractor --example extract_sets -- [dump FILE] [aeb-only] [times N]`
+//! `cargo run --release -p evaluation --example extract_sets -- [dump FILE] [aeb-only] [times N]`
 //! - `dump FILE`: writes each page's `Article` as one JSON line to FILE;
 //! - `aeb-only`: skips CWCED (the profile of the benchmark's timed set);
 //! - `only PREFIX`: of AEB, only the pages whose id starts with PREFIX (one page's profile);
@@ -13,11 +13,9 @@
 //! The timed runs are in [`measured`]: `--toggle-collect='extract_sets::measured'` counts
 //! them alone (not the loading, nor the one-time set-up of lazily built tables).
 
-#[path = "../tests/support/sets.rs"]
-mod sets;
-
 use std::io::Write;
 
+use evaluation::extraction::sets;
 use url::Url;
 
 fn main() {

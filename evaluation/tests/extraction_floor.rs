@@ -3,10 +3,7 @@
 //! makes extraction worse fails here. No timing is asserted. Skipped, with a message, when the
 //! sets are absent.
 
-#[path = "support/sets.rs"]
-mod sets;
-
-use extractor::eval::{self, Tokenizer};
+use evaluation::extraction::{self as eval, sets, Tokenizer};
 use url::Url;
 
 /// AEB body F1 reached: 0.973.

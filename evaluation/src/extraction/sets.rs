@@ -1,16 +1,11 @@
-//! Loading the evaluation sets of `shared/bench` (shared by the floor test and the benchmark):
-//! AEB pages decompressed, CWCED pages decoded by the crawler's own charset vote.
-
-#![allow(dead_code)]
+//! The extraction sets of `shared/bench` as the extraction benchmark, its floor test and the
+//! `extract_sets` example read them: AEB pages decompressed with their truth as given, CWCED
+//! pages decoded by the crawler's own charset vote with their body, author and date truths.
 
 use std::fs;
 use std::io::Read;
-use std::path::{Path, PathBuf};
 
-/// `shared/bench`, beside the project.
-pub fn bench_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/bench")
-}
+pub use crate::sources::bench_dir;
 
 /// One AEB page with its truth.
 pub struct AebPage {

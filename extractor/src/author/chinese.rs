@@ -1,0 +1,394 @@
+//! Chinese bylines in the text around the body: labels (`作者：`, `记者`, `编辑：`,
+//! `来源：`) ranked, the names after them (surname and shape, or a pen name).
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::names::{clean, Checks};
+use super::{FAR_RANK, NEAR_BODY, SEARCH_AROUND};
+use crate::scan::{flag, Page};
+
+/// Byline labels, by rank (lower is better).
+pub(super) const LABELS: &[(&str, u8)] = &[
+    ("作者", 0),
+    ("撰文", 0),
+    ("执笔人", 0),
+    ("文／", 0),
+    ("文/", 0),
+    ("本报记者", 1),
+    ("记者", 1),
+    ("通讯员", 1),
+    ("实习生", 1),
+    ("发表于", 2),
+    ("责任编辑", 3),
+    ("编辑", 3),
+    ("责编", 3),
+    ("来源", 4),
+];
+
+/// Common Chinese surnames: after a reporter, editor or source label, a word is taken as a
+/// name only when it starts with one (a pen name after `作者` needs no such proof).
+const SURNAMES: &str = "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤常温康施文牛樊葛邢安齐易乔伍庞颜倪庄聂章鲁岳翟殷詹申欧耿关兰焦俞左柳甘祝包宁尚符舒阮柯纪梅童凌毕单季裴霍涂成苗谷盛曲翁冉骆蓝路游辛靳管柴蒙鲍华喻祁蒲房滕屈饶解牟艾尤阳时穆农司卓古吉缪简车项连芦麦褚娄窦戚岑景党宫费卜冷晏席卫米柏宗瞿桂全佟应臧闵苟邬边卞姬师和仇栾隋商刁沙荣巫寇桑郎甄丛仲虞敖巩明佘池查麻苑迟邝伊";
+
+/// Words that end a list of names.
+pub(super) const NOT_NAMES: &[&str] = &[
+    "扫一扫",
+    "分享",
+    "来源",
+    "编辑",
+    "责任",
+    "发布",
+    "点击",
+    "打印",
+    "返回",
+    "关闭",
+    "报道",
+    "发表",
+    "时间",
+    "日期",
+    "字号",
+    "评论",
+    "原标题",
+    "摄影",
+    "图片",
+    "专栏",
+    "简介",
+    "相关",
+    "个人",
+    "作者",
+    "全文",
+    "更多",
+    // A blog's or portal's chrome beside a byline ("作者：流泉 访问统计").
+    "访问",
+    "统计",
+    "留言",
+    "登录",
+    "注册",
+    "首页",
+    "导航",
+    "链接",
+    "收藏",
+    "订阅",
+    "搜索",
+    "浏览",
+    "阅读",
+    "下载",
+    "帮助",
+    "设置",
+    "博客",
+    "相册",
+    "档案",
+    "日志",
+    "标签",
+    "分类",
+    "目录",
+    "存档",
+    "引用",
+];
+
+/// Publication words: a "source" ending with one of these is not a person.
+const ORGANISATION_ENDS: &[&str] = &[
+    "网", "报", "社", "刊", "台", "站", "部", "局", "厅", "委", "院", "会", "司", "端", "道", "心",
+    "府", "组", "处", "室", "所", "馆", "团", "频", "章",
+];
+
+pub(super) fn chinese_byline(
+    page: &Page,
+    span: Option<(u32, u32)>,
+    date_pos: Option<u32>,
+    checks: &Checks,
+) -> Option<String> {
+    // Forums and blogs sign with a one-word Latin user name ("ggjjzhzz 发表于").
+    let checks = &Checks {
+        single_word: true,
+        site_words: checks.site_words.clone(),
+    };
+    let name_re = han_name();
+    let text = &page.text;
+    let (start, end) = span.unwrap_or((0, text.len() as u32));
+    let lo = floor(text, start.saturating_sub(SEARCH_AROUND) as usize);
+    let hi = floor(
+        text,
+        (end as usize + SEARCH_AROUND as usize).min(text.len()),
+    );
+    let window = &text[lo..hi];
+    // Every label starts with, and every bracketed name needs (its surname), a character of
+    // U+4E00..U+9FFF, encoded in UTF-8 with a lead byte in 0xE4..=0xE9: a window without one
+    // (an English page) can hold no byline, and is not searched.
+    if !has_han_lead_byte(window) {
+        return None;
+    }
+    let anchor = date_pos.unwrap_or(start) as i64;
+    let mut best: Option<((u8, i64), String)> = None;
+    // Every label at once: one automaton pass instead of one search per label.
+    static AUTOMATON: OnceLock<aho_corasick::AhoCorasick> = OnceLock::new();
+    let automaton = AUTOMATON.get_or_init(|| {
+        aho_corasick::AhoCorasick::new(LABELS.iter().map(|(l, _)| l)).expect("static labels")
+    });
+    for found in automaton.find_overlapping_iter(window) {
+        let (label, rank) = LABELS[found.pattern().as_usize()];
+        let at = found.start();
+        let pos = lo + at;
+        let after = &window[at + label.len()..];
+        let names = if rank == 2 {
+            // "ggjjzhzz 发表于 2005-9-15": the name comes before.
+            let before = &window[floor(window, at.saturating_sub(40))..at];
+            let last = before.split_whitespace().last().unwrap_or("");
+            let latin_start = last
+                .char_indices()
+                .rev()
+                .take_while(|(_, c)| c.is_ascii_alphanumeric())
+                .last()
+                .map_or(last.len(), |(i, _)| i);
+            let latin = &last[latin_start..];
+            if latin.len() >= 3 {
+                vec![latin.to_string()]
+            } else if name_re.is_match(last) {
+                vec![last.to_string()]
+            } else {
+                Vec::new()
+            }
+        } else if rank == 0 && !after.starts_with(['：', ':', '/', '／']) {
+            // "作者须知", "作者手记": not a byline.
+            Vec::new()
+        } else {
+            let names = names_after(after, name_re, rank > 0, rank != 4);
+            if names.is_empty() && rank == 0 {
+                pen_name(after).into_iter().collect()
+            } else {
+                names
+            }
+        };
+        if names.is_empty() {
+            continue;
+        }
+        let joined = names.join(" ");
+        if rank == 4 && ORGANISATION_ENDS.iter().any(|e| joined.ends_with(e)) {
+            continue;
+        }
+        // A candidate that fails the check leaves the place to the next one.
+        if clean(&joined, checks).is_none() {
+            continue;
+        }
+        // A byline far from the body (a blog's sidebar "作者：owner") ranks after every
+        // byline at the body.
+        let far = (pos as u32) + NEAR_BODY < start || pos as u32 > end + NEAR_BODY;
+        let key = (
+            rank + if far { FAR_RANK } else { 0 },
+            (pos as i64 - anchor).abs(),
+        );
+        if best.as_ref().is_none_or(|(k, _)| key < *k) {
+            best = Some((key, joined));
+        }
+    }
+    // "[ 黄宇 ]" after the date, "（常书香 马丹阳 ）" or "（姚峰 上海报道）" after the body.
+    static BRACKETS: OnceLock<Regex> = OnceLock::new();
+    let brackets = BRACKETS.get_or_init(|| {
+        Regex::new(r"[\[（(【]\s*([\p{Han} ]{2,24}?)\s*[\]）)】]").expect("static regex")
+    });
+    for c in brackets.captures_iter(window) {
+        let (Some(all), Some(m)) = (c.get(0), c.get(1)) else {
+            continue;
+        };
+        // "[关注] 性问题成了民工之痛": a tag in front of a headline, not a byline.
+        let line_start = window[..all.start()].rfind('\n').map_or(0, |i| i + 1);
+        let rest_of_line = window[all.end()..].split('\n').next().unwrap_or("");
+        if window[line_start..all.start()].trim().is_empty()
+            && rest_of_line.trim().chars().count() >= 6
+        {
+            continue;
+        }
+        let words: Vec<&str> = m.as_str().split_whitespace().collect();
+        let names: Vec<&str> = words
+            .iter()
+            .copied()
+            .filter(|w| {
+                !NOT_NAMES.contains(w)
+                    && name_re.is_match(w)
+                    && w.chars().count() <= 3
+                    && w.chars().next().is_some_and(|c| SURNAMES.contains(c))
+            })
+            .collect();
+        let others_ok = words
+            .iter()
+            .all(|w| names.contains(w) || w.ends_with("报道") || *w == "摄");
+        if names.is_empty() || !others_ok {
+            continue;
+        }
+        // "刘欢的家(组图)</a>(房产)": a tag after a linked headline, not a byline.
+        // (Checked last: it walks the events.)
+        if after_link(page, (lo + all.start()) as u32) {
+            continue;
+        }
+
+        // Far from the body, a bracket is a tag in a list of headlines ("(房产)").
+        let pos = (lo + m.start()) as u32;
+        let far = pos + NEAR_BODY < start || pos > end + NEAR_BODY;
+        let key = (
+            2 + if far { FAR_RANK } else { 0 },
+            (pos as i64 - anchor).abs(),
+        );
+        let joined = names.join(" ");
+        if clean(&joined, checks).is_some() && best.as_ref().is_none_or(|(k, _)| key < *k) {
+            best = Some((key, joined));
+        }
+    }
+    best.and_then(|(_, n)| clean(&n, checks))
+}
+
+/// The text just before byte `pos` of the page's text (spaces aside) is link text.
+fn after_link(page: &Page, pos: u32) -> bool {
+    let text = &page.text;
+    let before = text[..floor(text, pos as usize)].trim_end_matches(' ');
+    if before.is_empty() || before.ends_with('\n') {
+        return false;
+    }
+    let at = before.len() as u32 - 1;
+    // The text event holding `at`, and the element open around it.
+    let mut stack: Vec<u32> = Vec::new();
+    for ev in &page.events {
+        match *ev {
+            crate::scan::Event::Open(n) => stack.push(n),
+            crate::scan::Event::Close(_) => {
+                stack.pop();
+            }
+            crate::scan::Event::Text(a, b) if a <= at && at < b => {
+                return stack
+                    .last()
+                    .is_some_and(|&n| page.nodes[n as usize].flags & flag::IN_LINK != 0);
+            }
+            crate::scan::Event::Text(..) => {}
+        }
+    }
+    false
+}
+
+/// The names after a label: `：张三 李四`, `记者 张三`.
+/// Longest pen name (chars) taken after `作者：` when it is no plain name.
+pub const MAX_PEN_NAME_CHARS: usize = 12;
+
+/// A forum or blog pen name after `作者：` ("放飞&心情"): the first word of the line, when
+/// it is short and holds a letter.
+fn pen_name(after: &str) -> Option<String> {
+    let line = after.split('\n').next().unwrap_or("");
+    let rest = line.trim_start_matches([' ', '：', ':', '/', '／', '　']);
+    let word = rest.split([' ', '　']).next()?.trim();
+    let n = word.chars().count();
+    let ok = (2..=MAX_PEN_NAME_CHARS).contains(&n)
+        && word.chars().any(char::is_alphabetic)
+        && !NOT_NAMES.iter().any(|w| word.contains(w))
+        && !LABELS.iter().any(|(l, _)| word.contains(l));
+    ok.then(|| word.to_string())
+}
+
+fn names_after(after: &str, name_re: &Regex, need_surname: bool, pen_names: bool) -> Vec<String> {
+    let line = after.split('\n').next().unwrap_or("");
+    let rest = line.trim_start_matches([' ', '：', ':', '/', '／', ']', '】', '　']);
+    let mut names = Vec::new();
+    for (i, word) in rest.split([' ', '　', '、']).enumerate() {
+        if i > 6 {
+            break;
+        }
+        if word.is_empty() {
+            if names.is_empty() {
+                continue;
+            }
+            break;
+        }
+        // "王燕平本报记者": cut at the next label.
+        let word = NOT_NAMES
+            .iter()
+            .chain(LABELS.iter().map(|(l, _)| l))
+            .filter_map(|w| word.find(w))
+            .min()
+            .map_or(word, |cut| &word[..cut]);
+        let word = word.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '·');
+        // A word alone after the label, to the end of its line ("编辑：山石"), is the
+        // editor's (pen) name whatever its first character, unless it names a publication.
+        let alone = i == 0 && rest.trim_end() == word;
+        let pen_name = pen_names
+            && alone
+            && word.chars().count() <= 3
+            && !ORGANISATION_ENDS.iter().any(|e| word.ends_with(e));
+        let surname_ok = !need_surname
+            || pen_name
+            || (word.chars().next().is_some_and(|c| SURNAMES.contains(c))
+                && word.chars().count() <= 3);
+        if name_re.is_match(word) && surname_ok {
+            names.push(word.to_string());
+        } else if names.is_empty()
+            && word.chars().all(|c| c.is_ascii_alphanumeric())
+            && word.len() >= 3
+        {
+            // Latin user names on blogs and forums.
+            names.push(word.to_string());
+            break;
+        } else {
+            break;
+        }
+    }
+    names
+}
+
+/// UTF-8 lead bytes of U+4000..U+9FFF, the block of the labels' and surnames' characters.
+const HAN_LEAD_BYTES: std::ops::RangeInclusive<u8> = 0xE4..=0xE9;
+
+/// `s` holds a byte of [`HAN_LEAD_BYTES`]. Scanned by blocks of 64 bytes without an early
+/// exit inside a block, so the comparison vectorises.
+fn has_han_lead_byte(s: &str) -> bool {
+    let (lo, span) = (
+        *HAN_LEAD_BYTES.start(),
+        HAN_LEAD_BYTES.end() - HAN_LEAD_BYTES.start(),
+    );
+    s.as_bytes().chunks(64).any(|block| {
+        block
+            .iter()
+            .fold(false, |seen, &b| seen | (b.wrapping_sub(lo) <= span))
+    })
+}
+
+pub(super) fn floor(s: &str, mut i: usize) -> usize {
+    i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// A bare Chinese name: 2–4 Han characters (or the middle dot of
+/// transliterated names), nothing else.
+pub(super) fn han_name() -> &'static Regex {
+    static NAME: OnceLock<Regex> = OnceLock::new();
+    NAME.get_or_init(|| Regex::new(r"^[\p{Han}·]{2,4}$").expect("static regex"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pen_name_after_the_author_label() {
+        assert_eq!(
+            pen_name("： 放飞&心情\n振威将军").as_deref(),
+            Some("放飞&心情")
+        );
+        assert_eq!(pen_name("：责任编辑 张三"), None);
+        assert_eq!(pen_name("：-- \n"), None);
+    }
+
+    #[test]
+    fn labels_and_surnames_start_with_a_han_lead_byte() {
+        // The early return of `chinese_byline` on windows without such a byte relies on it.
+        let first_bytes = LABELS
+            .iter()
+            .map(|(l, _)| l.as_bytes()[0])
+            .chain(SURNAMES.chars().map(|c| c.to_string().as_bytes()[0]));
+        for b in first_bytes {
+            assert!(HAN_LEAD_BYTES.contains(&b), "{b:#x}");
+        }
+        assert!(has_han_lead_byte(&("a".repeat(200) + "记者")));
+        assert!(!has_han_lead_byte(&"é ü — “x” ".repeat(50)));
+        assert!(!has_han_lead_byte("ア한"));
+    }
+}

@@ -1,0 +1,471 @@
+//! The author, as a checked candidate rather than the first match.
+//!
+//! Candidates come from meta tags and JSON-LD, the issuer that signs an official document,
+//! Chinese bylines in the text around the body (`作者：`, `记者`, `编辑：`, `来源：`; the labels
+//! ranked, an author before a reporter before an editor before a source, and within a rank
+//! the one nearest the date), elements marked as the byline (`class=author`,
+//! `itemprop=author`, `rel=author`; the one nearest the body, not a related story's), a
+//! visible "By …" line (`By`, `Par`, `Von`, `Por`, `Door`, `Av`) at the top of the body,
+//! and a bare name under the headline.
+//!
+//! Each candidate is checked ([`names_of`]): cut into names (co-authors joined by `、`, `,`,
+//! `and`, `&`, `und`, `et`, `y`), a trailing role or agency dropped (`, Staff writer`,
+//! `Associated Press`), and every name must have a name's shape for its script and be no
+//! navigation (`Sign In | Subscribe`), organisation (`CBS News`, `新华网`, a JSON-LD
+//! `Organization`) or label word. A declared candidate (meta, JSON-LD) whose names the page
+//! never shows loses to a visible byline: sources are combined by agreement. When no
+//! candidate passes, there is no author: none rather than a wrong one.
+//!
+//! The files: this one gathers the candidates and picks one; [`names`] checks a candidate;
+//! [`chinese`] finds the Chinese bylines; [`json_ld`] reads the author of a JSON-LD block.
+
+mod chinese;
+mod json_ld;
+mod names;
+
+use pipeline::script::Script;
+
+use crate::scan::{flag, Page};
+use chinese::{chinese_byline, floor, han_name};
+use json_ld::json_author;
+use names::clean;
+pub use names::{names_of, Checks};
+
+/// Meta names and properties that carry the author, best first.
+const META_KEYS: &[&str] = &[
+    "author",
+    "article:author",
+    "byl",
+    "dc.creator",
+    "dcterms.creator",
+    "sailthru.author",
+    "parsely-author",
+    "citation_author",
+    "citation_authors",
+    "og:article:author",
+];
+
+/// Longest byline kept (chars).
+pub const MAX_AUTHOR_CHARS: usize = 80;
+/// A byline this far (bytes) before or after the body's text is not at the body.
+pub const NEAR_BODY: u32 = 600;
+/// Rank added to bylines that are not at the body.
+const FAR_RANK: u8 = 10;
+/// Text searched around the body for a Chinese byline (bytes).
+pub const SEARCH_AROUND: u32 = 3072;
+
+/// The author of `page`. `span` is the body's text range, `body` its text as extracted,
+/// `date_pos` where the date was read, `issuer` the body that signed the document (see
+/// [`crate::signature`]): after the declared author, before bylines in the text.
+pub fn author(
+    page: &Page,
+    span: Option<(u32, u32)>,
+    body: &str,
+    date_pos: Option<u32>,
+    issuer: Option<String>,
+) -> Option<String> {
+    let checks = Checks::of(page);
+    let declared = META_KEYS
+        .iter()
+        .filter_map(|key| crate::meta(page, &[key]))
+        .find_map(|a| clean(a, &checks))
+        .or_else(|| {
+            page.json_ld
+                .iter()
+                .find_map(|json| json_author(json).and_then(|a| clean(&a, &checks)))
+        });
+    if issuer.is_some() && declared.is_none() {
+        return issuer;
+    }
+    let visible = || {
+        chinese_byline(page, span, date_pos, &checks).or_else(|| {
+            // The nearer of a marked byline and a visible "By" line.
+            let marked = marked_byline(page, span, &checks);
+            let by = by_line(page, span, &checks);
+            [marked, by]
+                .into_iter()
+                .flatten()
+                .min_by_key(|(key, _)| *key)
+                .map(|(_, name)| name)
+        })
+    };
+    match declared {
+        // A declared author the page never shows (a decoy or template meta tag) loses to a
+        // byline the reader sees.
+        Some(d) if !shown(page, &d) => visible().or(Some(d)),
+        Some(d) => Some(d),
+        None => visible().or_else(|| bare_name_line(body)),
+    }
+}
+
+/// Whether every name of `author` is written in the page's visible text.
+fn shown(page: &Page, author: &str) -> bool {
+    split_names(author)
+        .iter()
+        .all(|name| page.text.contains(name.as_str()))
+}
+
+/// The names of an author value as [`crate::Article::author`] holds it: Han names joined by
+/// spaces, others by `", "`.
+pub fn split_names(author: &str) -> Vec<String> {
+    let parts: Vec<&str> = if author.contains(", ") {
+        author.split(", ").collect()
+    } else if author.chars().all(|c| is_han(c) || c == ' ' || c == '·') {
+        author.split(' ').collect()
+    } else {
+        vec![author]
+    };
+    parts
+        .into_iter()
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Han ideographs, by the one script table ([`pipeline::script`]).
+fn is_han(c: char) -> bool {
+    pipeline::script::of(c) == Some(Script::Han)
+}
+
+/// Lines of the body's opening looked at for a bare name.
+pub const OPENING_LINES: usize = 4;
+/// Longest line (chars) that may come before a bare name: the headline and a subtitle.
+pub const HEADLINE_CHARS: usize = 40;
+
+/// Words that stand alone on a line at the top of an article and are no name.
+const NOT_BARE_NAMES: &[&str] = &[
+    "正文",
+    "摘要",
+    "导读",
+    "全文",
+    "简介",
+    "前言",
+    "引言",
+    "序言",
+    "目录",
+    "按语",
+    "编者按",
+    "打印",
+    "关闭",
+    "返回",
+    "评论",
+    "分享",
+    "推荐",
+    "图片",
+    "视频",
+    "专题",
+    "新闻",
+    "首页",
+];
+
+/// A Chinese article without a label often puts its author alone on the line under the
+/// headline ("犬儒病(上)" / "胡平" / the text). A name here is a line of 2–4 Han characters
+/// (or a foreign name with `·`) among the first lines of the body, after short lines only.
+fn bare_name_line(body: &str) -> Option<String> {
+    let name_re = han_name();
+    let lines = body
+        .split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take(OPENING_LINES);
+    for (i, line) in lines.enumerate() {
+        if i > 0 && name_re.is_match(line) && !NOT_BARE_NAMES.contains(&line) {
+            // Checked as every candidate is ("发表评论" is a link, not a name).
+            return clean(line, &Checks::default());
+        }
+        if line.chars().count() > HEADLINE_CHARS {
+            return None;
+        }
+    }
+    None
+}
+
+/// Where a visible byline stands: after the body's end (a related story's, or an author
+/// box) ranks behind every byline before or in the body; then by distance from the body's
+/// start.
+type BylineKey = (bool, u32);
+
+/// The text of the short element marked as the author that is nearest the body's start
+/// (a byline of the page's own story, not of a related story further down); without a
+/// body, the first.
+fn marked_byline(
+    page: &Page,
+    span: Option<(u32, u32)>,
+    checks: &Checks,
+) -> Option<(BylineKey, String)> {
+    let mut best: Option<(BylineKey, String)> = None;
+    for (i, n) in page.nodes.iter().enumerate() {
+        if n.flags & flag::AUTHOR == 0 || n.flags & (flag::SKIPPED | flag::HEAD) != 0 {
+            continue;
+        }
+        let text = page.node_text(i as u32);
+        let whole = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        // A forum's author cell holds the name, then the poster's counts on lines of
+        // their own: the first line alone may be the name.
+        let first_line = text
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("");
+        let Some(name) = [whole.as_str(), first_line]
+            .into_iter()
+            .filter(|t| t.chars().count() <= MAX_AUTHOR_CHARS)
+            .find_map(|t| clean(t, checks))
+        else {
+            continue;
+        };
+        let Some((start, end)) = span else {
+            return Some(((false, 0), name));
+        };
+        let pos = first_text(page, n).unwrap_or(0);
+        // Far after the body, or in a related list, a sidebar or the page's chrome, a byline
+        // belongs to another story.
+        if pos > end + NEAR_BODY || in_boilerplate(page, i as u32) {
+            continue;
+        }
+        let key = (pos > end, start.abs_diff(pos));
+        if best.as_ref().is_none_or(|(k, _)| key < *k) {
+            best = Some((key, name));
+        }
+    }
+    best
+}
+
+/// Whether the node or an ancestor is page chrome: `nav`, `aside`, `footer` (a byline's own
+/// class may read as boilerplate to the body scorer, so hints are not asked).
+fn in_boilerplate(page: &Page, mut node: u32) -> bool {
+    use crate::scan::Tag;
+    while let Some(n) = page.nodes.get(node as usize) {
+        if matches!(n.tag, Tag::Nav | Tag::Aside | Tag::Footer) {
+            return true;
+        }
+        node = n.parent;
+    }
+    false
+}
+
+/// Where a node's first text starts in [`Page::text`].
+fn first_text(page: &Page, n: &crate::scan::Node) -> Option<u32> {
+    page.events
+        .get(n.open as usize..=n.close as usize)?
+        .iter()
+        .find_map(|ev| match *ev {
+            crate::scan::Event::Text(a, _) => Some(a),
+            _ => None,
+        })
+}
+
+/// Words that open a visible byline, in the languages of the sets.
+const BY_WORDS: &[&str] = &[
+    "By ", "BY ", "Par ", "PAR ", "Von ", "VON ", "Por ", "POR ", "Door ", "Av ",
+];
+
+/// Text around the body's start searched for a visible "By …" line (bytes).
+pub const BY_LINE_AROUND: u32 = 1500;
+
+/// A short line "By Jane Roe" (or Par, Von, Por, Door, Av) just before or at the top of the
+/// body: the byline readability finds and our marked elements miss.
+fn by_line(page: &Page, span: Option<(u32, u32)>, checks: &Checks) -> Option<(BylineKey, String)> {
+    let (start, _) = span?;
+    let text = &page.text;
+    let lo = floor(text, start.saturating_sub(BY_LINE_AROUND) as usize);
+    let hi = floor(text, (start + BY_LINE_AROUND) as usize);
+    let mut best: Option<(u32, String)> = None;
+    let mut at = lo;
+    for line in text[lo..hi].split('\n') {
+        let pos = at as u32;
+        at += line.len() + 1;
+        let line = line.trim();
+        if line.chars().count() > MAX_AUTHOR_CHARS || !BY_WORDS.iter().any(|w| line.starts_with(w))
+        {
+            continue;
+        }
+        let Some(name) = clean(line, checks) else {
+            continue;
+        };
+        let distance = start.abs_diff(pos);
+        if best.as_ref().is_none_or(|(d, _)| distance < *d) {
+            best = Some((distance, name));
+        }
+    }
+    best.map(|(distance, name)| ((false, distance), name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bare_name_under_the_headline() {
+        let html = "<body><div><p>犬儒病(上)</p><p>胡平<br>人心不会熄灭，但它可能蒙上灰烬而不再燃烧。\
+                    灰烬本来是燃烧的产物，但它反过来又抑制了燃烧。拨开灰烬，你会看到重新燃烧的人心。</p>\
+                    <p>当今中国最流行的是什么？是犬儒主义，这是一段很长的正文，用来让正文足够长。</p></div></body>";
+        let url = url::Url::parse("http://example.com/a.html").unwrap();
+        assert_eq!(crate::extract(html, &url).author.as_deref(), Some("胡平"));
+        // A short word under the headline that is a heading, not a name.
+        let html = html.replace("胡平", "摘要");
+        assert_eq!(crate::extract(&html, &url).author, None);
+    }
+    use crate::scan::scan;
+
+    fn byline(html: &str) -> Option<String> {
+        let page = scan(html);
+        author(&page, None, "", None, None)
+    }
+
+    #[test]
+    fn meta_json_and_marked() {
+        assert_eq!(
+            byline("<meta name=author content='By Jane Doe'>").as_deref(),
+            Some("Jane Doe")
+        );
+        assert_eq!(
+            byline("<meta name=author content='L_104485'><p>x</p>"),
+            None
+        );
+        assert_eq!(
+            byline(r#"<script type="application/ld+json">{"author":[{"@type":"Person","name":"Ann Lee"}]}</script>"#)
+                .as_deref(),
+            Some("Ann Lee")
+        );
+        assert_eq!(
+            byline("<span class=byline>By Tom Smith</span>").as_deref(),
+            Some("Tom Smith")
+        );
+        assert_eq!(
+            byline("<meta name=citation_authors content='赵  培'>").as_deref(),
+            Some("赵培")
+        );
+    }
+
+    #[test]
+    fn navigation_organisations_and_roles_are_no_author() {
+        let none = [
+            "<span class=author>Sign In| Sign Up| Subscribe Show Menu</span>",
+            "<meta name=author content='Reuters'>",
+            "<meta name=author content='Staff Reports'>",
+            "<meta name=author content='Editorial'>",
+            "<meta name=author content='HNN Staff'>",
+            "<meta name=author content='The Water Coolest'>",
+            r#"<script type="application/ld+json">{"author":{"@type":"Organization","name":"CBS News"}}</script>"#,
+            "<meta name=author content='Washington'>",
+            "<p>来源：人民网 作者：环球时报</p>",
+            "<p>作者：市场营销课程</p>",
+            "<p>访问统计 首页 博客</p>",
+        ];
+        for html in none {
+            assert_eq!(byline(html), None, "{html}");
+        }
+        assert_eq!(
+            byline("<meta name=author content='By Paul Takahashi, Staff writer'>").as_deref(),
+            Some("Paul Takahashi")
+        );
+        assert_eq!(
+            byline("<meta name=author content='Rachael Link, MS, RD'>").as_deref(),
+            Some("Rachael Link")
+        );
+        assert_eq!(
+            byline("<meta property=og:site_name content='Business Insider'><meta name=author content='Charlie Wood, Business Insider'>")
+                .as_deref(),
+            Some("Charlie Wood")
+        );
+    }
+
+    #[test]
+    fn co_authors_are_kept_as_a_list() {
+        let joined = byline(
+            "<meta name=author content='LISA MASCARO, MARY CLARE JALONICK and ERIC TUCKER Associated Press'>",
+        );
+        assert_eq!(
+            joined.as_deref(),
+            Some("LISA MASCARO, MARY CLARE JALONICK, ERIC TUCKER")
+        );
+        assert_eq!(
+            split_names(joined.as_deref().unwrap_or("")),
+            ["LISA MASCARO", "MARY CLARE JALONICK", "ERIC TUCKER"]
+        );
+        assert_eq!(
+            byline("<p>作者： 流泉 访问统计： 2005年08月30日</p>").as_deref(),
+            Some("流泉")
+        );
+        let han = byline("<p>作者：张三、李四</p>");
+        assert_eq!(han.as_deref(), Some("张三 李四"));
+        assert_eq!(split_names(han.as_deref().unwrap_or("")), ["张三", "李四"]);
+    }
+
+    #[test]
+    fn a_visible_byline_beats_a_decoy_meta_and_a_related_story() {
+        let url = url::Url::parse("http://example.com/a.html").unwrap();
+        let body = "<p>The council voted on Tuesday to extend the library's opening hours,                     after a long campaign by residents who wanted a quiet place to study.</p>"
+            .repeat(4);
+        let html = format!(
+            "<html><head><meta name=author content='Site Owner Name'></head><body><article>             <h1>Library hours</h1><p>By Jane Roe</p>{body}</article>             <aside><h3>Related</h3><p>Another story <span class=author>John Related</span></p></aside>             </body></html>"
+        );
+        let a = crate::extract(&html, &url);
+        assert_eq!(a.author.as_deref(), Some("Jane Roe"));
+        assert_eq!(a.authors, ["Jane Roe"]);
+        // Par, Von: the same in French and German.
+        let fr = html.replace("By Jane Roe", "Par Marie Dupont");
+        assert_eq!(
+            crate::extract(&fr, &url).author.as_deref(),
+            Some("Marie Dupont")
+        );
+        // With the body's own byline marked, the related story's is not taken.
+        let marked = html
+            .replace(
+                "<p>By Jane Roe</p>",
+                "<p class=byline><span class=author>Jane Roe</span></p>",
+            )
+            .replace("<meta name=author content='Site Owner Name'>", "");
+        assert_eq!(
+            crate::extract(&marked, &url).author.as_deref(),
+            Some("Jane Roe")
+        );
+        let unmarked = marked.replace("<p class=byline><span class=author>Jane Roe</span></p>", "");
+        assert_eq!(crate::extract(&unmarked, &url).author, None);
+    }
+
+    #[test]
+    fn bracket_after_a_linked_headline_is_a_tag() {
+        assert_eq!(
+            byline("<p>正文很长的一段话。</p><p>编辑：山石</p><div><a href=/a>歌坛大哥大刘欢的家(组图)</a>\
+                    <span>(房产)</span></div>")
+            .as_deref(),
+            Some("山石")
+        );
+        assert_eq!(
+            byline("<p>正文很长的一段话，最后一句。（姚峰 上海报道）</p>").as_deref(),
+            Some("姚峰")
+        );
+    }
+
+    #[test]
+    fn chinese_labels_ranked() {
+        assert_eq!(
+            byline("<p>来源：新华网 作者：李四</p>").as_deref(),
+            Some("李四")
+        );
+        assert_eq!(
+            byline("<p>光明日报记者 王建宏 张文攀</p>").as_deref(),
+            Some("王建宏 张文攀")
+        );
+        assert_eq!(
+            byline("<p>来源：巴彦淖尔日报 编辑：苏亮 扫一扫在手机打开</p>").as_deref(),
+            Some("苏亮")
+        );
+        assert_eq!(
+            byline("<p>来源: 尹娟 【发表评论】</p>").as_deref(),
+            Some("尹娟")
+        );
+        assert_eq!(byline("<p>来源：新华网</p>"), None);
+        // A pen name alone after the label, with no common surname.
+        assert_eq!(
+            byline("<p>来源：新闻晨报</p><p>编辑：山石</p>").as_deref(),
+            Some("山石")
+        );
+        assert_eq!(byline("<p>编辑：本报</p>"), None);
+        assert_eq!(byline("<p>来源：央视</p>"), None);
+        assert_eq!(byline("<p>记者 山石流水 报道</p>"), None);
+    }
+}
