@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use fetcher::charset::evaluation::{
+use evaluation::charset::{
     corpus_encoding, decodes_right, without_declarations, LyingPage,
 };
 use fetcher::charset::{detector, prescan, vote, Signals};

@@ -1,4 +1,4 @@
-//! `cargo bench -p contentseen --bench contentseen`: the figures of issue 6.
+//! `cargo bench -p evaluation --bench contentseen`: the figures of issue 6.
 //!
 //! 1. Quality: precision and recall of "duplicate" (distance ≤ k) on the
 //!    near-duplicate set built from the AEB article bodies, per feature choice.
@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use contentseen::bands::Layout;
-use contentseen::evaluation::{build, is_duplicate, score, EvalSet, Kind, Lookup, Scores};
+use evaluation::clean_text::{build, is_duplicate, score, EvalSet, Kind, Lookup, Scores};
 use contentseen::minhash::{Signature, BANDS, SIGNATURE_BYTES};
 use contentseen::reach::{Probe, Reach};
 use contentseen::simhash::{
