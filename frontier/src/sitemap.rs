@@ -85,7 +85,10 @@ fn read_sitemap(input: impl BufRead) -> Result<Sitemap, SitemapError> {
         let event = match reader.read_event_into(&mut buf) {
             Ok(event) => event,
             Err(quick_xml::Error::Io(e)) => {
-                return Err(SitemapError::Gzip(std::io::Error::new(e.kind(), e.to_string())))
+                return Err(SitemapError::Gzip(std::io::Error::new(
+                    e.kind(),
+                    e.to_string(),
+                )))
             }
             Err(_) => break,
         };

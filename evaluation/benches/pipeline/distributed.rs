@@ -72,7 +72,12 @@ pub(crate) struct Snapshot {
     machine: (u64, u64),
 }
 
-pub(crate) fn distributed_in(env: &Env, ns: &str, timeout: Duration, out: &mut Outcome) -> Result<(), String> {
+pub(crate) fn distributed_in(
+    env: &Env,
+    ns: &str,
+    timeout: Duration,
+    out: &mut Outcome,
+) -> Result<(), String> {
     let redis_pids = pids_listening_on(REDIS_PORT);
     let rabbit_pids = pids_listening_on(AMQP_PORT);
     eprintln!("Redis processes {redis_pids:?}, RabbitMQ processes {rabbit_pids:?}");

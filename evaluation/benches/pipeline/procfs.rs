@@ -54,7 +54,12 @@ pub(crate) fn machine_ticks() -> (u64, u64) {
 
 /// "the machine: 1.73 of 2 cores busy, 0.11 of them outside the measured
 /// processes" over a window.
-pub(crate) fn machine_note(before: (u64, u64), after: (u64, u64), ours_secs: f64, ticks: f64) -> String {
+pub(crate) fn machine_note(
+    before: (u64, u64),
+    after: (u64, u64),
+    ours_secs: f64,
+    ticks: f64,
+) -> String {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
     let busy = (after.0 - before.0) as f64;
     let all = (after.1 - before.1).max(1) as f64;

@@ -4,8 +4,7 @@
 use super::*;
 use encoding_rs::{BIG5, EUC_KR, GBK, SHIFT_JIS, WINDOWS_1251, WINDOWS_1252};
 
-const CHINESE_SIMPLIFIED: &str =
-    "我们的网站提供最新的新闻和评论。今天的天气很好，很多人出去散步。\
+const CHINESE_SIMPLIFIED: &str = "我们的网站提供最新的新闻和评论。今天的天气很好，很多人出去散步。\
     中国的经济发展很快，人民的生活水平不断提高。这是一个关于文化和历史的讨论，欢迎大家参加。";
 const CHINESE_TRADITIONAL: &str =
     "我們的網站提供最新的新聞和評論。今天的天氣很好，很多人出去散步。\
@@ -16,7 +15,9 @@ const RUSSIAN: &str = "Съешь же ещё этих мягких францу
 
 fn page(meta: Option<&str>, body: &str, encoding: &'static Encoding) -> Vec<u8> {
     let head = match meta {
-        Some(label) => format!("<!DOCTYPE html><html><head><meta charset=\"{label}\"><title>t</title></head><body><p>"),
+        Some(label) => format!(
+            "<!DOCTYPE html><html><head><meta charset=\"{label}\"><title>t</title></head><body><p>"
+        ),
         None => "<!DOCTYPE html><html><head><title>t</title></head><body><p>".to_owned(),
     };
     let mut bytes = head.into_bytes();

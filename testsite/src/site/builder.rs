@@ -641,7 +641,6 @@ impl<'a> SiteBuilder<'a> {
     }
 }
 
-
 fn english_spec(path: &str, kind: PageKind, story: &EnglishStory, body_text: String) -> PageSpec {
     PageSpec {
         title: Some(story.title.clone()),
