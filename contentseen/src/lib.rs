@@ -17,8 +17,6 @@
 //!   read-only lookups for `crawler query --text`.
 //! - [`stage`]: the worker stage over [`table`] (Redis or memory; same
 //!   banding logic).
-//! - [`evaluation`]: the near-duplicate evaluation set built from article
-//!   bodies, and precision/recall of "duplicate" (pure; the benchmark runs it).
 //!
 //! A pair of bodies is a near-duplicate when two independent signals agree
 //! ([`decide::near_duplicates`]): their SimHashes are within the pair's
@@ -27,7 +25,10 @@
 //! without an article (the extractor's `article: false`, or no tokens at
 //! all) is stored and never matched; a body under 40 tokens is matched by
 //! its exact normalized text only. Measured on HTML pages from four sources
-//! through the real stages: `cargo bench -p evaluation --bench neardup`.
+//! through the real stages: `cargo bench -p evaluation --bench neardup`;
+//! on clean article bodies, with throughput through Redis and bytes per
+//! fingerprint: `cargo bench -p evaluation --bench contentseen` (its set:
+//! `evaluation::clean_text`). No evaluation code lives here.
 //!
 //! Redis keys: `band:<i>:<value>` (sets of i64 fingerprints), `fpr:<shard>`
 //! (fingerprint → sequence number, search radius and MinHash signature of
@@ -44,7 +45,6 @@
 
 pub mod bands;
 pub mod decide;
-pub mod evaluation;
 pub mod minhash;
 pub mod reach;
 pub mod simhash;

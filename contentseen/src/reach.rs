@@ -20,16 +20,10 @@
 //! [`PROBED_BITS`] (2) **weakest bits** flipped: the bits whose weighted
 //! count is nearest to the half ([`Sketch::margins`]). An edit flips the
 //! weakest bits first, so when a band differs in one bit it is most often
-//! one of those: 6 keys instead of 4. Measured on the AEB near-duplicate
-//! set (`cargo bench -p contentseen --bench contentseen`), light edits:
-//!
-//! | radius by length                                  | keys | recall (4 draws) | distinct pairs found |
-//! |---------------------------------------------------|------|------------------|----------------------|
-//! | 3 for all                                         | 4    | 0.888–0.913      | 2                    |
-//! | 6 under 300 tokens, the 2 weakest bits            | 6    | 0.943–0.965      | 2                    |
-//! | **5 / 6 / 7 under 600 / 300 / 150, 2 weakest bits** | 6  | 0.972–0.978      | 2                    |
-//! | same radii, the weakest bit of each band          | 8    | 0.980–0.987      | 2                    |
-//! | same radii, all 16 neighbours of each band        | 68   | 0.980–0.991      | 2                    |
+//! one of those: 6 keys instead of 4 (measured on the AEB near-duplicate
+//! set, `cargo bench -p evaluation --bench contentseen`; the table of
+//! radii and probed bits: `evaluation::clean_text`, light edits 0.888–0.913
+//! found with 3 for all, 0.972–0.978 with these radii).
 //!
 //! The weakest bit of every band finds 0.5–1% more, for two more reads:
 //! through Redis a short body's two extra reads cost about 5 µs of Redis

@@ -15,33 +15,11 @@
 //!
 //! ## Why 3-token shingles, unigrams of weight 2, lines of ≥ 10 tokens (measured)
 //!
-//! (Measured on clean AEB texts, before numbers and URLs were left out and
-//! before the second signal. Verdicts on HTML pages of four sources through
-//! the real stages: `cargo bench -p evaluation --bench neardup`, and
-//! `contentseen/README.md`.)
-//!
-//! `cargo bench -p contentseen --bench contentseen` builds a near-duplicate
-//! set from the 181 AEB article bodies ([`crate::evaluation`]: 543 template
-//! mirror pairs, 543 light edits, 543 boilerplate blocks added, against all
-//! 16,290 pairs of distinct articles) and prints recall per kind and the
-//! precision of "duplicate" per feature choice, with the lookups the stage
-//! makes (k = 3, a larger radius for short bodies: [`crate::reach`]). On
-//! that set:
-//!
-//! | features                        | mirrors | light edits | boilerplate | distinct found | precision |
-//! |---------------------------------|---------|-------------|-------------|----------------|-----------|
-//! | 3-shingles only                 | 0.773   | 0.783       | 0.285       | 0              | 1.000     |
-//! | unigrams only                   | 0.972   | 0.985       | 0.836       | 10             | 0.991     |
-//! | 2-shingles + unigrams ×2        | 0.959   | 0.980       | 0.786       | 1              | 0.999     |
-//! | 3-shingles + unigrams ×2        | 0.956   | 0.982       | 0.790       | 1              | 0.999     |
-//! | 4-shingles + unigrams ×2        | 0.959   | 0.985       | 0.823       | 2              | 0.998     |
-//! | 3-sh. + uni. ×2, lines ≥ 6      | 0.989   | 0.982       | 0.790       | 2              | 0.998     |
-//! | **3-sh. + uni. ×2, lines ≥ 10** | 1.000   | 0.972       | 0.807       | 2              | 0.998     |
-//! | 3-sh. + uni. ×2, lines ≥ 15     | 1.000   | 0.969       | 0.923       | 2              | 0.998     |
-//! | 3-sh. + uni. ×1, lines ≥ 10     | 1.000   | 0.943       | 0.720       | 0              | 1.000     |
-//! | unigrams, lines ≥ 10            | 1.000   | 0.978       | 0.838       | 10             | 0.991     |
-//! | 2-sh. + uni. ×2, lines ≥ 10     | 1.000   | 0.976       | 0.768       | 0              | 1.000     |
-//! | 3-sh. + uni. ×4, lines ≥ 10     | 1.000   | 0.969       | 0.820       | 5              | 0.995     |
+//! Measured on the clean-text near-duplicate set of the 181 AEB article
+//! bodies (`cargo bench -p evaluation --bench contentseen`; the set and the
+//! table of every feature choice: `evaluation::clean_text`) and on HTML
+//! pages of four sources through the real stages (`cargo bench -p
+//! evaluation --bench neardup`, `contentseen/README.md`).
 //!
 //! Shingles alone move too many bits per edit (each changed word changes
 //! three shingles); unigrams alone hold edits together but merge distinct
@@ -67,7 +45,7 @@
 //! four shift-mask-adds per feature, spread into 8-bit and then 32-bit
 //! counters), unweighted per feature kind and weighted once at the end;
 //! the shingle size is a constant of the loop. Under valgrind these cut the
-//! instructions per byte of the AEB bodies from 75 to 53 (`cargo bench -p contentseen
+//! instructions per byte of the AEB bodies from 75 to 53 (`cargo bench -p evaluation
 //! --bench contentseen` prints the MB/s).
 
 use unicode_normalization::UnicodeNormalization;

@@ -59,7 +59,7 @@
 //! for its number (only possible on a cluster) retries later
 //! ([`TableError::MissingUrl`]).
 //!
-//! ## Cost, measured (`cargo bench -p contentseen --bench contentseen`)
+//! ## Cost, measured (`cargo bench -p evaluation --bench contentseen`)
 //!
 //! See the crate's README for the figures at 1M and 10M fingerprints and
 //! the layout for 1 billion.

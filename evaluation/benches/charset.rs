@@ -23,9 +23,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use encoding_rs::{Encoding, WINDOWS_1252};
+use evaluation::charset::{decodes_right, LyingPage};
 use evaluation::lying::{self, CorpusFile};
 use evaluation::split::{held_aside, COLUMNS};
-use fetcher::charset::evaluation::{decodes_right, LyingPage};
 use fetcher::charset::{decide_and_decode, detector, prescan, vote, Signals};
 
 /// The strategies compared on the lying pages, in column order.

@@ -8,6 +8,9 @@
 //!   generated test site into base articles with their home pages.
 //! - [`bench_site`]: the generated many-host news site of the pipeline
 //!   benchmark (`--bench pipeline`) and its server.
+//! - [`charset`]: what "decoded right" means, the corpus folders' true
+//!   encodings and the `lying/labels.tsv` rows (the charset bench and the
+//!   charset floor tests).
 //! - [`lying`]: pages built from the charset corpus whose HTTP header and
 //!   meta tell the same lie, for the charset bench and its floor test.
 //! - [`extraction`]: the extraction benchmark's metric (AEB shingles, the
@@ -15,6 +18,9 @@
 //!   pages with their truths ([`extraction::sets`]).
 //! - [`split`]: which items are held aside (never tuned on), one rule
 //!   for every bench: the hash of the item's id.
+//! - [`clean_text`]: the near-duplicate set built from clean article
+//!   bodies (mirrors, light edits, boilerplate) and the precision and
+//!   recall of contentseen's lookups on it (`--bench contentseen`).
 //! - [`neardup`]: the near-duplicate set of HTML pages built from those
 //!   bases (mirrors, edits, shared templates, short texts in every script,
 //!   near-empty and listing pages), its held-aside split, the run through
@@ -25,6 +31,8 @@
 //! near-duplicate run writes the keys of the namespace it is given.
 
 pub mod bench_site;
+pub mod charset;
+pub mod clean_text;
 pub mod extraction;
 pub mod lying;
 pub mod neardup;

@@ -12,8 +12,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::charset::{corpus_encoding, decodes_right, without_declarations};
 use encoding_rs::{Encoding, UTF_16BE, UTF_16LE};
-use fetcher::charset::evaluation::{corpus_encoding, decodes_right, without_declarations};
 
 use crate::sources::{bench_dir, Source};
 use crate::split::held_aside_in;

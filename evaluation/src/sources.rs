@@ -231,8 +231,7 @@ pub fn corpus() -> Result<Vec<CorpusText>, String> {
             .to_string();
         for file in sorted_files(&label_dir)? {
             let bytes = read(&file)?;
-            let Some(encoding) = fetcher::charset::evaluation::corpus_encoding(&label, &bytes)
-            else {
+            let Some(encoding) = crate::charset::corpus_encoding(&label, &bytes) else {
                 continue;
             };
             let (text, _) = encoding.decode_with_bom_removal(&bytes);

@@ -5,8 +5,8 @@
 //! evaluation --bench charset`), so a change that makes the vote worse
 //! fails here. Fails when the corpus is missing.
 
+use evaluation::charset::decodes_right;
 use evaluation::lying;
-use fetcher::charset::evaluation::decodes_right;
 use fetcher::charset::{vote, Signals};
 
 /// Same-lie single-byte pages decoded right, tuned part: 4098/4114 = 0.996 reached.

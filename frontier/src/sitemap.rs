@@ -1,9 +1,13 @@
 //! Sitemaps (sitemaps.org) as a seed source: `Sitemap:` lines of a
 //! robots.txt, and the `<loc>`s of a sitemap or a sitemap index, plain or
-//! gzip-compressed. Pure: fetching them is the caller's business
+//! gzip-compressed, read with `quick-xml`'s streaming reader. Pure: fetching them is the caller's business
 //! (`crawler seed --sitemaps`).
 
-use std::io::Read;
+use std::io::{BufRead, Read};
+
+use quick_xml::escape::resolve_xml_entity;
+use quick_xml::events::{BytesRef, Event};
+use quick_xml::Reader;
 
 /// A sitemap may hold at most 50,000 URLs and 50 MB uncompressed
 /// (sitemaps.org); more is not read.
@@ -43,70 +47,110 @@ pub fn robots_sitemaps(robots_txt: &str) -> Vec<String> {
         .collect()
 }
 
-/// Parses a sitemap file, inflating it first if it is gzip.
+/// Parses a sitemap file, inflating it first if it is gzip. Streams: the
+/// XML is read as it inflates, at most [`MAX_SITEMAP_BYTES`] of it.
 pub fn parse(bytes: &[u8]) -> Result<Sitemap, SitemapError> {
-    let mut inflated = Vec::new();
-    let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
-        flate2::read::GzDecoder::new(bytes)
-            .take(MAX_SITEMAP_BYTES as u64)
-            .read_to_end(&mut inflated)?;
-        &inflated[..]
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        let inflated = flate2::read::GzDecoder::new(bytes).take(MAX_SITEMAP_BYTES as u64);
+        read_sitemap(std::io::BufReader::new(inflated))
     } else {
-        &bytes[..bytes.len().min(MAX_SITEMAP_BYTES)]
-    };
-    let text = String::from_utf8_lossy(bytes);
-    let is_index = text.contains("<sitemapindex");
-    if !is_index && !text.contains("<urlset") {
-        return Err(SitemapError::NotASitemap);
+        read_sitemap(&bytes[..bytes.len().min(MAX_SITEMAP_BYTES)])
     }
-    let locs = locs(&text);
-    Ok(if is_index {
-        Sitemap::Index(locs)
-    } else {
-        Sitemap::Urls(locs)
-    })
 }
 
-/// The contents of every `<loc>` element, unescaped.
-fn locs(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(start) = rest.find("<loc") {
-        let after = &rest[start + 4..];
-        // `<loc>` or `<loc attr...>`; not `<location>`.
-        let Some(close) = after.find('>') else { break };
-        if !(after.starts_with('>') || after.starts_with(char::is_whitespace)) {
-            rest = after;
-            continue;
-        }
-        let body = &after[close + 1..];
-        let Some(end) = body.find("</loc>") else {
-            break;
+/// What the root element says the file is, once it is seen.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Root {
+    Unknown,
+    Urlset,
+    Index,
+}
+
+/// The `<loc>`s of a sitemap read from `input`: the text of every `<loc>`
+/// element (not `<image:loc>` and the like: only page or sitemap URLs),
+/// entities and character references resolved, CDATA taken as it is,
+/// trimmed; empty ones skipped. A file that stops being well-formed is
+/// read up to there (a cut file still gives the URLs before the cut); one
+/// whose gzip breaks is an error.
+fn read_sitemap(input: impl BufRead) -> Result<Sitemap, SitemapError> {
+    let mut reader = Reader::from_reader(input);
+    // Lenient as sitemap readers are: a stray end tag does not stop the read.
+    reader.config_mut().check_end_names = false;
+    let mut root = Root::Unknown;
+    let mut locs = Vec::new();
+    // The text of the `<loc>` being read, if one is open.
+    let mut loc: Option<String> = None;
+    let mut buf = Vec::new();
+    loop {
+        let event = match reader.read_event_into(&mut buf) {
+            Ok(event) => event,
+            Err(quick_xml::Error::Io(e)) => {
+                return Err(SitemapError::Gzip(std::io::Error::new(
+                    e.kind(),
+                    e.to_string(),
+                )))
+            }
+            Err(_) => break,
         };
-        let raw = body[..end].trim();
-        let raw = raw
-            .strip_prefix("<![CDATA[")
-            .and_then(|r| r.strip_suffix("]]>"))
-            .unwrap_or(raw)
-            .trim();
-        if !raw.is_empty() {
-            out.push(unescape(raw));
+        match event {
+            Event::Start(e) => match e.name().as_ref() {
+                "loc" => loc = Some(String::new()),
+                "urlset" if root == Root::Unknown => root = Root::Urlset,
+                "sitemapindex" if root == Root::Unknown => root = Root::Index,
+                _ => {}
+            },
+            Event::Empty(e) => match e.name().as_ref() {
+                "urlset" if root == Root::Unknown => root = Root::Urlset,
+                "sitemapindex" if root == Root::Unknown => root = Root::Index,
+                _ => {}
+            },
+            Event::Text(t) => {
+                if let Some(l) = loc.as_mut() {
+                    l.push_str(&t);
+                }
+            }
+            Event::CData(t) => {
+                if let Some(l) = loc.as_mut() {
+                    l.push_str(&t);
+                }
+            }
+            Event::GeneralRef(r) => {
+                if let Some(l) = loc.as_mut() {
+                    push_reference(l, &r);
+                }
+            }
+            Event::End(e) if e.name().as_ref() == "loc" => {
+                if let Some(l) = loc.take() {
+                    let l = l.trim();
+                    if !l.is_empty() {
+                        locs.push(l.to_string());
+                    }
+                }
+            }
+            Event::Eof => break,
+            _ => {}
         }
-        rest = &body[end + 6..];
+        buf.clear();
     }
-    out
+    match root {
+        Root::Unknown => Err(SitemapError::NotASitemap),
+        Root::Urlset => Ok(Sitemap::Urls(locs)),
+        Root::Index => Ok(Sitemap::Index(locs)),
+    }
 }
 
-fn unescape(s: &str) -> String {
-    if !s.contains('&') {
-        return s.to_string();
+/// `&name;` or `&#n;` in a loc: the character it stands for; an entity
+/// XML does not predefine stays as written.
+fn push_reference(out: &mut String, reference: &BytesRef<'_>) {
+    if let Ok(Some(c)) = reference.resolve_char_ref() {
+        out.push(c);
+    } else if let Some(text) = resolve_xml_entity(reference) {
+        out.push_str(text);
+    } else {
+        out.push('&');
+        out.push_str(reference);
+        out.push(';');
     }
-    s.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&apos;", "'")
-        .replace("&#38;", "&")
-        .replace("&amp;", "&")
 }
 
 #[cfg(test)]
@@ -149,6 +193,34 @@ mod tests {
             parse(b"<html>hi</html>"),
             Err(SitemapError::NotASitemap)
         ));
+    }
+
+    #[test]
+    fn cdata_and_entities_in_a_loc() {
+        let urlset = "<urlset><url><loc><![CDATA[https://e.com/a?x=1&y=2]]></loc></url>\
+            <url><loc>https://e.com/b?x=1&amp;y=2&#38;z=&lt;3&gt;</loc></url>\
+            <url><loc> <![CDATA[https://e.com/c]]> </loc></url>\
+            <url><loc>https://e.com/&#x64;?q=&apos;&quot;&nbsp;</loc></url></urlset>";
+        assert_eq!(
+            parse(urlset.as_bytes()).unwrap(),
+            Sitemap::Urls(vec![
+                "https://e.com/a?x=1&y=2".into(),
+                "https://e.com/b?x=1&y=2&z=<3>".into(),
+                "https://e.com/c".into(),
+                "https://e.com/d?q='\"&nbsp;".into(),
+            ])
+        );
+    }
+
+    #[test]
+    fn image_locs_are_not_pages_and_a_cut_file_keeps_its_urls() {
+        let urlset = "<urlset><url><loc>https://e.com/a</loc><image:image>\
+            <image:loc>https://e.com/a.jpg</image:loc></image:image></url>\
+            <url><loc>https://e.com/b</loc></url><url><loc>https://e.com/c";
+        assert_eq!(
+            parse(urlset.as_bytes()).unwrap(),
+            Sitemap::Urls(vec!["https://e.com/a".into(), "https://e.com/b".into()])
+        );
     }
 
     #[test]

@@ -11,30 +11,20 @@ use contentseen::reach::Probe;
 use contentseen::simhash::distance;
 use contentseen::table::Table;
 use crawler_tests::REDIS_URL;
+use evaluation::rng::{rng, EvalRng, Rng, RngCore};
 use pipeline::store::Op;
 use pipeline::Store;
 
 const STORED: usize = 1_000_000;
 const PROBES: usize = 2_000;
 
-/// splitmix64: a seeded stream of well-spread 64-bit values.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+/// `fp` with exactly `n` distinct bits flipped.
+fn flip(rng: &mut EvalRng, fp: u64, n: u32) -> u64 {
+    let mut out = fp;
+    while distance(out, fp) < n {
+        out ^= 1 << rng.random_range(0..64);
     }
-    /// `fp` with exactly `n` distinct bits flipped.
-    fn flip(&mut self, fp: u64, n: u32) -> u64 {
-        let mut out = fp;
-        while distance(out, fp) < n {
-            out ^= 1 << (self.next() % 64);
-        }
-        out
-    }
+    out
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -47,9 +37,9 @@ async fn banded_lookups_return_exactly_what_a_scan_returns() {
     let table = Table::new(store.clone(), &ns, layout);
 
     // Bulk insert: one multi-member SADD per band key, big pipelines.
-    let mut rng = Rng(0x5EED);
+    let mut rng = rng(0x5EED, 0);
     let t0 = Instant::now();
-    let stored: Vec<u64> = (0..STORED).map(|_| rng.next()).collect();
+    let stored: Vec<u64> = (0..STORED).map(|_| rng.next_u64()).collect();
     let mut by_key: HashMap<String, Vec<i64>> = HashMap::new();
     for &fp in &stored {
         for key in table.band_keys(fp) {
@@ -68,15 +58,15 @@ async fn banded_lookups_return_exactly_what_a_scan_returns() {
     // Probes: random, near (0..=k flips), exactly k, exactly k+1.
     let probes: Vec<u64> = (0..PROBES)
         .map(|i| {
-            let base = stored[(rng.next() % STORED as u64) as usize];
+            let base = stored[(rng.next_u64() % STORED as u64) as usize];
             match i % 4 {
-                0 => rng.next(),
+                0 => rng.next_u64(),
                 1 => {
-                    let n = (rng.next() % (k as u64 + 1)) as u32;
-                    rng.flip(base, n)
+                    let n = (rng.next_u64() % (k as u64 + 1)) as u32;
+                    flip(&mut rng, base, n)
                 }
-                2 => rng.flip(base, k),
-                _ => rng.flip(base, k + 1),
+                2 => flip(&mut rng, base, k),
+                _ => flip(&mut rng, base, k + 1),
             }
         })
         .collect();

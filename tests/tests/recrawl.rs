@@ -19,13 +19,10 @@ fn body(seed: u64, n: usize) -> String {
         "festival", "court", "energy", "village", "market", "storm", "bridge", "garden", "science",
         "hospital", "union", "season", "players", "coach", "mayor", "farmers",
     ];
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut rng = evaluation::rng::rng(seed, 0);
     let mut out = Vec::new();
     for i in 0..n {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        out.push(words[(x % words.len() as u64) as usize]);
+        out.push(*evaluation::rng::pick(&mut rng, &words));
         if i % 12 == 11 {
             out.push("and then.");
         }

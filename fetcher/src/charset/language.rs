@@ -225,7 +225,7 @@ pub fn best_latin(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::charset::evaluation::decodes_right;
+    use crate::charset::same_text;
 
     const POLISH: &str = "Państwowa komisja wyborcza ogłosiła, że w niedzielnych wyborach \
         frekwencja była wyższa niż się spodziewano. Głosowało ponad sześćdziesiąt procent \
@@ -240,7 +240,7 @@ mod tests {
         assert!(!unmappable);
         let (chosen, _) = best_latin(&bytes, &[told]).expect("a reading");
         assert!(
-            decodes_right(&bytes, chosen, truth),
+            same_text(chosen, truth, &bytes),
             "{} told {}: chose {}",
             truth.name(),
             told.name(),

@@ -1,4 +1,4 @@
-//! `cargo bench -p contentseen --bench contentseen`: the figures of issue 6.
+//! `cargo bench -p evaluation --bench contentseen`: the figures of issue 6.
 //!
 //! 1. Quality: precision and recall of "duplicate" (distance ≤ k) on the
 //!    near-duplicate set built from the AEB article bodies, per feature choice.
@@ -19,13 +19,14 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use contentseen::bands::Layout;
-use contentseen::evaluation::{build, is_duplicate, score, EvalSet, Kind, Lookup, Scores};
 use contentseen::minhash::{Signature, BANDS, SIGNATURE_BYTES};
 use contentseen::reach::{Probe, Reach};
 use contentseen::simhash::{
     distance, fingerprint, sketch_with, Features, Fingerprint, Sketch, DEFAULT,
 };
 use contentseen::table::{encode_record, Table};
+use evaluation::clean_text::{build, is_duplicate, score, EvalSet, Kind, Lookup, Scores};
+use evaluation::rng::{rng, EvalRng, RngCore};
 use pipeline::Store;
 use redis::aio::MultiplexedConnection;
 
@@ -324,20 +325,26 @@ fn thread_cpu_secs() -> Option<f64> {
     Some((utime + stime) / 100.0)
 }
 
-/// A seeded generator of random fingerprints (splitmix64).
-struct Rng(u64);
+/// A seeded stream of random fingerprints (the evaluation generator).
+struct Rng(EvalRng);
 impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(rng(seed, 0))
+    }
+
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
+    }
+
+    /// Skips the next `n` values.
+    fn skip(&mut self, n: u64) {
+        self.0.advance(u128::from(n));
     }
 
     /// The value `next` returns on its (j+1)-th call from seed `seed`.
     fn nth(seed: u64, j: u64) -> u64 {
-        let mut r = Rng(seed.wrapping_add(j.wrapping_mul(0x9E37_79B9_7F4A_7C15)));
+        let mut r = Rng::new(seed);
+        r.skip(j);
         r.next()
     }
 }
@@ -346,7 +353,7 @@ impl Rng {
 /// LSH values, derived from `id` (documents with the same id share them,
 /// as near-duplicates do).
 fn second_signal(id: u64) -> (Signature, [u64; BANDS]) {
-    let mut r = Rng(id ^ 0x5EC0_4D51_6A11);
+    let mut r = Rng::new(id ^ 0x5EC0_4D51_6A11);
     let mut sig = [0u8; 32];
     for chunk in sig.chunks_mut(8) {
         chunk.copy_from_slice(&r.next().to_le_bytes());
@@ -367,10 +374,8 @@ fn bench_url(seq: u64) -> String {
 /// MinHash LSH slots, sequrl), with big multi-member commands.
 async fn bulk_load(conn: &mut MultiplexedConnection, table: &Table, seed: u64, from: u64, to: u64) {
     const CHUNK: u64 = 1_000_000;
-    let mut rng = Rng(seed);
-    for _ in 0..from {
-        rng.next();
-    }
+    let mut rng = Rng::new(seed);
+    rng.skip(from);
     let mut at = from;
     while at < to {
         let end = (at + CHUNK).min(to);
@@ -568,7 +573,7 @@ async fn throughput(
             let store = Store::redis(REDIS_URL).await.expect("redis");
             let layout = Layout::default();
             let table = Table::new(store, &ns, layout.clone());
-            let mut rng = Rng(0xC0FFEE + c as u64 * 7919 + batch as u64);
+            let mut rng = Rng::new(0xC0FFEE + c as u64 * 7919 + batch as u64);
             let (mut docs, mut dups) = (0usize, 0usize);
             while Instant::now() < deadline {
                 let batch_docs: Vec<(Probe, String)> = (0..batch)

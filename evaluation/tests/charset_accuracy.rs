@@ -6,9 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use fetcher::charset::evaluation::{
-    corpus_encoding, decodes_right, without_declarations, LyingPage,
-};
+use evaluation::charset::{corpus_encoding, decodes_right, without_declarations, LyingPage};
 use fetcher::charset::{detector, prescan, vote, Signals};
 
 /// Every lying scenario must be decoded right this often.

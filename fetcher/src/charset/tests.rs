@@ -1,0 +1,371 @@
+//! The charset vote's unit tests: lies, damaged pages, BOMs, overrides
+//! and the fast path, on pages built from short texts in each script.
+
+use super::*;
+use encoding_rs::{BIG5, EUC_KR, GBK, SHIFT_JIS, WINDOWS_1251, WINDOWS_1252};
+
+const CHINESE_SIMPLIFIED: &str = "我们的网站提供最新的新闻和评论。今天的天气很好，很多人出去散步。\
+    中国的经济发展很快，人民的生活水平不断提高。这是一个关于文化和历史的讨论，欢迎大家参加。";
+const CHINESE_TRADITIONAL: &str =
+    "我們的網站提供最新的新聞和評論。今天的天氣很好，很多人出去散步。\
+    臺灣的經濟發展很快，人民的生活水準不斷提高。這是一個關於文化和歷史的討論，歡迎大家參加。";
+const RUSSIAN: &str = "Съешь же ещё этих мягких французских булок, да выпей чаю. В чащах юга жил бы \
+    цитрус? Да, но фальшивый экземпляр! Широкая электрификация южных губерний даст мощный толчок \
+    подъёму сельского хозяйства. Мы приехали в Москву поздно вечером и сразу пошли гулять по городу.";
+
+fn page(meta: Option<&str>, body: &str, encoding: &'static Encoding) -> Vec<u8> {
+    let head = match meta {
+        Some(label) => format!(
+            "<!DOCTYPE html><html><head><meta charset=\"{label}\"><title>t</title></head><body><p>"
+        ),
+        None => "<!DOCTYPE html><html><head><title>t</title></head><body><p>".to_owned(),
+    };
+    let mut bytes = head.into_bytes();
+    let (encoded, _, unmappable) = encoding.encode(body);
+    assert!(
+        !unmappable,
+        "test text must be encodable in {}",
+        encoding.name()
+    );
+    bytes.extend_from_slice(&encoded);
+    bytes.extend_from_slice(b"</p></body></html>");
+    bytes
+}
+
+fn decided(bytes: &[u8], header: Option<&str>) -> Decision {
+    vote(
+        bytes,
+        &Signals {
+            header,
+            ..Signals::default()
+        },
+    )
+}
+
+#[test]
+fn a_short_utf8_page_with_one_cut_character_is_damaged_not_lying() {
+    // About 250 Cyrillic letters and one character cut in half: far
+    // fewer than TOLERATED_CHARS_PER_ERROR characters, but a legacy page
+    // read as UTF-8 would break at nearly every letter.
+    let mut bytes = page(Some("utf-8"), RUSSIAN, UTF_8);
+    let half = bytes.len() / 2;
+    let cut = (half..bytes.len())
+        .find(|&i| bytes[i] >= 0xC0)
+        .expect("a lead byte");
+    bytes.remove(cut + 1);
+    assert!(!evidence::decodes_cleanly(UTF_8, &bytes));
+    let decision = decided(&bytes, Some("text/html; charset=utf-8"));
+    assert_eq!(decision.encoding(), UTF_8, "{decision:?}");
+    // The same text in windows-1251, told it is UTF-8, is still a lie.
+    let lie = page(Some("utf-8"), RUSSIAN, WINDOWS_1251);
+    let decision = decided(&lie, Some("text/html; charset=utf-8"));
+    assert_eq!(decision.encoding(), WINDOWS_1251, "{decision:?}");
+}
+
+#[test]
+fn right_labels_on_utf8_skip_the_detector() {
+    let bytes = page(Some("utf-8"), RUSSIAN, UTF_8);
+    let decision = decided(&bytes, Some("utf-8"));
+    assert_eq!(decision.encoding(), UTF_8);
+    assert!(!decision.detector_ran);
+    assert!(decision
+        .votes
+        .iter()
+        .filter(|v| v.signal != "utf8-valid")
+        .all(|v| v.accepted));
+}
+
+#[test]
+fn same_lie_of_windows_1252_on_utf8_loses_to_validation() {
+    let bytes = page(Some("iso-8859-1"), CHINESE_SIMPLIFIED, UTF_8);
+    let decision = decided(&bytes, Some("ISO-8859-1"));
+    assert_eq!(decision.encoding(), UTF_8);
+    assert!(!decision.detector_ran);
+    assert!(decision
+        .votes
+        .iter()
+        .any(|v| v.signal == "header" && !v.accepted));
+}
+
+#[test]
+fn same_lie_of_windows_1252_on_gbk_loses_to_the_detector() {
+    let bytes = page(Some("windows-1252"), CHINESE_SIMPLIFIED, GBK);
+    let decision = decided(&bytes, Some("windows-1252"));
+    assert_eq!(decision.encoding(), GBK);
+    assert!(decision.detector_ran);
+}
+
+#[test]
+fn same_lie_of_gbk_on_big5_loses_to_the_detector() {
+    let bytes = page(Some("gbk"), CHINESE_TRADITIONAL, BIG5);
+    assert!(
+        evidence::decodes_cleanly(GBK, &bytes),
+        "Big5 bytes are valid GBK: only the detector can tell"
+    );
+    let decision = decided(&bytes, Some("gb2312"));
+    assert_eq!(decision.encoding(), BIG5);
+    assert!(decision.detector_ran);
+}
+
+#[test]
+fn same_lie_of_utf8_on_legacy_bytes_is_refuted_by_decoding() {
+    let bytes = page(Some("utf-8"), CHINESE_TRADITIONAL, BIG5);
+    let decision = decided(&bytes, Some("utf-8"));
+    assert_eq!(decision.encoding(), BIG5);
+    let header = decision
+        .votes
+        .iter()
+        .find(|v| v.signal == "header")
+        .expect("a header vote");
+    assert_eq!(header.decodes_cleanly, Some(false));
+}
+
+#[test]
+fn a_few_broken_bytes_do_not_refute_a_utf8_declaration() {
+    let text = CHINESE_SIMPLIFIED.repeat(12);
+    let mut bytes = page(Some("utf-8"), &text, UTF_8);
+    // A stray byte between two characters (after a full stop).
+    let full_stop = "。".as_bytes();
+    let at = bytes
+        .windows(3)
+        .position(|w| w == full_stop)
+        .map_or(0, |i| i + 3);
+    bytes.splice(at..at, [0xFF]);
+    let decision = decided(&bytes, Some("utf-8"));
+    assert_eq!(decision.encoding(), UTF_8, "{decision:?}");
+    // Legacy bytes told UTF-8 break it at every character: a lie.
+    let gbk = page(Some("utf-8"), &text, GBK);
+    assert_eq!(decided(&gbk, Some("utf-8")).encoding(), GBK);
+}
+
+#[test]
+fn a_same_lie_inside_the_latin_family_is_refuted_by_the_language() {
+    let polish = "Państwowa komisja wyborcza ogłosiła, że w niedzielnych wyborach \
+        frekwencja była wyższa niż się spodziewano. Głosowało ponad sześćdziesiąt procent.";
+    let bytes = page(Some("iso-8859-2"), polish, encoding_rs::WINDOWS_1250);
+    let decision = decided(&bytes, Some("iso-8859-2"));
+    assert!(
+        same_text(decision.encoding(), encoding_rs::WINDOWS_1250, &bytes),
+        "{decision:?}"
+    );
+    // The right label is kept.
+    let honest = page(Some("iso-8859-2"), polish, encoding_rs::ISO_8859_2);
+    assert_eq!(
+        decided(&honest, Some("iso-8859-2")).encoding(),
+        encoding_rs::ISO_8859_2
+    );
+}
+
+#[test]
+fn mac_cyrillic_and_windows_1251_are_told_apart() {
+    let mac = page(Some("windows-1251"), RUSSIAN, encoding_rs::X_MAC_CYRILLIC);
+    let decision = decided(&mac, Some("windows-1251"));
+    assert!(
+        same_text(decision.encoding(), encoding_rs::X_MAC_CYRILLIC, &mac),
+        "{decision:?}"
+    );
+    let cp1251 = page(Some("x-mac-cyrillic"), RUSSIAN, WINDOWS_1251);
+    let decision = decided(&cp1251, Some("x-mac-cyrillic"));
+    assert!(
+        same_text(decision.encoding(), WINDOWS_1251, &cp1251),
+        "{decision:?}"
+    );
+}
+
+#[test]
+fn a_few_cut_characters_do_not_refute_a_cjk_declaration() {
+    let text = CHINESE_SIMPLIFIED.repeat(12);
+    let mut bytes = page(Some("gb2312"), &text, GBK);
+    // A character cut in half before an ASCII quote, as a careless editor leaves it.
+    let at = bytes.len() / 2;
+    let at = at - (at - bytes.iter().position(|&b| b >= 0x80).unwrap_or(0)) % 2;
+    bytes.splice(at..at, [0xB5, b'"']);
+    assert!(!evidence::decodes_cleanly(GBK, &bytes));
+    let decision = decided(&bytes, None);
+    assert_eq!(decision.encoding(), GBK, "{decision:?}");
+    assert!(!decision.detector_ran);
+    // Broken every few characters, the declaration is a lie after all.
+    let mut lie = page(Some("gb2312"), &text, GBK);
+    for i in (200..lie.len() - 40).step_by(60) {
+        if lie[i] >= 0x80 && lie[i + 1] >= 0x80 {
+            lie[i + 1] = b' ';
+        }
+    }
+    assert_ne!(decided(&lie, None).encoding(), GBK);
+    // Japanese bytes declared GBK are not Chinese with a few cut characters.
+    let japanese = "日本語のページです。ひらがなとカタカナと漢字が混ざっています。".repeat(20);
+    let bytes = page(Some("gbk"), &japanese, SHIFT_JIS);
+    assert_ne!(decided(&bytes, None).encoding(), GBK);
+}
+
+#[test]
+fn single_byte_lie_is_refuted_by_the_detector() {
+    let bytes = page(Some("windows-1251"), RUSSIAN, encoding_rs::KOI8_R);
+    let decision = decided(&bytes, Some("windows-1251"));
+    assert!(
+        same_text(decision.encoding(), encoding_rs::KOI8_R, &bytes),
+        "{decision:?}"
+    );
+}
+
+#[test]
+fn right_single_byte_label_is_kept() {
+    let bytes = page(Some("windows-1251"), RUSSIAN, WINDOWS_1251);
+    assert_eq!(decided(&bytes, None).encoding(), WINDOWS_1251);
+}
+
+#[test]
+fn unlabelled_pages_are_detected() {
+    let bytes = page(
+        None,
+        "日本語のページです。ひらがなとカタカナと漢字が混ざっています。",
+        SHIFT_JIS,
+    );
+    assert_eq!(decided(&bytes, None).encoding(), SHIFT_JIS);
+    let bytes = page(
+        None,
+        "한국어 웹 페이지입니다. 오늘 날씨가 아주 좋습니다.",
+        EUC_KR,
+    );
+    assert_eq!(decided(&bytes, None).encoding(), EUC_KR);
+}
+
+#[test]
+fn ascii_pages_keep_an_ascii_compatible_declaration() {
+    let bytes = page(Some("koi8-r"), "plain English text", WINDOWS_1252);
+    let decision = decided(&bytes, Some("big5"));
+    assert_eq!(decision.encoding(), BIG5);
+    assert!(!decision.detector_ran);
+    assert_eq!(decided(b"<p>hello</p>", None).encoding(), UTF_8);
+    assert_eq!(decided(b"<p>hello</p>", Some("utf-16le")).encoding(), UTF_8);
+    assert_eq!(decided(b"", None).encoding(), UTF_8);
+}
+
+#[test]
+fn iso_2022_jp_hides_in_ascii() {
+    let (bytes, _, _) = ISO_2022_JP.encode("日本語のテキストです");
+    assert_eq!(decided(&bytes, None).encoding(), ISO_2022_JP);
+}
+
+#[test]
+fn bom_is_decisive_and_stripped() {
+    let mut bytes = vec![0xEF, 0xBB, 0xBF];
+    bytes.extend_from_slice("<meta charset=big5>привет".as_bytes());
+    let (decision, text) = decide_and_decode(
+        &bytes,
+        &Signals {
+            header: Some("big5"),
+            ..Signals::default()
+        },
+    );
+    assert_eq!(decision.encoding(), UTF_8);
+    assert_eq!(text, "<meta charset=big5>привет");
+    let mut le = vec![0xFF, 0xFE];
+    le.extend("hi".encode_utf16().flat_map(u16::to_le_bytes));
+    let (decision, text) = decide_and_decode(&le, &Signals::default());
+    assert_eq!(decision.encoding(), UTF_16LE);
+    assert_eq!(text, "hi");
+}
+
+#[test]
+fn utf16_without_bom_is_recognised() {
+    let be: Vec<u8> = "<html><body>hello, world</body></html>"
+        .encode_utf16()
+        .flat_map(u16::to_be_bytes)
+        .collect();
+    let (decision, text) = decide_and_decode(&be, &Signals::default());
+    assert_eq!(decision.encoding(), UTF_16BE);
+    assert_eq!(text, "<html><body>hello, world</body></html>");
+}
+
+#[test]
+fn override_wins_over_everything() {
+    let bytes = page(Some("utf-8"), RUSSIAN, UTF_8);
+    let signals = Signals {
+        header: Some("utf-8"),
+        tld: None,
+        override_encoding: Some(WINDOWS_1251),
+    };
+    let decision = vote(&bytes, &signals);
+    assert_eq!(decision.encoding(), WINDOWS_1251);
+    assert!(decision
+        .votes
+        .iter()
+        .any(|v| v.signal == "override" && v.accepted));
+}
+
+#[test]
+fn whole_content_type_is_accepted_as_header() {
+    let bytes = page(None, CHINESE_TRADITIONAL, BIG5);
+    let decision = decided(&bytes, Some("text/html; charset=Big5"));
+    assert_eq!(decision.encoding(), BIG5);
+    let header = decision
+        .votes
+        .iter()
+        .find(|v| v.signal == "header")
+        .expect("a header vote");
+    assert_eq!(header.label.as_deref(), Some("Big5"));
+}
+
+#[test]
+fn unknown_labels_are_recorded_and_ignored() {
+    let bytes = page(Some("klingon"), CHINESE_SIMPLIFIED, GBK);
+    let decision = decided(&bytes, Some("x-unknown"));
+    assert_eq!(decision.encoding(), GBK);
+    let header = decision
+        .votes
+        .iter()
+        .find(|v| v.signal == "header")
+        .expect("a header vote");
+    assert_eq!(header.encoding, None);
+}
+
+#[test]
+fn decision_round_trips_through_json() {
+    let bytes = page(Some("gbk"), CHINESE_SIMPLIFIED, GBK);
+    let decision = decided(&bytes, Some("gb2312"));
+    let json = serde_json::to_string(&decision).expect("a decision serializes");
+    let back: Decision = serde_json::from_str(&json).expect("and deserializes");
+    assert_eq!(back, decision);
+    assert_eq!(back.encoding(), GBK);
+}
+
+#[test]
+fn decode_and_fast_path_agree() {
+    for (bytes, header) in [
+        (page(Some("utf-8"), RUSSIAN, UTF_8), Some("utf-8")),
+        (page(None, CHINESE_TRADITIONAL, BIG5), None),
+        (b"\xEF\xBB\xBFbom".to_vec(), None),
+    ] {
+        let signals = Signals {
+            header,
+            ..Signals::default()
+        };
+        let (decision, text) = decide_and_decode(&bytes, &signals);
+        assert_eq!(text, decode(&bytes, &decision));
+    }
+}
+
+#[test]
+fn no_bytes_make_it_panic() {
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    for length in [0usize, 1, 2, 3, 7, 64, 1000, 5000] {
+        for _ in 0..20 {
+            let bytes: Vec<u8> = (0..length)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    (state >> 24) as u8
+                })
+                .collect();
+            let signals = Signals {
+                header: Some("text/html; charset="),
+                tld: Some(b"\xFF.Com"),
+                ..Signals::default()
+            };
+            let (decision, _) = decide_and_decode(&bytes, &signals);
+            let _ = decision.encoding();
+        }
+    }
+}
