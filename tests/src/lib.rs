@@ -11,6 +11,7 @@ use std::sync::OnceLock;
 use pipeline::{Broker, Store, StoredDocument};
 
 pub mod services;
+pub mod stub_site;
 
 pub const AMQP_URL: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
 pub const REDIS_URL: &str = "redis://127.0.0.1:6379/";

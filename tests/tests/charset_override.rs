@@ -5,10 +5,7 @@
 //! it (the override decides), by `crawler run` in one process and by
 //! `crawler seed` and the four workers over the real RabbitMQ and Redis.
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
-
-use crawler_tests::{parse_documents, TestEnv};
+use crawler_tests::{parse_documents, stub_site, TestEnv};
 use encoding_rs::WINDOWS_1252;
 use fetcher::charset::{vote, Signals};
 use pipeline::StoredDocument;
@@ -38,34 +35,22 @@ fn page() -> Vec<u8> {
 /// Serves the page at every path but `/robots.txt` (404), with the lying
 /// header, on 127.0.0.1 until the test ends. Returns the page's URL.
 fn serve(body: Vec<u8>) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
-    let port = listener.local_addr().expect("local address").port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut head = Vec::new();
-            let mut buf = [0u8; 1024];
-            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                match stream.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => head.extend_from_slice(&buf[..n]),
-                }
+    let base = stub_site::serve(move |request| {
+        if request.path == "/robots.txt" {
+            stub_site::Response {
+                status: "404 Not Found",
+                content_type: "text/plain".into(),
+                body: Vec::new(),
             }
-            let robots = head.starts_with(b"GET /robots.txt");
-            let (status, content_type, payload): (&str, String, &[u8]) = if robots {
-                ("404 Not Found", "text/plain".into(), b"")
-            } else {
-                ("200 OK", format!("text/html; charset={LIE}"), &body)
-            };
-            let response = format!(
-                "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                payload.len()
-            );
-            let _ = stream.write_all(response.as_bytes());
-            let _ = stream.write_all(payload);
+        } else {
+            stub_site::Response {
+                status: "200 OK",
+                content_type: format!("text/html; charset={LIE}"),
+                body: body.clone(),
+            }
         }
     });
-    format!("http://127.0.0.1:{port}/story")
+    format!("{base}/story")
 }
 
 /// The one document of a crawl of the page.

@@ -4,11 +4,9 @@
 //! its robots.txt shuts that agent out of one seeded path and names a
 //! sitemap with one more page.
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use crawler_tests::{parse_documents, TestEnv};
+use crawler_tests::{parse_documents, stub_site, TestEnv};
 
 const AGENT: &str = "RunInputsBot/1.0 (+mailto:ops@example.org)";
 
@@ -31,66 +29,43 @@ fn article(title: &str) -> Vec<u8> {
 /// Serves the site until the test ends; returns its base URL and the
 /// requests seen.
 fn serve() -> (String, Seen) {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
-    let port = listener.local_addr().expect("local address").port();
-    let base = format!("http://127.0.0.1:{port}");
     let seen: Seen = Arc::default();
     let log = seen.clone();
-    let sitemap_base = base.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut head = Vec::new();
-            let mut buf = [0u8; 1024];
-            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                match stream.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => head.extend_from_slice(&buf[..n]),
-                }
-            }
-            let head = String::from_utf8_lossy(&head).into_owned();
-            let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
-            let agent = head
-                .lines()
-                .find_map(|l| {
-                    let (name, value) = l.split_once(':')?;
-                    name.eq_ignore_ascii_case("user-agent")
-                        .then(|| value.trim().to_string())
-                })
-                .unwrap_or_default();
-            log.lock().expect("log").push((path.clone(), agent));
-            let (status, content_type, body): (&str, &str, Vec<u8>) = match path.as_str() {
-                "/robots.txt" => (
-                    "200 OK",
-                    "text/plain",
-                    format!(
-                        "User-agent: RunInputsBot\nDisallow: /private\n\nSitemap: {sitemap_base}/sitemap.xml\n"
-                    )
+    let base = Arc::new(OnceLock::<String>::new());
+    let site = base.clone();
+    let url = stub_site::serve(move |request| {
+        let agent = request.header("user-agent").unwrap_or_default().to_string();
+        log.lock().expect("log").push((request.path.clone(), agent));
+        let base = site.get().map(String::as_str).unwrap_or_default();
+        let (status, content_type, body): (&str, &str, Vec<u8>) = match request.path.as_str() {
+            "/robots.txt" => (
+                "200 OK",
+                "text/plain",
+                format!("User-agent: RunInputsBot\nDisallow: /private\n\nSitemap: {base}/sitemap.xml\n")
                     .into_bytes(),
-                ),
-                "/sitemap.xml" => (
-                    "200 OK",
-                    "application/xml",
-                    format!(
-                        "<?xml version=\"1.0\"?><urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\
-                         <url><loc>{sitemap_base}/from-sitemap</loc></url></urlset>"
-                    )
-                    .into_bytes(),
-                ),
-                "/from-the-file" => ("200 OK", "text/html; charset=utf-8", article("File")),
-                "/from-sitemap" => ("200 OK", "text/html; charset=utf-8", article("Sitemap")),
-                "/private" => ("200 OK", "text/html; charset=utf-8", article("Private")),
-                _ => ("404 Not Found", "text/plain", Vec::new()),
-            };
-            let response = format!(
-                "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            );
-            let _ = stream.write_all(response.as_bytes());
-            let _ = stream.write_all(&body);
+            ),
+            "/sitemap.xml" => (
+                "200 OK",
+                "application/xml",
+                format!(
+                    "<?xml version=\"1.0\"?><urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\
+                     <url><loc>{base}/from-sitemap</loc></url></urlset>"
+                )
+                .into_bytes(),
+            ),
+            "/from-the-file" => ("200 OK", "text/html; charset=utf-8", article("File")),
+            "/from-sitemap" => ("200 OK", "text/html; charset=utf-8", article("Sitemap")),
+            "/private" => ("200 OK", "text/html; charset=utf-8", article("Private")),
+            _ => ("404 Not Found", "text/plain", Vec::new()),
+        };
+        stub_site::Response {
+            status,
+            content_type: content_type.into(),
+            body,
         }
     });
-    (base, seen)
+    base.set(url.clone()).expect("set once");
+    (url, seen)
 }
 
 #[test]
