@@ -1,9 +1,20 @@
-//! Article extraction from a decoded (UTF-8) HTML page.
+//! Article extraction from a decoded (UTF-8) HTML page, and the extractor stage.
 //!
-//! This crate owns the pure extraction logic of the extractor stage: it knows nothing about
-//! queues, Redis or HTTP. [`extract`] reads the page once with `lol_html` and returns an
-//! [`Article`]: title, publish time, author, body text and HTML, images, outlinks, language
-//! and site name.
+//! This crate owns the extraction logic of the extractor stage: [`extract`] reads the page
+//! once with `lol_html` and returns an [`Article`]: title, publish time, author, body text
+//! and HTML, images, outlinks ([`Link`]), language and site name. Everything but [`stage`] is
+//! pure: it knows nothing about queues, Redis or HTTP.
+//!
+//! The stage ([`stage`], run by `main.rs` or by `crawler run`) consumes a
+//! [`pipeline::Page`] from the `extract` queue, and produces a [`pipeline::Document`] on the
+//! `contentseen` queue and, below the crawl's depth limit, one [`pipeline::UrlBatch`] of the
+//! page's outlinks (depth + 1) on the `frontier` queue. Redis keys it touches, through
+//! [`pipeline::store::Op::Once`]: `{ns}:once:extract:{shard}` (one mark per URL, so a
+//! redelivered page is counted once) and the `extracted` field of `{ns}:stats`.
+//!
+//! Not here: decoding the page's bytes (the fetcher does, by its charset vote), deciding
+//! whether the text was seen before (contentseen), the evaluation sets and metric (the
+//! `evaluation` crate, which production code never depends on).
 //!
 //! The map:
 //! - [`scan`]: the single streaming pass. A compact record per element (tag, id/class hint,
