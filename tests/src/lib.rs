@@ -10,6 +10,9 @@ use std::sync::OnceLock;
 
 use pipeline::{Broker, Store, StoredDocument};
 
+pub mod canned;
+pub mod chaos;
+pub mod conformance;
 pub mod services;
 
 pub const AMQP_URL: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
