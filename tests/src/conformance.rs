@@ -99,6 +99,21 @@ fn seen(stored: Stored, start: i64) -> Seen {
     }
 }
 
+/// A reply as compared: the members of an integer set (`Reply::Ints`, as
+/// the memory store and a read through `DUMP` give them) as the strings
+/// Redis replies with otherwise; `Reply::ints` reads both alike.
+fn plain(r: Reply) -> Reply {
+    match r {
+        Reply::Ints(v) => Reply::Array(
+            v.into_iter()
+                .map(|i| Reply::Data(i.to_string().into_bytes()))
+                .collect(),
+        ),
+        Reply::Array(items) => Reply::Array(items.into_iter().map(plain).collect()),
+        other => other,
+    }
+}
+
 fn rounded(r: Reply) -> Reply {
     match r {
         Reply::Int(v) => Reply::Int((v + 500).div_euclid(1000) * 1000),
@@ -113,6 +128,7 @@ pub async fn run(store: &Store, ns: &str, steps: &[Step]) -> Run {
     let mut replies = Vec::new();
     for step in steps {
         let got = store.exec(&step.ops).await.expect("exec");
+        let got: Vec<Reply> = got.into_iter().map(plain).collect();
         replies.push(match step.timed {
             true => got.into_iter().map(rounded).collect(),
             false => got,
