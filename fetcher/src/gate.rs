@@ -1,5 +1,5 @@
 //! The politeness gate: before a request, a fetcher takes its host's turn in
-//! the store ([`pipeline::store::Op::HostGate`], atomic, on the store's
+//! the store ([`politeness::turn::gate`], atomic, on the store's
 //! clock) and holds it until the request has ended ([`release_turn`]); the
 //! next request to the host may start one delay after that. So any number of
 //! fetchers together never send two requests to one host closer than its
@@ -18,6 +18,7 @@ use std::time::Duration;
 use pipeline::keys::Keys;
 use pipeline::store::{Op, StoreError};
 use pipeline::Store;
+use politeness::turn;
 
 /// Waits up to this long for a host's turn inside a fetcher.
 pub const MAX_GATE_WAIT: Duration = Duration::from_secs(10);
@@ -47,10 +48,7 @@ pub async fn wait_turn(
     };
     loop {
         let wait = store
-            .one(Op::HostGate {
-                record: keys.host(origin),
-                hold_ms: hold.as_millis() as u64,
-            })
+            .one(turn::gate(keys, origin, hold.as_millis() as u64))
             .await?
             .int()?;
         if wait <= 0 {
@@ -68,10 +66,7 @@ pub async fn wait_turn(
 /// The store operation that ends a turn: the host's next request may start
 /// `delay` from now.
 pub fn release_turn(keys: &Keys, origin: &str, delay: Duration) -> Op {
-    Op::HostTurnDone {
-        record: keys.host(origin),
-        delay_ms: delay.as_millis() as u64,
-    }
+    turn::done(keys, origin, delay.as_millis() as u64)
 }
 
 #[cfg(test)]

@@ -10,7 +10,8 @@
 //!   redirects, URL length, retries; gzip, deflate, brotli and zstd; the SSRF
 //!   guard on IP literals and on every resolved address.
 //! - [`gate`]: the politeness gate: a host's next request waits for its
-//!   turn, booked in the store for all fetchers.
+//!   turn, booked in the store for all fetchers (the store scripts are the
+//!   `politeness` crate's [`politeness::turn`]).
 //! - [`robots`]: robots.txt, fetched once per origin and cached in the store.
 //! - [`politeness`]: what a fetch teaches about its host (Crawl-delay,
 //!   Retry-After backoff, failure streak), for the frontier's schedule.
@@ -23,8 +24,9 @@
 //! is not due for a while (the gate).
 //!
 //! Redis keys: `robots:<origin>` (cached robots.txt), `host:<origin>` (the
-//! politeness record: `delay_ms`, `backoff_until_ms`, `fail_streak` written
-//! here, `next_fetch_ms` by the gate),
+//! politeness record, field names in [`politeness::record`]: `delay_ms`,
+//! `backoff_until_ms`, `fail_streak` written here, `next_fetch_ms` by the
+//! gate),
 //! `fetch:<url>` (the last outcome of a URL), `stats` (fetched, failed,
 //! `fetch_<outcome>`, `fetch_retried`).
 //!

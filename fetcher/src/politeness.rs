@@ -16,6 +16,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use pipeline::keys::Keys;
 use pipeline::store::Op;
+// The record's field names: one set, in the politeness crate.
+use ::politeness::record::{BACKOFF_UNTIL_MS, DELAY_MS, FAIL_STREAK};
 
 /// The longest Crawl-delay obeyed: a robots.txt asking for more (some ask for
 /// a day) gets this, so a host still makes progress.
@@ -25,11 +27,6 @@ pub const MAX_HOST_BACKOFF: Duration = Duration::from_secs(3600);
 /// The pause after a 429/503 without Retry-After on a first attempt; it
 /// doubles with each further attempt.
 pub const DEFAULT_BACKOFF_BASE: Duration = Duration::from_secs(5);
-
-/// The hash fields of the host record.
-pub const FIELD_DELAY_MS: &str = "delay_ms";
-pub const FIELD_BACKOFF_UNTIL_MS: &str = "backoff_until_ms";
-pub const FIELD_FAIL_STREAK: &str = "fail_streak";
 
 /// Now as Unix milliseconds.
 pub fn now_unix_ms() -> u64 {
@@ -89,19 +86,19 @@ impl<'a> HostFeedback<'a> {
 
     /// The robots.txt Crawl-delay (seconds, as parsed), capped.
     pub fn crawl_delay(&self, seconds: f32) -> Op {
-        self.set(FIELD_DELAY_MS, crawl_delay(seconds).as_millis() as u64)
+        self.set(DELAY_MS, crawl_delay(seconds).as_millis() as u64)
     }
 
     /// The host answered normally: its failure streak is over.
     pub fn answered(&self) -> Op {
-        self.set(FIELD_FAIL_STREAK, 0)
+        self.set(FAIL_STREAK, 0)
     }
 
     /// A transient failure (timeout, connection error, 5xx, 429).
     pub fn failed(&self) -> Op {
         Op::HIncr {
             key: self.keys.host(self.origin),
-            field: FIELD_FAIL_STREAK.into(),
+            field: FAIL_STREAK.into(),
             by: 1,
         }
     }
@@ -109,7 +106,7 @@ impl<'a> HostFeedback<'a> {
     /// A 429 or 503: pause the host until `now_ms + wait` (capped).
     pub fn back_off(&self, now_ms: u64, wait: Duration) -> Op {
         let wait = wait.min(MAX_HOST_BACKOFF).as_millis() as u64;
-        self.set(FIELD_BACKOFF_UNTIL_MS, now_ms.saturating_add(wait))
+        self.set(BACKOFF_UNTIL_MS, now_ms.saturating_add(wait))
     }
 }
 

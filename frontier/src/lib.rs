@@ -11,11 +11,15 @@
 //! - [`seen`]: the sharded URL-seen set: URL hashes, shard keys, claim ops.
 //! - [`stage`]: the worker stage: admitted URLs go to their host's queue.
 //! - [`release`]: hands tasks to the fetch queue when their host is due
-//!   (cluster-wide politeness).
+//!   (cluster-wide politeness; its store scripts are the `politeness`
+//!   crate's [`politeness::schedule`]).
 //!
 //! Redis keys (see [`pipeline::keys`]): `seen:{shard}` (sets of i64 URL
 //! hashes), `claim:{shard}:{batch}` (what a batch claimed, until its fetch
-//! tasks are confirmed), `crawl:<name>:pages`, `stats`.
+//! tasks are confirmed), `crawl:<name>:pages`, `stats`; through
+//! [`politeness::schedule`], each shard's `schedule`, `releasing`, host
+//! queues and the `crawl_delay_ms`, `next_ms`, `parked_until_ms` of the host
+//! records.
 //!
 //! Not here: fetching, robots.txt (the fetcher reads it and records the
 //! Crawl-delay in the host record).

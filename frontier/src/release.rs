@@ -2,16 +2,16 @@
 //! when each host is due, for the whole cluster.
 //!
 //! Every frontier process runs one. Each tick it asks every schedule shard
-//! for its due hosts ([`pipeline::store::Op::HostRelease`], atomic per
+//! for its due hosts ([`politeness::schedule::release`], atomic per
 //! shard, so two releasers never take the same host's turn), publishes the
 //! tasks taken with confirms, and only then removes them from the shard's
 //! `releasing` set. Tasks of a releaser that died before confirming go back
 //! to their host queues after [`ReleaseSettings::stale_after`]
-//! ([`pipeline::store::Op::HostSweep`]).
+//! ([`politeness::schedule::sweep`]).
 //!
 //! So the fetch queue holds only tasks whose host is due: a slow host cannot
 //! fill it while others starve. The fetchers' gate
-//! ([`pipeline::store::Op::HostGate`]) then spaces the requests themselves.
+//! ([`politeness::turn::gate`]) then spaces the requests themselves.
 
 use std::time::{Duration, Instant};
 
@@ -21,6 +21,7 @@ use pipeline::messages::{decode, FetchTask};
 use pipeline::shutdown::Shutdown;
 use pipeline::store::{Op, Reply, StoreError};
 use pipeline::{Broker, Queue, Store};
+use politeness::schedule;
 
 /// How the releaser paces itself.
 #[derive(Debug, Clone)]
@@ -90,15 +91,15 @@ pub async fn take_due(
     s: &ReleaseSettings,
 ) -> Result<Taken, StoreError> {
     let ops: Vec<Op> = (0..HOST_SHARDS)
-        .map(|shard| Op::HostRelease {
-            schedule: keys.schedule(shard),
-            releasing: keys.releasing(shard),
-            queue_prefix: keys.host_queue_prefix(shard),
-            record_prefix: keys.host_prefix(shard),
-            max_hosts: s.hosts_per_shard,
-            burst: s.burst,
-            park_after: s.park_after,
-            park_ms: s.park_for.as_millis() as u64,
+        .map(|shard| {
+            schedule::release(
+                keys,
+                shard,
+                s.hosts_per_shard,
+                s.burst,
+                s.park_after,
+                s.park_for.as_millis() as u64,
+            )
         })
         .collect();
     let replies = store.exec(&ops).await?;
@@ -133,12 +134,7 @@ pub async fn confirm(store: &Store, keys: &Keys, taken: &Taken) -> Result<(), St
 /// Puts back tasks whose releaser died before confirming them.
 pub async fn sweep(store: &Store, keys: &Keys, s: &ReleaseSettings) -> Result<i64, StoreError> {
     let ops: Vec<Op> = (0..HOST_SHARDS)
-        .map(|shard| Op::HostSweep {
-            schedule: keys.schedule(shard),
-            releasing: keys.releasing(shard),
-            queue_prefix: keys.host_queue_prefix(shard),
-            older_than_ms: s.stale_after.as_millis() as u64,
-        })
+        .map(|shard| schedule::sweep(keys, shard, s.stale_after.as_millis() as u64))
         .collect();
     let mut moved = 0;
     for r in store.exec(&ops).await? {
@@ -199,14 +195,7 @@ pub async fn release_recrawls(store: &Store, keys: &Keys) -> Result<usize, Store
     let n = items.len();
     let ops: Vec<Op> = by_origin
         .into_iter()
-        .map(|(origin, (delay, tasks))| Op::HostEnqueue {
-            schedule: keys.schedule(pipeline::keys::host_shard(&origin)),
-            queue: keys.host_queue(&origin),
-            record: keys.host(&origin),
-            crawl_delay_ms: delay,
-            origin,
-            tasks,
-        })
+        .map(|(origin, (delay, tasks))| schedule::enqueue(keys, &origin, delay, tasks))
         .collect();
     store.exec(&ops).await?;
     Ok(n)

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-use pipeline::keys::{host_shard, Keys};
+use pipeline::keys::Keys;
 use pipeline::messages::{encode, FetchTask, UrlBatch, VERSION};
 use pipeline::store::Op;
 use pipeline::worker::{Outcome, Stage, StageError};
@@ -270,13 +270,8 @@ impl FrontierStage {
         }
         let mut ops: Vec<Op> = by_origin
             .into_iter()
-            .map(|(origin, tasks)| Op::HostEnqueue {
-                schedule: self.keys.schedule(host_shard(&origin)),
-                queue: self.keys.host_queue(&origin),
-                record: self.keys.host(&origin),
-                crawl_delay_ms: batch.crawl.delay_ms,
-                origin,
-                tasks,
+            .map(|(origin, tasks)| {
+                politeness::schedule::enqueue(&self.keys, &origin, batch.crawl.delay_ms, tasks)
             })
             .collect();
         ops.extend(then);

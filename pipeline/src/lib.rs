@@ -21,7 +21,9 @@
 //!   travels as one message ([`bundle`]).
 //! - [`bundle`]: many messages in one broker message (pure).
 //! - [`store`]: the key/value operations the stages need, pipelined, over Redis
-//!   or an in-memory map for `crawler run`.
+//!   or an in-memory map for `crawler run`; a stage's own atomic steps plug
+//!   in as [`store::Script`]s (Lua and its memory twin), which the store
+//!   runs without knowing them.
 //! - [`worker`]: the at-least-once loop every worker binary runs: consume,
 //!   handle, publish with confirms, ack; malformed input to the dead-letter
 //!   queue; reconnect with backoff.

@@ -10,6 +10,9 @@ use std::sync::OnceLock;
 
 use pipeline::{Broker, Store, StoredDocument};
 
+pub mod canned;
+pub mod chaos;
+pub mod conformance;
 pub mod services;
 pub mod stub_site;
 

@@ -4,10 +4,11 @@
 use std::time::Duration;
 
 use frontier::release::{confirm, sweep, take_due, waiting, ReleaseSettings, Taken};
-use pipeline::keys::{host_shard, Keys};
+use pipeline::keys::Keys;
 use pipeline::messages::{decode, encode, FetchTask, VERSION};
 use pipeline::store::Op;
 use pipeline::{CrawlSpec, Store};
+use politeness::{schedule, turn};
 
 /// The slow host's delay and the sweep's stale time: long enough that the
 /// steps between (`waiting` scans the key space, slow on a Redis that holds
@@ -31,14 +32,12 @@ fn task(url: &str) -> Vec<u8> {
 
 async fn enqueue(store: &Store, keys: &Keys, origin: &str, delay: u64, urls: &[&str]) {
     store
-        .one(Op::HostEnqueue {
-            schedule: keys.schedule(host_shard(origin)),
-            queue: keys.host_queue(origin),
-            record: keys.host(origin),
-            origin: origin.into(),
-            crawl_delay_ms: delay,
-            tasks: urls.iter().map(|u| task(u)).collect(),
-        })
+        .one(schedule::enqueue(
+            keys,
+            origin,
+            delay,
+            urls.iter().map(|u| task(u)).collect(),
+        ))
         .await
         .unwrap();
 }
@@ -102,20 +101,11 @@ async fn scenario(store: Store, ns: &str) {
     assert_eq!(waiting(&store, &keys).await.unwrap(), 0);
 
     // The gate: a turn is held until released, then the delay runs.
-    let gate = |hold_ms| Op::HostGate {
-        record: keys.host("http://g"),
-        hold_ms,
-    };
+    let gate = |hold_ms| turn::gate(&keys, "http://g", hold_ms);
     assert_eq!(store.one(gate(10_000)).await.unwrap().int().unwrap(), 0);
     let wait = store.one(gate(10_000)).await.unwrap().int().unwrap();
     assert!(wait > 9_000, "held: wait {wait}");
-    store
-        .one(Op::HostTurnDone {
-            record: keys.host("http://g"),
-            delay_ms: 200,
-        })
-        .await
-        .unwrap();
+    store.one(turn::done(&keys, "http://g", 200)).await.unwrap();
     let wait = store.one(gate(10_000)).await.unwrap().int().unwrap();
     assert!(wait > 100 && wait <= 200, "after release: wait {wait}");
 

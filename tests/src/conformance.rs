@@ -1,0 +1,168 @@
+//! One harness for every store op written twice (Lua or a transaction on
+//! Redis, a twin in the memory store of `crawler run`): run the same steps
+//! on both, then compare their replies and everything they left under the
+//! namespace ([`pipeline::Store::snapshot`]).
+//!
+//! Both stores stamp times from their own clock (Redis's `TIME`, the
+//! memory store's `SystemTime`), a few milliseconds apart, so what looks
+//! like a time is compared to the second: a value within a day of the run
+//! becomes `now+Ns` (its distance from the run's start, rounded), and the
+//! replies of a step marked [`Step::timed`] (waits in milliseconds) are
+//! rounded to the second. Cases keep their delays whole seconds.
+
+use std::collections::BTreeMap;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use pipeline::store::{Op, Reply, Stored};
+use pipeline::Store;
+
+use crate::{TestEnv, REDIS_URL};
+
+/// One `exec` of ops.
+pub struct Step {
+    pub ops: Vec<Op>,
+    /// Its integer replies are waits, compared to the second.
+    pub timed: bool,
+}
+
+impl Step {
+    pub fn new(ops: Vec<Op>) -> Step {
+        Step { ops, timed: false }
+    }
+
+    pub fn timed(ops: Vec<Op>) -> Step {
+        Step { ops, timed: true }
+    }
+}
+
+/// A key's value as compared: bytes shown escaped, times as `now+Ns`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seen {
+    Str(String),
+    List(Vec<String>),
+    Set(Vec<i64>),
+    Hash(Vec<(String, String)>),
+    /// (score, member), sorted after the scores are rounded.
+    ZSet(Vec<(String, String)>),
+}
+
+/// What one store replied and held after the steps.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    pub replies: Vec<Vec<Reply>>,
+    pub state: BTreeMap<String, Seen>,
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+const DAY_MS: i64 = 86_400_000;
+
+fn shown(bytes: &[u8]) -> String {
+    bytes.escape_ascii().to_string()
+}
+
+/// `v` as compared: a time near `start` as its distance in seconds.
+fn clock(v: i64, start: i64) -> String {
+    if (start - DAY_MS..=start + DAY_MS).contains(&v) {
+        format!("now{:+}s", (v - start + 500).div_euclid(1000))
+    } else {
+        v.to_string()
+    }
+}
+
+fn value(bytes: &[u8], start: i64) -> String {
+    match std::str::from_utf8(bytes).ok().and_then(|s| s.parse().ok()) {
+        Some(v) => clock(v, start),
+        None => shown(bytes),
+    }
+}
+
+fn seen(stored: Stored, start: i64) -> Seen {
+    match stored {
+        Stored::Str(s) => Seen::Str(value(&s, start)),
+        Stored::List(l) => Seen::List(l.iter().map(|v| shown(v)).collect()),
+        Stored::Set(s) => Seen::Set(s),
+        Stored::Hash(h) => Seen::Hash(h.into_iter().map(|(f, v)| (f, value(&v, start))).collect()),
+        Stored::ZSet(z) => {
+            let mut z: Vec<(String, String)> = z
+                .into_iter()
+                .map(|(m, s)| (clock(s, start), shown(&m)))
+                .collect();
+            z.sort();
+            Seen::ZSet(z)
+        }
+    }
+}
+
+/// A reply as compared: the members of an integer set (`Reply::Ints`, as
+/// the memory store and a read through `DUMP` give them) as the strings
+/// Redis replies with otherwise; `Reply::ints` reads both alike.
+fn plain(r: Reply) -> Reply {
+    match r {
+        Reply::Ints(v) => Reply::Array(
+            v.into_iter()
+                .map(|i| Reply::Data(i.to_string().into_bytes()))
+                .collect(),
+        ),
+        Reply::Array(items) => Reply::Array(items.into_iter().map(plain).collect()),
+        other => other,
+    }
+}
+
+fn rounded(r: Reply) -> Reply {
+    match r {
+        Reply::Int(v) => Reply::Int((v + 500).div_euclid(1000) * 1000),
+        Reply::Array(items) => Reply::Array(items.into_iter().map(rounded).collect()),
+        other => other,
+    }
+}
+
+/// Runs `steps` on `store`, then reads every key of namespace `ns`.
+pub async fn run(store: &Store, ns: &str, steps: &[Step]) -> Run {
+    let start = now_ms();
+    let mut replies = Vec::new();
+    for step in steps {
+        let got = store.exec(&step.ops).await.expect("exec");
+        let got: Vec<Reply> = got.into_iter().map(plain).collect();
+        replies.push(match step.timed {
+            true => got.into_iter().map(rounded).collect(),
+            false => got,
+        });
+    }
+    let state = store
+        .snapshot(&format!("{ns}:*"))
+        .await
+        .expect("snapshot")
+        .into_iter()
+        .map(|(k, v)| (k, seen(v, start)))
+        .collect();
+    Run { replies, state }
+}
+
+/// Runs the steps `case` builds for a namespace on the real Redis and on a
+/// fresh memory store, asserts both gave the same replies and left the
+/// same state, and returns that.
+pub async fn agree(name: &str, case: impl Fn(&str) -> Vec<Step>) -> Run {
+    let env = TestEnv::in_process(name);
+    let ns = env.namespace.clone();
+    let steps = case(&ns);
+    let redis = Store::redis(REDIS_URL).await.expect("redis");
+    let on_redis = run(&redis, &ns, &steps).await;
+    env.cleanup().await;
+    let on_memory = run(&Store::memory(), &ns, &steps).await;
+    // Namespaces differ between runs of the test, not between the stores.
+    assert_eq!(
+        on_redis.replies, on_memory.replies,
+        "{name}: Redis and memory replied differently"
+    );
+    assert_eq!(
+        on_redis.state, on_memory.state,
+        "{name}: Redis and memory hold different state"
+    );
+    on_redis
+}
