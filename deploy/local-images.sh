@@ -123,6 +123,17 @@ service_image() {
     printf '%s\n' "$image"
 }
 
+# The crawler's binaries build while the service images do: the build is
+# CPU, the images mostly downloads and unpacking, so on a machine with no
+# cached image this hides the images' time behind the build's.
+bins=(frontier fetcher extractor contentseen crawler testsite)
+pkgs=()
+for b in "${bins[@]}"; do pkgs+=(-p "$b"); done
+log "building the binaries (cargo build --profile docker), beside the service images"
+cargo build --quiet --locked --profile docker "${pkgs[@]}" --bins >&2 &
+cargo_pid=$!
+trap 'kill "$cargo_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+
 # The two service images build side by side (downloads overlap unpacking).
 service_image rabbitmq rabbitmq-server "$RABBITMQ_ENTRYPOINT" \
     'rabbitmq-plugins enable --offline rabbitmq_management >/dev/null
@@ -165,11 +176,9 @@ else
     mv "$base_tar.part" "$base_tar"
 fi
 
-log "building the binaries (cargo build --profile docker)"
-bins=(frontier fetcher extractor contentseen crawler testsite)
-pkgs=()
-for b in "${bins[@]}"; do pkgs+=(-p "$b"); done
-cargo build --quiet --locked --profile docker "${pkgs[@]}" --bins >&2
+t_build=$SECONDS
+wait "$cargo_pid" || { log "building the binaries failed"; exit 1; }
+log "binaries ready ($((SECONDS - t_build)) s waited for them after the service images)"
 mkdir -p "$work/crawler/usr/local/bin"
 for b in "${bins[@]}"; do install -m 0755 "target/docker/$b" "$work/crawler/usr/local/bin/"; done
 cp "$base_tar" "$work/crawler.tar"
