@@ -340,19 +340,28 @@ mod tests {
     }
 
     /// Everything the stage scheduled so far, as the releaser hands it out.
-    async fn fetched(stage: &FrontierStage) -> Vec<String> {
+    /// The tasks the releaser hands out now (taken and confirmed).
+    async fn released_tasks(stage: &FrontierStage) -> Vec<FetchTask> {
         let taken = crate::release::take_due(&stage.store, &stage.keys, &Default::default())
             .await
             .unwrap();
-        let urls = taken
+        let tasks = taken
             .tasks()
             .iter()
-            .map(|p| decode::<FetchTask>(p).unwrap().url)
+            .map(|p| decode::<FetchTask>(p).unwrap())
             .collect();
         crate::release::confirm(&stage.store, &stage.keys, &taken)
             .await
             .unwrap();
-        urls
+        tasks
+    }
+
+    async fn fetched(stage: &FrontierStage) -> Vec<String> {
+        released_tasks(stage)
+            .await
+            .into_iter()
+            .map(|t| t.url)
+            .collect()
     }
 
     #[tokio::test]
@@ -456,21 +465,6 @@ mod tests {
             stage.handle(bad).await,
             Err(StageError::Malformed(_))
         ));
-    }
-
-    async fn released_tasks(stage: &FrontierStage) -> Vec<FetchTask> {
-        let taken = crate::release::take_due(&stage.store, &stage.keys, &Default::default())
-            .await
-            .unwrap();
-        let tasks = taken
-            .tasks()
-            .iter()
-            .map(|p| decode::<FetchTask>(p).unwrap())
-            .collect();
-        crate::release::confirm(&stage.store, &stage.keys, &taken)
-            .await
-            .unwrap();
-        tasks
     }
 
     #[tokio::test]
