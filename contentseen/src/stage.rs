@@ -179,11 +179,11 @@ impl ContentSeenStage {
             field,
             id: doc.fetched_at.clone(),
             sets: vec![(doc_key.to_string(), json)],
-            counts: vec![(
-                self.keys.stats(),
-                if unchanged { "unchanged" } else { "changed" }.into(),
-                1,
-            )],
+            counts: pipeline::crawls::counts(
+                &self.keys,
+                &doc.crawl,
+                &[(if unchanged { "unchanged" } else { "changed" }, 1)],
+            ),
         });
         if let Some(spec) = &doc.spec {
             ops.extend(self.schedule_ops(doc, spec, next)?);
@@ -271,6 +271,10 @@ impl Stage for ContentSeenStage {
     type Input = Document;
     const QUEUE: Queue = Queue::ContentSeen;
     const DEFAULT_CONCURRENCY: usize = 32;
+
+    fn crawl(doc: &Document) -> &str {
+        &doc.crawl
+    }
 
     async fn handle(&self, doc: Document) -> Result<Outcome, StageError> {
         let doc_key = self.keys.document(&doc.url);
@@ -371,7 +375,7 @@ impl Stage for ContentSeenStage {
                 key: doc_key,
                 value: json,
                 pushes,
-                counts: vec![(self.keys.stats(), counter.into(), 1)],
+                counts: pipeline::crawls::counts(&self.keys, &stored.crawl, &[(counter, 1)]),
             })
             .await?
             .int()?;

@@ -24,6 +24,10 @@ impl Stage for ExtractorStage {
     const QUEUE: Queue = Queue::Extract;
     const DEFAULT_CONCURRENCY: usize = 4;
 
+    fn crawl(page: &Page) -> &str {
+        &page.crawl.name
+    }
+
     async fn handle(&self, page: Page) -> Result<Outcome, StageError> {
         let base = Url::parse(&page.final_url)
             .or_else(|_| Url::parse(&page.url))
@@ -94,7 +98,7 @@ impl Stage for ExtractorStage {
                 field,
                 id,
                 sets: Vec::new(),
-                counts: vec![(self.keys.stats(), "extracted".into(), 1)],
+                counts: pipeline::crawls::counts(&self.keys, &page.crawl.name, &[("extracted", 1)]),
             }],
             publish,
             after_ack: Vec::new(),

@@ -96,17 +96,15 @@ impl FetcherStage {
     fn record(&self, task: &FetchTask, rec: &FetchRecord) -> Op {
         let ok = rec.outcome == FetchStatus::Ok.as_str();
         let redirect = rec.outcome == FetchStatus::Redirect.as_str();
-        let stat = |field: &str| (self.keys.stats(), field.to_string(), 1);
-        let counts = if rec.will_retry {
-            vec![stat(RETRIED_COUNTER)]
+        let outcome = format!("fetch_{}", rec.outcome);
+        let fields: Vec<(&str, i64)> = if rec.will_retry {
+            vec![(RETRIED_COUNTER, 1)]
         } else if redirect {
-            vec![stat(&format!("fetch_{}", rec.outcome))]
+            vec![(&outcome, 1)]
         } else {
-            vec![
-                stat(&format!("fetch_{}", rec.outcome)),
-                stat(if ok { "fetched" } else { "failed" }),
-            ]
+            vec![(&outcome, 1), (if ok { "fetched" } else { "failed" }, 1)]
         };
+        let counts = pipeline::crawls::counts(&self.keys, &task.crawl.name, &fields);
         let (mark, field) = self.keys.once("fetch", &task.url);
         Op::Once {
             mark,
@@ -303,6 +301,10 @@ impl Stage for FetcherStage {
     type Input = FetchTask;
     const QUEUE: Queue = Queue::Fetch;
     const DEFAULT_CONCURRENCY: usize = 64;
+
+    fn crawl(task: &FetchTask) -> &str {
+        &task.crawl.name
+    }
 
     async fn handle(&self, task: FetchTask) -> Result<Outcome, StageError> {
         let mut turn = None;

@@ -59,6 +59,35 @@ impl Keys {
         format!("{}:crawl:*:spec", self.ns)
     }
 
+    /// A crawl's own counters (a hash with the fields of [`Keys::stats`]),
+    /// each counted in the same atomic op as the namespace counter it
+    /// mirrors ([`crate::crawls::counts`]).
+    pub fn crawl_stats(&self, crawl: &str) -> String {
+        format!("{}:crawl:{crawl}:stats", self.ns)
+    }
+
+    /// The crawls that are not running, in shard `shard` of the politeness
+    /// schedule: a hash crawl → `paused` or `cancelled` (a running crawl
+    /// has no field). The same hash in every shard, written to all of them
+    /// at once by `crawler pause|resume|cancel`, so the release script of
+    /// a shard reads it in its own slot.
+    pub fn crawl_control(&self, shard: u32) -> String {
+        format!("{}:crawlctl:{{h{shard}}}", self.ns)
+    }
+
+    /// The glob pattern of every key of the namespace (`crawler reset`),
+    /// with the namespace's own glob characters escaped.
+    pub fn namespace_pattern(&self) -> String {
+        let mut p = String::with_capacity(self.ns.len() + 2);
+        for c in self.ns.chars() {
+            if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+                p.push('\\');
+            }
+            p.push(c);
+        }
+        p + ":*"
+    }
+
     /// Count of URLs released for fetching in a crawl on one host (origin).
     pub fn crawl_host_pages(&self, crawl: &str, origin: &str) -> String {
         format!("{}:crawl:{crawl}:host:{origin}:pages", self.ns)

@@ -27,6 +27,8 @@
 //! - [`worker`]: the at-least-once loop every worker binary runs: consume,
 //!   handle, publish with confirms, ack; malformed input to the dead-letter
 //!   queue; reconnect with backoff.
+//! - [`crawls`]: crawl control (running, paused, cancelled) as the workers
+//!   see it, and the per-crawl counters beside the namespace's.
 //! - [`config`]: the settings every binary reads (flags and `CRAWLER_*` env).
 //! - [`backoff`], [`shutdown`]: small named types for cross-cutting concerns.
 //! - [`keys`]: every Redis key name, in one place.
@@ -38,6 +40,7 @@ pub mod backoff;
 pub mod broker;
 pub mod bundle;
 pub mod config;
+pub mod crawls;
 pub mod fault;
 pub mod keys;
 pub mod messages;

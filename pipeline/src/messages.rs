@@ -261,6 +261,21 @@ impl FetchTask {
     }
 }
 
+/// The crawl name of an encoded [`FetchTask`], without decoding the rest
+/// (the twin of the Lua `cmsgpack.unpack(task).crawl.name` in the
+/// politeness scripts); `None` when the bytes are no such task.
+pub fn task_crawl(task: &[u8]) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Name {
+        name: String,
+    }
+    #[derive(Deserialize)]
+    struct Task {
+        crawl: Name,
+    }
+    rmp_serde::from_slice::<Task>(task).ok().map(|t| t.crawl.name)
+}
+
 /// A fetched HTML page, decoded to UTF-8 by the fetcher's charset vote.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Page {
