@@ -35,7 +35,8 @@
 //! its first document), `lsh:<band>:<shard>` (MinHash LSH band value → the
 //! first fingerprint that had it), `sequrl:<block>` (sequence number →
 //! URL), `fpseq` (the counter), `exact:<hash>` (short bodies),
-//! `doc:<url>`, `docs`, `dups:<url>`, `stats`, and for crawls that
+//! `doc:<url>`, `docs`, `dups:<url>`, `stats` and `crawl:<name>:stats`,
+//! `crawlctl` (read: a cancelled crawl's documents are dropped), and for crawls that
 //! recrawl `recrawl` (refetches by due time) and `recrawl:interval`. A
 //! refetched page is compared with what is stored: unchanged doubles its
 //! interval, changed updates it and halves it. Sizes and costs:

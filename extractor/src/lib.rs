@@ -10,7 +10,9 @@
 //! `contentseen` queue and, below the crawl's depth limit, one [`pipeline::UrlBatch`] of the
 //! page's outlinks (depth + 1) on the `frontier` queue. Redis keys it touches, through
 //! [`pipeline::store::Op::Once`]: `{ns}:once:extract:{shard}` (one mark per URL, so a
-//! redelivered page is counted once) and the `extracted` field of `{ns}:stats`.
+//! redelivered page is counted once) and the `extracted` field of `{ns}:stats` and of
+//! `{ns}:crawl:<name>:stats`; it reads `{ns}:crawlctl` ([`pipeline::crawls`]: a cancelled
+//! crawl's pages are dropped).
 //!
 //! Not here: decoding the page's bytes (the fetcher does, by its charset vote), deciding
 //! whether the text was seen before (contentseen), the evaluation sets and metric (the

@@ -28,7 +28,9 @@
 //! `backoff_until_ms`, `fail_streak` written here, `next_fetch_ms` by the
 //! gate),
 //! `fetch:<url>` (the last outcome of a URL), `stats` (fetched, failed,
-//! `fetch_<outcome>`, `fetch_retried`).
+//! `fetch_<outcome>`, `fetch_retried`) and the same fields in
+//! `crawl:<name>:stats`; `crawlctl` (read: a cancelled crawl's tasks are
+//! dropped, [`pipeline::crawls`]).
 //!
 //! Not here: which URLs to fetch and when (frontier), what the page says
 //! (extractor).
