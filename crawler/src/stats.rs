@@ -399,14 +399,18 @@ fn print_watch(s: &Snapshot, prev: Option<&Snapshot>, secs: f64) {
     }
     for c in &s.crawls {
         let old = prev.and_then(|p| p.crawls.iter().find(|o| o.crawl == c.crawl));
-        let per_s = |now: i64, then: Option<i64>| (now - then.unwrap_or(now)) as f64 / secs.max(1e-3);
+        let per_s =
+            |now: i64, then: Option<i64>| (now - then.unwrap_or(now)) as f64 / secs.max(1e-3);
         println!(
             "crawl {:<16} {:<13} {}  ({:.1} fetched/s, {:.1} stored/s)",
             c.crawl,
             c.state,
             progress(c),
             per_s(c.fetched, old.map(|o| o.fetched)),
-            per_s(c.stored + c.duplicates, old.map(|o| o.stored + o.duplicates)),
+            per_s(
+                c.stored + c.duplicates,
+                old.map(|o| o.stored + o.duplicates)
+            ),
         );
     }
 }

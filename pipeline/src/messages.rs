@@ -273,7 +273,9 @@ pub fn task_crawl(task: &[u8]) -> Option<String> {
     struct Task {
         crawl: Name,
     }
-    rmp_serde::from_slice::<Task>(task).ok().map(|t| t.crawl.name)
+    rmp_serde::from_slice::<Task>(task)
+        .ok()
+        .map(|t| t.crawl.name)
 }
 
 /// A fetched HTML page, decoded to UTF-8 by the fetcher's charset vote.

@@ -335,7 +335,10 @@ async fn handle<S: Stage>(
         StageError::Malformed(format!("undecodable {} message: {e}", S::QUEUE.stage()))
     })?;
     if crawls.state(S::crawl(&input)).await == CrawlState::Cancelled {
-        tracing::debug!(crawl = S::crawl(&input), "message of a cancelled crawl dropped");
+        tracing::debug!(
+            crawl = S::crawl(&input),
+            "message of a cancelled crawl dropped"
+        );
         return Ok(Outcome::default());
     }
     std::panic::AssertUnwindSafe(stage.handle(input))

@@ -71,7 +71,15 @@ fn int(v: &Value, field: &str) -> i64 {
 }
 
 fn seed(env: &TestEnv, crawl: &str, extra: &[&str], urls: &[String]) {
-    let mut args = vec!["seed", "--crawl", crawl, "--max-depth", "5", "--delay-ms", "0"];
+    let mut args = vec![
+        "seed",
+        "--crawl",
+        crawl,
+        "--max-depth",
+        "5",
+        "--delay-ms",
+        "0",
+    ];
     args.extend_from_slice(extra);
     args.extend(urls.iter().map(String::as_str));
     env.crawler_ok(&args);
@@ -98,7 +106,11 @@ async fn a_paused_crawl_releases_nothing_while_another_goes_on_until_resumed() {
     assert!(
         site_a.requests().is_empty(),
         "a paused crawl's site was asked: {:?}",
-        site_a.requests().iter().map(|r| &r.path).collect::<Vec<_>>()
+        site_a
+            .requests()
+            .iter()
+            .map(|r| &r.path)
+            .collect::<Vec<_>>()
     );
     assert!(int(&stats(&env), "waiting_for_host") >= 1);
     // The other crawl went on, within its limit.
@@ -127,7 +139,11 @@ async fn a_paused_crawl_releases_nothing_while_another_goes_on_until_resumed() {
         assert_eq!(sum, int(&s["counters"], counter), "{field}: {all:?} vs {s}");
     }
     for c in all.values() {
-        assert_eq!(int(c, "done"), int(c, "released"), "every URL has its outcome: {c}");
+        assert_eq!(
+            int(c, "done"),
+            int(c, "released"),
+            "every URL has its outcome: {c}"
+        );
         assert_eq!(
             int(c, "stored") + int(c, "duplicates"),
             int(c, "fetched"),
@@ -137,7 +153,12 @@ async fn a_paused_crawl_releases_nothing_while_another_goes_on_until_resumed() {
     // The text views: the table, and a progress bar per crawl.
     let table = env.crawler_ok(&["crawls"]);
     assert!(table.starts_with("crawl"), "{table}");
-    assert!(table.lines().any(|l| l.starts_with("a ") && l.contains("finished-idle")), "{table}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("a ") && l.contains("finished-idle")),
+        "{table}"
+    );
     let watch = env.crawler_ok(&["stats", "--watch", "--count", "1"]);
     let bar_of = |crawl: &str| {
         watch
@@ -146,8 +167,14 @@ async fn a_paused_crawl_releases_nothing_while_another_goes_on_until_resumed() {
             .unwrap_or_else(|| panic!("no line for crawl {crawl}: {watch}"))
             .to_string()
     };
-    assert!(bar_of("a").contains("100%") && bar_of("a").contains("discovered"), "{watch}");
-    assert!(bar_of("b").contains("pages") && bar_of("b").contains("fetched/s"), "{watch}");
+    assert!(
+        bar_of("a").contains("100%") && bar_of("a").contains("discovered"),
+        "{watch}"
+    );
+    assert!(
+        bar_of("b").contains("pages") && bar_of("b").contains("fetched/s"),
+        "{watch}"
+    );
     env.cleanup().await;
 }
 
@@ -166,7 +193,11 @@ async fn a_cancelled_crawl_loses_its_queued_urls_and_messages_while_another_goes
     // Its eleven URLs reach their host queue, and stay there.
     let deadline = Instant::now() + Duration::from_secs(30);
     while int(&stats(&env), "waiting_for_host") < 11 {
-        assert!(Instant::now() < deadline, "seeds not queued: {}", stats(&env));
+        assert!(
+            Instant::now() < deadline,
+            "seeds not queued: {}",
+            stats(&env)
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     seed(&env, "b", &[], &[site_b.url("/")]);
@@ -188,7 +219,10 @@ async fn a_cancelled_crawl_loses_its_queued_urls_and_messages_while_another_goes
         recrawl: false,
         id: "cancelled-task".into(),
     };
-    let session = Broker::amqp(&env.amqp_url, &env.namespace).open().await.unwrap();
+    let session = Broker::amqp(&env.amqp_url, &env.namespace)
+        .open()
+        .await
+        .unwrap();
     session
         .publish(Queue::Fetch, &[encode(&task).unwrap()])
         .await
@@ -198,7 +232,11 @@ async fn a_cancelled_crawl_loses_its_queued_urls_and_messages_while_another_goes
     assert!(
         site_a.requests().is_empty(),
         "a cancelled crawl's site was asked: {:?}",
-        site_a.requests().iter().map(|r| &r.path).collect::<Vec<_>>()
+        site_a
+            .requests()
+            .iter()
+            .map(|r| &r.path)
+            .collect::<Vec<_>>()
     );
     let all = crawls(&env);
     assert_eq!(all["a"]["state"], "cancelled");
@@ -241,8 +279,16 @@ async fn reset_deletes_everything_of_its_namespace_and_nothing_else() {
     let keys = Keys::new(&env.namespace);
     let mine = keys.namespace_pattern();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while store.keys_matching(&keys.host_queue_pattern()).await.unwrap().is_empty() {
-        assert!(Instant::now() < deadline, "the seed never reached its host queue");
+    while store
+        .keys_matching(&keys.host_queue_pattern())
+        .await
+        .unwrap()
+        .is_empty()
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the seed never reached its host queue"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     // Without --yes: explained, refused, nothing deleted.
@@ -264,8 +310,14 @@ async fn reset_deletes_everything_of_its_namespace_and_nothing_else() {
     seed(&env, "r2", &[], &[site.url("/article/1")]);
     let said = env.crawler_ok(&["reset", "--yes"]);
     assert!(said.contains("reset"), "{said}");
-    assert_eq!(store.keys_matching(&mine).await.unwrap(), Vec::<String>::new());
-    let session = Broker::amqp(&env.amqp_url, &env.namespace).open().await.unwrap();
+    assert_eq!(
+        store.keys_matching(&mine).await.unwrap(),
+        Vec::<String>::new()
+    );
+    let session = Broker::amqp(&env.amqp_url, &env.namespace)
+        .open()
+        .await
+        .unwrap();
     for q in session.queue_depths().await.unwrap() {
         assert_eq!(q.ready, 0, "{} not purged", q.queue);
     }
@@ -278,6 +330,9 @@ async fn reset_deletes_everything_of_its_namespace_and_nothing_else() {
         .await
         .unwrap();
     assert_eq!(kept.string().unwrap().as_deref(), Some("7"));
-    store.delete_matching(&neighbour.namespace_pattern()).await.unwrap();
+    store
+        .delete_matching(&neighbour.namespace_pattern())
+        .await
+        .unwrap();
     env.cleanup().await;
 }

@@ -549,7 +549,12 @@ async fn politeness_paused_and_cancelled_crawls() {
                         task_of("a", "http://shared/a2"),
                     ],
                 ),
-                schedule::enqueue(&keys, "http://paused", 0, vec![task_of("b", "http://paused/b3")]),
+                schedule::enqueue(
+                    &keys,
+                    "http://paused",
+                    0,
+                    vec![task_of("b", "http://paused/b3")],
+                ),
                 schedule::enqueue(
                     &keys,
                     "http://mixed",
@@ -573,7 +578,12 @@ async fn politeness_paused_and_cancelled_crawls() {
             Step::new(set_state(&keys, "b", CrawlState::Running)),
             Step::new(set_state(&keys, "a", CrawlState::Cancelled)),
             Step::new(vec![
-                schedule::enqueue(&keys, "http://mixed", 1000, vec![task_of("a", "http://mixed/a4")]),
+                schedule::enqueue(
+                    &keys,
+                    "http://mixed",
+                    1000,
+                    vec![task_of("a", "http://mixed/a4")],
+                ),
                 schedule::drop_crawl(&keys, "http://mixed", "a"),
                 schedule::drop_crawl(&keys, "http://mixed", "a"),
                 schedule::drop_crawl(&keys, "http://paused", "b"),
@@ -603,10 +613,19 @@ async fn politeness_paused_and_cancelled_crawls() {
             .map(|(_, v)| format!("{v:?}"))
     };
     let shared = queue("http://shared").expect("shared queue");
-    assert!(shared.contains("shared/b1") && shared.contains("shared/b2"), "{shared}");
-    assert!(!shared.contains("shared/c1"), "cancelled task dropped: {shared}");
+    assert!(
+        shared.contains("shared/b1") && shared.contains("shared/b2"),
+        "{shared}"
+    );
+    assert!(
+        !shared.contains("shared/c1"),
+        "cancelled task dropped: {shared}"
+    );
     let mixed = queue("http://mixed").expect("mixed queue");
-    assert!(mixed.contains("mixed/b4") && mixed.contains("mixed/b5"), "{mixed}");
+    assert!(
+        mixed.contains("mixed/b4") && mixed.contains("mixed/b5"),
+        "{mixed}"
+    );
     assert!(!mixed.contains("mixed/a"), "{mixed}");
     assert_eq!(queue("http://paused"), None, "its only task dropped");
 }
