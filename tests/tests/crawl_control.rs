@@ -70,6 +70,15 @@ fn int(v: &Value, field: &str) -> i64 {
         .unwrap_or_else(|| panic!("{field} in {v}"))
 }
 
+/// Panics unless `site` got no request at all (`whose`: the crawl's state).
+fn never_asked(site: &ServerHandle, whose: &str) {
+    let paths: Vec<String> = site.requests().into_iter().map(|r| r.path).collect();
+    assert!(
+        paths.is_empty(),
+        "{whose} crawl's site was asked: {paths:?}"
+    );
+}
+
 fn seed(env: &TestEnv, crawl: &str, extra: &[&str], urls: &[String]) {
     let mut args = vec![
         "seed",
@@ -103,15 +112,7 @@ async fn a_paused_crawl_releases_nothing_while_another_goes_on_until_resumed() {
     assert_eq!(a["state"], "paused");
     assert_eq!(int(&a, "released"), 1, "the seed admitted: {a}");
     assert_eq!(int(&a, "fetched") + int(&a, "failed"), 0, "{a}");
-    assert!(
-        site_a.requests().is_empty(),
-        "a paused crawl's site was asked: {:?}",
-        site_a
-            .requests()
-            .iter()
-            .map(|r| &r.path)
-            .collect::<Vec<_>>()
-    );
+    never_asked(&site_a, "a paused");
     assert!(int(&stats(&env), "waiting_for_host") >= 1);
     // The other crawl went on, within its limit.
     assert_eq!(int(&b, "of"), 15);
@@ -229,15 +230,7 @@ async fn a_cancelled_crawl_loses_its_queued_urls_and_messages_while_another_goes
         .unwrap();
 
     env.crawler_ok(&["stats", "--wait-idle", "--timeout-secs", "180"]);
-    assert!(
-        site_a.requests().is_empty(),
-        "a cancelled crawl's site was asked: {:?}",
-        site_a
-            .requests()
-            .iter()
-            .map(|r| &r.path)
-            .collect::<Vec<_>>()
-    );
+    never_asked(&site_a, "a cancelled");
     let all = crawls(&env);
     assert_eq!(all["a"]["state"], "cancelled");
     assert_eq!(int(&all["a"], "fetched") + int(&all["a"], "failed"), 0);
