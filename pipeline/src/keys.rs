@@ -249,3 +249,15 @@ impl Keys {
         format!("{}:live:*:{host}:*", self.ns)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_namespace_pattern_matches_its_keys_only() {
+        assert_eq!(Keys::new("crawler").namespace_pattern(), "crawler:*");
+        // Glob characters of the name match themselves.
+        assert_eq!(Keys::new("a*b[1]").namespace_pattern(), "a\\*b\\[1\\]:*");
+    }
+}
