@@ -61,6 +61,9 @@ pub struct FetchRecord<'a> {
     pub fetched_at: String,
     /// 0 for the first try (see [`FetchTask::attempt`]).
     pub attempt: u32,
+    /// The body's size as received (before decoding), for a page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<usize>,
     /// The failure is transient and the URL went back to the frontier for
     /// another attempt; the outcome is not final yet.
     pub will_retry: bool,
@@ -97,7 +100,7 @@ impl FetcherStage {
         let ok = rec.outcome == FetchStatus::Ok.as_str();
         let redirect = rec.outcome == FetchStatus::Redirect.as_str();
         let stat = |field: &str| (self.keys.stats(), field.to_string(), 1);
-        let counts = if rec.will_retry {
+        let mut counts = if rec.will_retry {
             vec![stat(RETRIED_COUNTER)]
         } else if redirect {
             vec![stat(&format!("fetch_{}", rec.outcome))]
@@ -107,6 +110,13 @@ impl FetcherStage {
                 stat(if ok { "fetched" } else { "failed" }),
             ]
         };
+        if let Some(bytes) = rec.bytes {
+            counts.push((
+                self.keys.stats(),
+                pipeline::metrics::FETCHED_BYTES.to_string(),
+                i64::try_from(bytes).unwrap_or(i64::MAX),
+            ));
+        }
         let (mark, field) = self.keys.once("fetch", &task.url);
         Op::Once {
             mark,
@@ -157,6 +167,7 @@ impl FetcherStage {
                 after_ack.push(host.answered());
             }
             if let Some(wait) = backoff {
+                pipeline::metrics::crawl_series().host_backed_off(origin);
                 after_ack.push(host.back_off(now_unix_ms(), wait));
             }
         }
@@ -188,6 +199,7 @@ impl FetcherStage {
                 fetched_at: now_rfc3339(),
                 attempt: task.attempt,
                 will_retry,
+                bytes: None,
             },
         )];
         Ok(Outcome {
@@ -252,6 +264,7 @@ impl FetcherStage {
                 fetched_at: now_rfc3339(),
                 attempt: task.attempt,
                 will_retry: false,
+                bytes: None,
             },
         );
         Ok(Outcome {
@@ -423,6 +436,7 @@ impl FetcherStage {
             override_encoding: override_rule.as_ref().map(|rule| rule.encoding),
         };
         let (decision, text) = charset::decide_and_decode(&resp.body, &signals);
+        let body_bytes = resp.body.len();
         let fetched_at = now_rfc3339();
         let page = Page {
             v: VERSION,
@@ -455,6 +469,7 @@ impl FetcherStage {
                 fetched_at,
                 attempt: task.attempt,
                 will_retry: false,
+                bytes: Some(body_bytes),
             },
         );
         Ok(Outcome {

@@ -17,6 +17,13 @@ pub fn host_shard(origin: &str) -> u32 {
     h % HOST_SHARDS
 }
 
+/// Whether `key` is a namespace's stats hash ([`Keys::stats`]; not a
+/// crawl's own counters, which live under `:crawl:`): the counters the
+/// workers' metrics mirror.
+pub fn is_stats_key(key: &str) -> bool {
+    key.ends_with(":stats") && !key.contains(":crawl:")
+}
+
 /// Builds key names for one namespace.
 #[derive(Debug, Clone)]
 pub struct Keys {
