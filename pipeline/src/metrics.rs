@@ -210,8 +210,14 @@ impl CrawlSeries {
         }
     }
 
-    /// Registers the series in `registry`.
+    /// Registers the series in `registry`. The known kinds of documents,
+    /// URLs and fetches exist from the start, at zero (a rate needs a
+    /// first sample).
     fn register(&self, registry: &mut Registry) {
+        for field in DOCUMENT_COUNTERS.iter().chain(&URL_COUNTERS) {
+            self.count(field, 0);
+        }
+        self.count("fetch_ok", 0);
         registry.register(
             "crawler_fetches",
             "Fetches by outcome (final outcomes and redirects)",
