@@ -220,7 +220,7 @@ impl CrawlSeries {
         self.count("fetch_ok", 0);
         registry.register(
             "crawler_fetches",
-            "Fetches by outcome (final outcomes and redirects)",
+            "Fetches by outcome: final ones, redirects, and retried (a transient failure sent back for another try)",
             self.fetches.clone(),
         );
         registry.register(
