@@ -737,7 +737,10 @@ mod tests {
     #[test]
     fn the_user_agent_names_the_operators_contact_and_no_one_else() {
         let plain = user_agent(None);
-        assert!(plain.contains(AGENT_NAME) && !plain.contains('+'), "{plain}");
+        assert!(
+            plain.contains(AGENT_NAME) && !plain.contains('+'),
+            "{plain}"
+        );
         assert_eq!(user_agent(Some("  ")), plain);
         let ua = user_agent(Some("https://ops.example/crawler"));
         assert!(ua.ends_with("; +https://ops.example/crawler)"), "{ua}");

@@ -538,7 +538,10 @@ mod tests {
             ("crawler_documents_total{verdict=\"duplicate\"}", 1.0),
             ("crawler_urls_total{outcome=\"seen\"}", 7.0),
             ("crawler_events_total{event=\"extracted\"}", 2.0),
-            ("crawler_host_backoffs_total{host=\"https://a.example\"}", 1.0),
+            (
+                "crawler_host_backoffs_total{host=\"https://a.example\"}",
+                1.0,
+            ),
             ("crawler_queue_messages{queue=\"fetch\"}", 12.0),
             ("crawler_queue_consumers{queue=\"fetch\"}", 2.0),
         ] {
@@ -562,7 +565,10 @@ mod tests {
             5.0
         );
         assert_eq!(
-            sample(&text, "crawler_host_backoffs_total{host=\"https://h0.example\"}"),
+            sample(
+                &text,
+                "crawler_host_backoffs_total{host=\"https://h0.example\"}"
+            ),
             2.0
         );
     }

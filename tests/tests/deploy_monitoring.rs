@@ -127,11 +127,17 @@ fn prometheus_scrapes_every_worker_on_its_metrics_port() {
             .lines()
             .find(|l| l.trim().starts_with("- names:"))
             .expect("dns_sd names");
-        assert!(names.contains(worker), "Prometheus scrapes {worker}: {names}");
+        assert!(
+            names.contains(worker),
+            "Prometheus scrapes {worker}: {names}"
+        );
     }
     for service in ["prometheus", "grafana"] {
         assert!(
-            compose.contains(&format!("  {service}:\n    image: ${{{}_IMAGE:-", service.to_uppercase())),
+            compose.contains(&format!(
+                "  {service}:\n    image: ${{{}_IMAGE:-",
+                service.to_uppercase()
+            )),
             "{service}'s image is a variable"
         );
     }

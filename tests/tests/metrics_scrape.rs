@@ -58,7 +58,14 @@ async fn metrics_move_with_the_crawl() {
         0.0
     );
 
-    env.crawler_ok(&["seed", "--delay-ms", "0", "--max-depth", "3", &server.url("/")]);
+    env.crawler_ok(&[
+        "seed",
+        "--delay-ms",
+        "0",
+        "--max-depth",
+        "3",
+        &server.url("/"),
+    ]);
     env.crawler_ok(&["seed", "--crawl", "busy", &format!("{busy}/")]);
     env.crawler_ok(&["stats", "--wait-idle", "--timeout-secs", "240"]);
     let stats: serde_json::Value =
@@ -78,8 +85,15 @@ async fn metrics_move_with_the_crawl() {
         );
     }
     let bytes = metric(&fetch, "crawler_fetched_bytes_total{stage=\"fetch\"}");
-    assert!(bytes > 1000.0 * counter("fetch_ok"), "bytes {bytes}:\n{fetch}");
-    assert_eq!(bytes, counter("fetched_bytes"), "the stats count the bytes too");
+    assert!(
+        bytes > 1000.0 * counter("fetch_ok"),
+        "bytes {bytes}:\n{fetch}"
+    );
+    assert_eq!(
+        bytes,
+        counter("fetched_bytes"),
+        "the stats count the bytes too"
+    );
     let backoffs: f64 = fetch
         .lines()
         .filter(|l| l.starts_with("crawler_host_backoffs_total{") && l.contains(&busy))
@@ -87,9 +101,10 @@ async fn metrics_move_with_the_crawl() {
         .sum();
     assert!(backoffs >= 1.0, "the 429 host backed off:\n{fetch}");
     assert!(
-        fetch.lines().any(|l| l
-            .starts_with("crawler_queue_messages{stage=\"fetch\",queue=\"")
-            && l.contains(".fetch\"} ")),
+        fetch.lines().any(
+            |l| l.starts_with("crawler_queue_messages{stage=\"fetch\",queue=\"")
+                && l.contains(".fetch\"} ")
+        ),
         "queue depths:\n{fetch}"
     );
 
@@ -104,7 +119,10 @@ async fn metrics_move_with_the_crawl() {
             "documents {verdict}:\n{seen}"
         );
     }
-    assert!(counter("stored") > 10.0 && counter("duplicate") > 0.0, "{stats}");
+    assert!(
+        counter("stored") > 10.0 && counter("duplicate") > 0.0,
+        "{stats}"
+    );
 
     let frontier = scrape("frontier");
     assert_eq!(
