@@ -173,15 +173,15 @@ impl Keys {
         format!("{}:fpr:{shard:x}", self.ns)
     }
 
-    /// Which document took a sequence number (contentseen): block `block`
-    /// (the number's high bits) of a hash, field = sequence number, value =
-    /// the document's URL. Read only for the original a duplicate points at.
     /// contentseen: MinHash LSH band `band`, shard `shard` (a hash from
     /// band value to the fingerprint that first had it).
     pub fn minhash_band(&self, band: usize, shard: u64) -> String {
         format!("{}:lsh:{band}:{shard:x}", self.ns)
     }
 
+    /// Which document took a sequence number (contentseen): block `block`
+    /// (the number's high bits) of a hash, field = sequence number, value =
+    /// the document's URL. Read only for the original a duplicate points at.
     pub fn sequence_url(&self, block: u64) -> String {
         format!("{}:sequrl:{block:x}", self.ns)
     }
