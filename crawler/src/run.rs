@@ -25,10 +25,15 @@ pub struct RunArgs {
     /// Seconds for each whole request.
     #[arg(long, default_value_t = 30)]
     pub timeout_secs: u64,
-    /// The User-Agent header (default: the crawler's name and version). Its
-    /// product token is the name robots.txt rules are matched against.
+    /// The whole User-Agent header (default: the crawler's name and version,
+    /// and --contact). Its product token is the name robots.txt rules are
+    /// matched against.
     #[arg(long, env = "CRAWLER_USER_AGENT")]
     pub user_agent: Option<String>,
+    /// Where site owners reach you (a URL or an e-mail address), put in
+    /// the default User-Agent.
+    #[arg(long, env = "CRAWLER_CONTACT")]
+    pub contact: Option<String>,
     #[command(flatten)]
     pub source: crate::seed::SeedSource,
 }
@@ -55,10 +60,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let client = Client::new(FetchSettings {
         allow_private: args.allow_private,
         total_timeout: Duration::from_secs(args.timeout_secs),
-        user_agent: args
-            .user_agent
-            .clone()
-            .unwrap_or(defaults.user_agent.clone()),
+        user_agent: fetcher::http::operator_user_agent(
+            args.user_agent.clone(),
+            args.contact.as_deref(),
+        ),
         ..defaults
     })?;
     let shutdown = Shutdown::new();

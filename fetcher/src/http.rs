@@ -69,15 +69,32 @@ pub struct FetchSettings {
 
 /// The crawler's name in the User-Agent and in robots.txt matching.
 pub const AGENT_NAME: &str = "DedupCrawler";
-/// Where a site owner learns what the crawler is and how to reach us.
-pub const CONTACT_URL: &str = "https://github.com/dedup-crawler";
+/// The User-Agent: the crawler's name and version, and the operator's
+/// `contact` (a URL or an e-mail address where site owners reach whoever
+/// runs the crawl) when one is set. The default names no third party: a
+/// crawl's operator sets the contact (`--contact`, `CRAWLER_CONTACT`).
+pub fn user_agent(contact: Option<&str>) -> String {
+    let version = env!("CARGO_PKG_VERSION");
+    match contact.map(str::trim).filter(|c| !c.is_empty()) {
+        Some(contact) => format!("Mozilla/5.0 (compatible; {AGENT_NAME}/{version}; +{contact})"),
+        None => format!("Mozilla/5.0 (compatible; {AGENT_NAME}/{version})"),
+    }
+}
 
-/// The default User-Agent: the crawler's name, version and contact URL.
-pub fn default_user_agent() -> String {
-    format!(
-        "Mozilla/5.0 (compatible; {AGENT_NAME}/{}; +{CONTACT_URL})",
-        env!("CARGO_PKG_VERSION")
-    )
+/// The User-Agent of a crawl: `user_agent` when the operator gave a whole
+/// one, else [`user_agent`] with `contact`; warns (once, at start) when
+/// site owners would have no way to reach the operator.
+pub fn operator_user_agent(user_agent: Option<String>, contact: Option<&str>) -> String {
+    if let Some(ua) = user_agent.filter(|ua| !ua.trim().is_empty()) {
+        return ua;
+    }
+    if contact.is_none_or(|c| c.trim().is_empty()) {
+        tracing::warn!(
+            "no contact in the User-Agent: set --contact (CRAWLER_CONTACT) to a URL or \
+             e-mail address where site owners can reach you"
+        );
+    }
+    self::user_agent(contact)
 }
 
 impl FetchSettings {
@@ -110,7 +127,7 @@ pub fn robots_token(user_agent: &str) -> String {
 impl Default for FetchSettings {
     fn default() -> Self {
         FetchSettings {
-            user_agent: default_user_agent(),
+            user_agent: user_agent(None),
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             total_timeout: DEFAULT_TOTAL_TIMEOUT,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
@@ -715,6 +732,28 @@ mod tests {
             "Other-Bot"
         );
         assert_eq!(robots_token(""), AGENT_NAME);
+    }
+
+    #[test]
+    fn the_user_agent_names_the_operators_contact_and_no_one_else() {
+        let plain = user_agent(None);
+        assert!(
+            plain.contains(AGENT_NAME) && !plain.contains('+'),
+            "{plain}"
+        );
+        assert_eq!(user_agent(Some("  ")), plain);
+        let ua = user_agent(Some("https://ops.example/crawler"));
+        assert!(ua.ends_with("; +https://ops.example/crawler)"), "{ua}");
+        assert_eq!(robots_token(&ua), AGENT_NAME);
+        // A whole User-Agent wins over the contact.
+        assert_eq!(
+            operator_user_agent(Some("Bot/1 (+mailto:a@b.example)".into()), Some("x")),
+            "Bot/1 (+mailto:a@b.example)"
+        );
+        assert_eq!(
+            operator_user_agent(None, Some("mailto:ops@example.org")),
+            user_agent(Some("mailto:ops@example.org"))
+        );
     }
 
     #[test]

@@ -20,11 +20,16 @@ struct Args {
     #[arg(long, env = "CRAWLER_ALLOW_PRIVATE", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
     allow_private: bool,
 
-    /// The User-Agent header (default names the crawler and a contact URL).
-    /// Its product token (`Name` in `Name/1.0 (+url)`) is the name robots.txt
-    /// rules are matched against.
+    /// The whole User-Agent header (default: the crawler's name and version,
+    /// and --contact). Its product token (`Name` in `Name/1.0 (+url)`) is the
+    /// name robots.txt rules are matched against.
     #[arg(long, env = "CRAWLER_USER_AGENT")]
     user_agent: Option<String>,
+
+    /// Where site owners reach the crawl's operator (a URL or an e-mail
+    /// address), put in the default User-Agent.
+    #[arg(long, env = "CRAWLER_CONTACT")]
+    contact: Option<String>,
 
     /// Seconds for the whole request, body included (fractions allowed).
     #[arg(long, env = "CRAWLER_FETCH_TIMEOUT", default_value_t = http::DEFAULT_TOTAL_TIMEOUT.as_secs_f64(), value_parser = seconds)]
@@ -65,7 +70,7 @@ async fn main() -> anyhow::Result<()> {
     pipeline::config::apply_config_file("fetcher")?;
     let args = Args::parse();
     let settings = FetchSettings {
-        user_agent: args.user_agent.unwrap_or_else(http::default_user_agent),
+        user_agent: http::operator_user_agent(args.user_agent, args.contact.as_deref()),
         connect_timeout: Duration::from_secs_f64(args.connect_timeout_secs),
         total_timeout: Duration::from_secs_f64(args.timeout_secs),
         max_body_bytes: args.max_body_bytes,

@@ -61,6 +61,9 @@ pub struct FetchRecord<'a> {
     pub fetched_at: String,
     /// 0 for the first try (see [`FetchTask::attempt`]).
     pub attempt: u32,
+    /// The body's size as received (before decoding), for a page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<usize>,
     /// The failure is transient and the URL went back to the frontier for
     /// another attempt; the outcome is not final yet.
     pub will_retry: bool,
@@ -104,7 +107,15 @@ impl FetcherStage {
         } else {
             vec![(&outcome, 1), (if ok { "fetched" } else { "failed" }, 1)]
         };
-        let counts = pipeline::crawls::counts(&self.keys, &task.crawl.name, &fields);
+        let mut counts = pipeline::crawls::counts(&self.keys, &task.crawl.name, &fields);
+        // The bytes fetched: for the namespace's metrics only.
+        if let Some(bytes) = rec.bytes {
+            counts.push((
+                self.keys.stats(),
+                pipeline::metrics::FETCHED_BYTES.to_string(),
+                i64::try_from(bytes).unwrap_or(i64::MAX),
+            ));
+        }
         let (mark, field) = self.keys.once("fetch", &task.url);
         Op::Once {
             mark,
@@ -155,6 +166,7 @@ impl FetcherStage {
                 after_ack.push(host.answered());
             }
             if let Some(wait) = backoff {
+                pipeline::metrics::crawl_series().host_backed_off(origin);
                 after_ack.push(host.back_off(now_unix_ms(), wait));
             }
         }
@@ -186,6 +198,7 @@ impl FetcherStage {
                 fetched_at: now_rfc3339(),
                 attempt: task.attempt,
                 will_retry,
+                bytes: None,
             },
         )];
         Ok(Outcome {
@@ -250,6 +263,7 @@ impl FetcherStage {
                 fetched_at: now_rfc3339(),
                 attempt: task.attempt,
                 will_retry: false,
+                bytes: None,
             },
         );
         Ok(Outcome {
@@ -425,6 +439,7 @@ impl FetcherStage {
             override_encoding: override_rule.as_ref().map(|rule| rule.encoding),
         };
         let (decision, text) = charset::decide_and_decode(&resp.body, &signals);
+        let body_bytes = resp.body.len();
         let fetched_at = now_rfc3339();
         let page = Page {
             v: VERSION,
@@ -457,6 +472,7 @@ impl FetcherStage {
                 fetched_at,
                 attempt: task.attempt,
                 will_retry: false,
+                bytes: Some(body_bytes),
             },
         );
         Ok(Outcome {

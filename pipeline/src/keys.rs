@@ -17,6 +17,13 @@ pub fn host_shard(origin: &str) -> u32 {
     h % HOST_SHARDS
 }
 
+/// Whether `key` is a namespace's stats hash ([`Keys::stats`]; not a
+/// crawl's own counters, which live under `:crawl:`): the counters the
+/// workers' metrics mirror.
+pub fn is_stats_key(key: &str) -> bool {
+    key.ends_with(":stats") && !key.contains(":crawl:")
+}
+
 /// Builds key names for one namespace.
 #[derive(Debug, Clone)]
 pub struct Keys {
@@ -195,15 +202,15 @@ impl Keys {
         format!("{}:fpr:{shard:x}", self.ns)
     }
 
-    /// Which document took a sequence number (contentseen): block `block`
-    /// (the number's high bits) of a hash, field = sequence number, value =
-    /// the document's URL. Read only for the original a duplicate points at.
     /// contentseen: MinHash LSH band `band`, shard `shard` (a hash from
     /// band value to the fingerprint that first had it).
     pub fn minhash_band(&self, band: usize, shard: u64) -> String {
         format!("{}:lsh:{band}:{shard:x}", self.ns)
     }
 
+    /// Which document took a sequence number (contentseen): block `block`
+    /// (the number's high bits) of a hash, field = sequence number, value =
+    /// the document's URL. Read only for the original a duplicate points at.
     pub fn sequence_url(&self, block: u64) -> String {
         format!("{}:sequrl:{block:x}", self.ns)
     }

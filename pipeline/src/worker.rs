@@ -136,10 +136,13 @@ pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Sh
     let metrics = Metrics::new(S::QUEUE.stage());
     let metrics_server = settings.metrics_port.map(|port| {
         let m = metrics.clone();
+        let broker = settings.broker.clone();
         tokio::spawn(async move {
+            let depths = tokio::spawn(poll_queue_depths(broker));
             if let Err(e) = crate::metrics::serve(m, port).await {
                 tracing::error!(port, error = %e, "cannot serve metrics");
             }
+            depths.abort();
         })
     });
     // Deliveries in hand, and messages handled (a bundle holds many).
@@ -247,6 +250,28 @@ pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Sh
         })
         .await;
     tracing::info!(worker = %worker_id, "worker stopped");
+}
+
+/// Reads the namespace's queue depths into the metrics every
+/// [`crate::metrics::QUEUE_POLL`], on a session of its own (reopened when
+/// lost), until aborted.
+async fn poll_queue_depths(broker: Broker) {
+    let mut session = None;
+    loop {
+        if session.is_none() {
+            session = broker.open().await.ok();
+        }
+        if let Some(s) = &session {
+            match s.queue_depths().await {
+                Ok(depths) => crate::metrics::crawl_series().queue_depths(&depths),
+                Err(e) => {
+                    tracing::debug!(error = %e, "queue depths not read; reconnecting");
+                    session = None;
+                }
+            }
+        }
+        tokio::time::sleep(crate::metrics::QUEUE_POLL).await;
+    }
 }
 
 /// Handles one delivery from decode to ack: one message, or a bundle of

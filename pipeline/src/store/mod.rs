@@ -307,10 +307,12 @@ impl Store {
         if ops.is_empty() {
             return Ok(Vec::new());
         }
-        match self {
+        let replies = match self {
             Store::Redis(r) => r.exec(ops, false).await,
             Store::Memory(m) => m.exec(ops),
-        }
+        }?;
+        crate::metrics::mirror_counts(ops, &replies);
+        Ok(replies)
     }
 
     /// [`Store::exec`] as one transaction (`MULTI`/`EXEC` on Redis; the
@@ -321,10 +323,12 @@ impl Store {
         if ops.is_empty() {
             return Ok(Vec::new());
         }
-        match self {
+        let replies = match self {
             Store::Redis(r) => r.exec(ops, true).await,
             Store::Memory(m) => m.exec(ops),
-        }
+        }?;
+        crate::metrics::mirror_counts(ops, &replies);
+        Ok(replies)
     }
 
     /// Runs one op.
