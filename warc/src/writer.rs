@@ -293,6 +293,23 @@ impl SharedWriter {
     }
 }
 
+/// A [`SharedWriter`] in `dir` with files of at most `max_bytes`, after
+/// recovering the files dead writers left open there (each logged).
+pub fn open_shared(dir: &Path, max_bytes: u64) -> Result<SharedWriter, WarcError> {
+    let settings = WriterSettings {
+        max_bytes,
+        ..WriterSettings::new(dir)
+    };
+    let (writer, recovered) = RollingWriter::open(settings)?;
+    tracing::info!(
+        dir = %dir.display(),
+        max_bytes,
+        recovered = recovered.len(),
+        "writing WARC files"
+    );
+    Ok(SharedWriter::new(writer))
+}
+
 /// Recovers every `.open` file in `dir` whose writer is dead (its lock is
 /// free); files of live writers are left alone.
 pub fn recover_dir(dir: &Path) -> Result<Vec<Recovered>, WarcError> {
