@@ -128,9 +128,8 @@ impl ContentSeenStage {
                 .await?
                 .data()?;
             if let Some(json) = json {
-                return serde_json::from_slice(&json).map_err(|e| {
-                    StageError::Malformed(format!("stored document {url}: {e}"))
-                });
+                return serde_json::from_slice(&json)
+                    .map_err(|e| StageError::Malformed(format!("stored document {url}: {e}")));
             }
             if tokio::time::Instant::now() >= deadline {
                 return Err(StageError::Transient(format!(

@@ -404,7 +404,8 @@ impl Head {
         )
         .into_bytes();
         for (name, value) in self.response.headers() {
-            if name == reqwest::header::TRANSFER_ENCODING || name == reqwest::header::CONTENT_LENGTH {
+            if name == reqwest::header::TRANSFER_ENCODING || name == reqwest::header::CONTENT_LENGTH
+            {
                 continue;
             }
             lines.extend_from_slice(name.as_str().as_bytes());
@@ -536,12 +537,11 @@ impl Client {
             .get(url.clone())
             .header(reqwest::header::ACCEPT, ACCEPT)
             .header(reqwest::header::ACCEPT_ENCODING, ACCEPT_ENCODING);
-        let response =
-            match tokio::time::timeout_at(deadline, request.send()).await {
-                Err(_) => return Err(deadline_passed(url)),
-                Ok(Err(e)) => return Err(classify(url, e)),
-                Ok(Ok(r)) => r,
-            };
+        let response = match tokio::time::timeout_at(deadline, request.send()).await {
+            Err(_) => return Err(deadline_passed(url)),
+            Ok(Err(e)) => return Err(classify(url, e)),
+            Ok(Ok(r)) => r,
+        };
         let status = response.status().as_u16();
         let final_url = response.url().clone();
         let header = |name| {

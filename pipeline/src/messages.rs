@@ -712,7 +712,9 @@ mod tests {
         let bytes = encode(&page).unwrap();
         assert!(!bytes.windows(3).any(|w| w == b"raw"));
         assert_eq!(decode::<Page>(&bytes).unwrap().raw, None);
-        let body = "<p>\u{4e2d} raw bytes, not decoded</p>".repeat(200).into_bytes();
+        let body = "<p>\u{4e2d} raw bytes, not decoded</p>"
+            .repeat(200)
+            .into_bytes();
         let raw = RawExchange {
             request: b"GET / HTTP/1.1\r\nHost: a\r\n\r\n".to_vec(),
             response: b"HTTP/1.1 200 OK\r\n\r\n".to_vec(),

@@ -41,16 +41,36 @@ fn warcio_check(dir: &Path) -> serde_json::Value {
 
 /// The record counts must match what the crawl stored.
 fn check_counts(summary: &serde_json::Value, docs: &[StoredDocument], what: &str) {
-    let n = |k: &str| summary[k].as_u64().unwrap_or_else(|| panic!("{k} in {summary}")) as usize;
+    let n = |k: &str| {
+        summary[k]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{k} in {summary}")) as usize
+    };
     let originals = docs.iter().filter(|d| d.duplicate_of.is_none()).count();
     let duplicates = docs.len() - originals;
     assert!(duplicates > 0, "{what}: the site has near-duplicates");
-    assert_eq!(n("response"), originals, "{what}: one response per original");
-    assert_eq!(n("revisit"), duplicates, "{what}: one revisit per near-duplicate");
+    assert_eq!(
+        n("response"),
+        originals,
+        "{what}: one response per original"
+    );
+    assert_eq!(
+        n("revisit"),
+        duplicates,
+        "{what}: one revisit per near-duplicate"
+    );
     assert_eq!(n("replayed"), duplicates, "{what}: every revisit replayed");
     assert_eq!(n("request"), docs.len(), "{what}: one request per page");
-    assert_eq!(n("metadata"), docs.len(), "{what}: one metadata record per page");
-    assert_eq!(n("warcinfo"), n("files"), "{what}: a warcinfo record per file");
+    assert_eq!(
+        n("metadata"),
+        docs.len(),
+        "{what}: one metadata record per page"
+    );
+    assert_eq!(
+        n("warcinfo"),
+        n("files"),
+        "{what}: a warcinfo record per file"
+    );
 }
 
 fn fresh_dir(name: &str) -> PathBuf {
@@ -159,13 +179,16 @@ async fn both_crawls_write_warc_files_that_warcio_reads_and_replays() {
     let counter = |k: &str| stats["counters"][k].as_u64().unwrap_or(0) as usize;
     let summary = warcio_check(&dir);
     check_counts(&summary, &docs, "workers");
-    assert_eq!(summary["revisit"].as_u64(), Some(counter("duplicate") as u64));
+    assert_eq!(
+        summary["revisit"].as_u64(),
+        Some(counter("duplicate") as u64)
+    );
     assert_eq!(summary["response"].as_u64(), Some(counter("stored") as u64));
     // The stored originals name their response record.
-    assert!(docs
-        .iter()
-        .filter(|d| d.duplicate_of.is_none())
-        .all(|d| d.warc_record_id.as_deref().is_some_and(|id| id.starts_with("<urn:uuid:"))));
+    assert!(docs.iter().filter(|d| d.duplicate_of.is_none()).all(|d| d
+        .warc_record_id
+        .as_deref()
+        .is_some_and(|id| id.starts_with("<urn:uuid:"))));
     workers.clear();
     env.cleanup().await;
     let _ = std::fs::remove_dir_all(&local_dir);

@@ -76,11 +76,7 @@ pub fn records(capture: &Capture, duplicate: Option<&NearDuplicate>) -> Vec<Reco
             block.extend_from_slice(capture.body);
             Record::new(RecordType::Response, capture.date)
                 .field("WARC-Target-URI", capture.target_uri)
-                .block(
-                    HTTP_RESPONSE_TYPE,
-                    block,
-                    Some(capture.response_head.len()),
-                )
+                .block(HTTP_RESPONSE_TYPE, block, Some(capture.response_head.len()))
         }
         Some(dup) => revisit(capture, dup),
     };
@@ -145,14 +141,24 @@ mod tests {
         let kinds: Vec<_> = recs.iter().map(|r| r.kind).collect();
         assert_eq!(
             kinds,
-            [RecordType::Request, RecordType::Response, RecordType::Metadata]
+            [
+                RecordType::Request,
+                RecordType::Response,
+                RecordType::Metadata
+            ]
         );
         let response = &recs[1];
-        assert_eq!(recs[0].get("WARC-Concurrent-To"), Some(response.id.as_str()));
-        assert_eq!(recs[2].get("WARC-Concurrent-To"), Some(response.id.as_str()));
+        assert_eq!(
+            recs[0].get("WARC-Concurrent-To"),
+            Some(response.id.as_str())
+        );
+        assert_eq!(
+            recs[2].get("WARC-Concurrent-To"),
+            Some(response.id.as_str())
+        );
         assert_eq!(
             response.block,
-            [&capture().response_head[..], &capture().body[..]].concat()
+            [capture().response_head, capture().body].concat()
         );
         assert_eq!(
             response.get("WARC-Payload-Digest"),
@@ -161,7 +167,10 @@ mod tests {
         assert_eq!(response.get("Content-Type"), Some(HTTP_RESPONSE_TYPE));
         assert_eq!(recs[0].get("Content-Type"), Some(HTTP_REQUEST_TYPE));
         // A GET has no body: its payload digest is the empty one.
-        assert_eq!(recs[0].get("WARC-Payload-Digest"), Some(sha1_digest(b"").as_str()));
+        assert_eq!(
+            recs[0].get("WARC-Payload-Digest"),
+            Some(sha1_digest(b"").as_str())
+        );
         assert_eq!(recs[2].get("Content-Type"), Some(METADATA_TYPE));
         for r in &recs {
             assert_eq!(r.get("WARC-Target-URI"), Some("http://site.example/copy/1"));
@@ -191,7 +200,10 @@ mod tests {
             revisit.get("WARC-Refers-To-Target-URI"),
             Some("http://site.example/article/1")
         );
-        assert_eq!(revisit.get("WARC-Refers-To-Date"), Some("2026-11-25T17:09:00Z"));
+        assert_eq!(
+            revisit.get("WARC-Refers-To-Date"),
+            Some("2026-11-25T17:09:00Z")
+        );
         assert_eq!(
             revisit.get("WARC-Refers-To"),
             Some("<urn:uuid:00000000-0000-4000-8000-000000000001>")

@@ -111,7 +111,12 @@ impl Record {
     /// Sets the block with its `Content-Type` and `WARC-Block-Digest`; for
     /// an HTTP message (`payload_at` = where its headers end) also
     /// `WARC-Payload-Digest` of the rest.
-    pub fn block(mut self, content_type: &str, block: Vec<u8>, payload_at: Option<usize>) -> Record {
+    pub fn block(
+        mut self,
+        content_type: &str,
+        block: Vec<u8>,
+        payload_at: Option<usize>,
+    ) -> Record {
         self.set_field("Content-Type", content_type);
         self.set_field("WARC-Block-Digest", &sha1_digest(&block));
         if let Some(at) = payload_at {
@@ -148,7 +153,10 @@ impl Record {
     /// The record as one gzip member.
     pub fn to_gzip_member(&self) -> std::io::Result<Vec<u8>> {
         let bytes = self.to_bytes();
-        let mut gz = GzEncoder::new(Vec::with_capacity(bytes.len() / 3 + 64), Compression::fast());
+        let mut gz = GzEncoder::new(
+            Vec::with_capacity(bytes.len() / 3 + 64),
+            Compression::fast(),
+        );
         gz.write_all(&bytes)?;
         gz.finish()
     }
@@ -192,9 +200,15 @@ mod tests {
         assert!(lines[2].starts_with("WARC-Record-ID: <urn:uuid:") && lines[2].ends_with('>'));
         assert_eq!(lines[3], "WARC-Date: 2026-11-25T17:03:29Z");
         // One line per field: the CR LF in the value did not start a field.
-        assert_eq!(lines[4], "WARC-Target-URI: http://a.example/x  Injected: yes");
+        assert_eq!(
+            lines[4],
+            "WARC-Target-URI: http://a.example/x  Injected: yes"
+        );
         assert_eq!(lines[5], "Content-Type: application/http;msgtype=response");
-        assert_eq!(lines[6], format!("WARC-Block-Digest: {}", sha1_digest(&http)));
+        assert_eq!(
+            lines[6],
+            format!("WARC-Block-Digest: {}", sha1_digest(&http))
+        );
         assert_eq!(
             lines[7],
             format!("WARC-Payload-Digest: {}", sha1_digest(b"<p>hi</p>"))

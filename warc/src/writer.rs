@@ -240,12 +240,9 @@ fn warcinfo(settings: &WriterSettings, filename: &str) -> Record {
         settings.software,
         host_name()
     );
-    Record::new(
-        RecordType::Warcinfo,
-        &pipeline::messages::now_rfc3339(),
-    )
-    .field("WARC-Filename", filename)
-    .block("application/warc-fields", fields.into_bytes(), None)
+    Record::new(RecordType::Warcinfo, &pipeline::messages::now_rfc3339())
+        .field("WARC-Filename", filename)
+        .block("application/warc-fields", fields.into_bytes(), None)
 }
 
 /// A [`RollingWriter`] for concurrent tasks, with a thread that `fsync`s
@@ -379,7 +376,10 @@ fn recover_file(mut file: File, path: &Path) -> Result<Recovered, WarcError> {
 /// The length of the longest prefix of `input` made of complete gzip
 /// members (each inflated to its end and its CRC checked).
 pub fn complete_members(input: impl BufRead) -> io::Result<u64> {
-    let mut input = Counted { inner: input, at: 0 };
+    let mut input = Counted {
+        inner: input,
+        at: 0,
+    };
     let mut good = 0;
     loop {
         if input.fill_buf()?.is_empty() {
@@ -458,17 +458,22 @@ mod tests {
     use crate::record::new_record_id;
 
     fn temp_dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("warc-{name}-{}", new_record_id()[10..18].to_owned()));
+        let dir = std::env::temp_dir().join(format!(
+            "warc-{name}-{}",
+            new_record_id()[10..18].to_owned()
+        ));
         std::fs::create_dir_all(&dir).unwrap();
         dir
     }
 
     fn page(n: usize) -> Vec<Record> {
-        vec![Record::new(RecordType::Metadata, "2026-11-25T17:00:00Z").block(
-            "application/json",
-            format!("{{\"n\":{n},\"pad\":\"{}\"}}", "x".repeat(n % 7 * 100)).into_bytes(),
-            None,
-        )]
+        vec![
+            Record::new(RecordType::Metadata, "2026-11-25T17:00:00Z").block(
+                "application/json",
+                format!("{{\"n\":{n},\"pad\":\"{}\"}}", "x".repeat(n % 7 * 100)).into_bytes(),
+                None,
+            ),
+        ]
     }
 
     fn members(path: &Path) -> Vec<String> {
@@ -477,7 +482,10 @@ mod tests {
         flate2::read::MultiGzDecoder::new(&bytes[..])
             .read_to_string(&mut out)
             .unwrap();
-        out.split("WARC/1.1\r\n").skip(1).map(str::to_string).collect()
+        out.split("WARC/1.1\r\n")
+            .skip(1)
+            .map(str::to_string)
+            .collect()
     }
 
     fn files(dir: &Path, suffix: &str) -> Vec<PathBuf> {
@@ -513,7 +521,12 @@ mod tests {
         assert!(recovered.is_empty());
         for n in 0..40 {
             w.write(page(n)).unwrap();
-            assert!(w.current_path().unwrap().to_str().unwrap().ends_with(OPEN_SUFFIX));
+            assert!(w
+                .current_path()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .ends_with(OPEN_SUFFIX));
         }
         drop(w);
         assert!(files(&dir, OPEN_SUFFIX).is_empty());
@@ -534,7 +547,9 @@ mod tests {
             }
             let name = f.file_name().unwrap().to_str().unwrap();
             assert!(recs[0].contains(&format!("WARC-Filename: {name}\r\n")));
-            assert!(name.starts_with("crawler-") && name.contains(&format!("-{}", std::process::id())));
+            assert!(
+                name.starts_with("crawler-") && name.contains(&format!("-{}", std::process::id()))
+            );
         }
         assert_eq!(seen, 40);
         std::fs::remove_dir_all(&dir).unwrap();
