@@ -618,10 +618,9 @@ pub fn rfc3339_from_unix(secs: i64) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_compressed_page_reads_back_and_a_bomb_is_refused() {
-        let html = "<p>\u{4e2d} the same words again and again</p>".repeat(500);
-        let page = Page {
+    /// A page of `http://a/` with this HTML, uncompressed, no raw exchange.
+    fn page(html: &[u8]) -> Page {
+        Page {
             v: VERSION,
             crawl: CrawlSpec::default(),
             url: "http://a/".into(),
@@ -634,11 +633,17 @@ mod tests {
             charset_override: None,
             fetched_at: now_rfc3339(),
             recrawl: false,
-            html: html.clone().into_bytes(),
+            html: html.to_vec(),
             task: String::new(),
             zstd: false,
             raw: None,
-        };
+        }
+    }
+
+    #[test]
+    fn a_compressed_page_reads_back_and_a_bomb_is_refused() {
+        let html = "<p>\u{4e2d} the same words again and again</p>".repeat(500);
+        let page = page(html.as_bytes());
         let small = page.clone().compressed();
         assert!(small.zstd && small.html.len() * 5 < html.len());
         let back: Page = decode(&encode(&small).unwrap()).unwrap();
@@ -663,22 +668,9 @@ mod tests {
     #[test]
     fn page_round_trips_with_raw_body() {
         let page = Page {
-            v: VERSION,
-            crawl: CrawlSpec::default(),
-            url: "http://a/".into(),
-            final_url: "http://a/".into(),
             depth: 1,
-            status: 200,
             content_type: Some("text/html".into()),
-            encoding: "UTF-8".into(),
-            charset_votes: None,
-            charset_override: None,
-            fetched_at: now_rfc3339(),
-            recrawl: false,
-            html: "<p>\u{4e2d}\"quoted\"</p>".as_bytes().to_vec(),
-            task: String::new(),
-            zstd: false,
-            raw: None,
+            ..page("<p>\u{4e2d}\"quoted\"</p>".as_bytes())
         };
         let bytes = encode(&page).unwrap();
         // The body is stored raw: its bytes appear verbatim in the encoding.
@@ -690,24 +682,7 @@ mod tests {
 
     #[test]
     fn the_raw_exchange_travels_compressed_and_only_when_kept() {
-        let page = Page {
-            v: VERSION,
-            crawl: CrawlSpec::default(),
-            url: "http://a/".into(),
-            final_url: "http://a/".into(),
-            depth: 0,
-            status: 200,
-            content_type: None,
-            encoding: "UTF-8".into(),
-            charset_votes: None,
-            charset_override: None,
-            fetched_at: now_rfc3339(),
-            recrawl: false,
-            html: b"<p>x</p>".to_vec(),
-            task: String::new(),
-            zstd: false,
-            raw: None,
-        };
+        let page = page(b"<p>x</p>");
         // Off: no field in the message, and a message without it reads.
         let bytes = encode(&page).unwrap();
         // (The key as MessagePack writes it: "raw" is also in "recrawl".)
