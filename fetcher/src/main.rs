@@ -2,7 +2,6 @@
 
 use std::time::Duration;
 
-use clap::Parser;
 use fetcher::http::{self, Client, FetchSettings};
 
 /// Downloads pages (robots.txt obeyed, limits enforced), decodes them by
@@ -43,7 +42,7 @@ struct Args {
     max_redirects: usize,
 
     /// Longer URLs (bytes) are not fetched: invalid_url.
-    #[arg(long, env = "CRAWLER_MAX_URL_BYTES", default_value_t = http::DEFAULT_MAX_URL_BYTES)]
+    #[arg(long, env = "CRAWLER_MAX_URL_BYTES", default_value_t = pipeline::messages::MAX_URL_BYTES)]
     max_url_bytes: usize,
 
     /// Retries of a transient failure (timeout, connection error, 5xx, 429)
@@ -62,8 +61,7 @@ fn seconds(s: &str) -> Result<f64, String> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    pipeline::config::apply_config_file("fetcher")?;
-    let args = Args::parse();
+    let (args, file) = pipeline::config::parse::<Args>("fetcher")?;
     let settings = FetchSettings {
         user_agent: args.user_agent.unwrap_or_else(http::default_user_agent),
         connect_timeout: Duration::from_secs_f64(args.connect_timeout_secs),
@@ -75,6 +73,7 @@ async fn main() -> anyhow::Result<()> {
         allow_private: args.allow_private,
     };
     pipeline::config::init_tracing(args.service.log_json);
+    file.warn_unknown();
     tracing::info!(?settings, "fetch settings");
     // One client per worker: every task shares its keep-alive connections.
     let client = Client::new(settings)?;
