@@ -1,6 +1,5 @@
 //! The `contentseen` worker binary: [`contentseen::ContentSeenStage`] over RabbitMQ and Redis.
 
-use clap::Parser;
 use contentseen::bands::Layout;
 
 /// Fingerprints extracted articles, finds near-duplicates in the banded
@@ -21,8 +20,9 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    pipeline::config::apply_config_file("contentseen")?;
-    let args = Args::parse();
+    let (args, file) = pipeline::config::parse::<Args>("contentseen")?;
+    pipeline::config::init_tracing(args.service.log_json);
+    file.warn_unknown();
     let layout = Layout::even(args.max_distance)?;
     let ns = args.service.namespace.clone();
     pipeline::worker::serve(&args.service, |store| {

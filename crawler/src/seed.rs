@@ -11,8 +11,10 @@ use pipeline::{Broker, CrawlSpec, Link, Queue};
 const SEEDS_PER_MESSAGE: usize = 1000;
 
 /// A crawl's settings, the same for `crawler seed` and `crawler run`; they
-/// travel with every message of the crawl.
+/// travel with every message of the crawl. The config file sets them by
+/// their flags' names (`max_depth = 5`), under this help heading.
 #[derive(Args, Clone)]
+#[command(next_help_heading = pipeline::config::CRAWL_SETTINGS)]
 pub struct CrawlArgs {
     /// The crawl these seeds start (tags every stored document).
     #[arg(long, default_value = "default")]

@@ -1,6 +1,5 @@
 //! The `extractor` worker binary: [`extractor::stage::ExtractorStage`] over RabbitMQ and Redis.
 
-use clap::Parser;
 
 /// Extracts title, time, author, body text and outlinks from fetched pages.
 #[derive(Parser)]
@@ -14,8 +13,9 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    pipeline::config::apply_config_file("extractor")?;
-    let args = Args::parse();
+    let (args, file) = pipeline::config::parse::<Args>("extractor")?;
+    pipeline::config::init_tracing(args.service.log_json);
+    file.warn_unknown();
     let ns = args.service.namespace.clone();
     pipeline::worker::serve(&args.service, |_store| {
         extractor::stage::ExtractorStage::new(&ns)

@@ -1,7 +1,6 @@
 //! The `frontier` worker binary: [`frontier::FrontierStage`] and the
 //! politeness releaser over RabbitMQ and Redis.
 
-use clap::Parser;
 use frontier::release::{self, ReleaseSettings};
 
 /// Admits seed and discovered URLs (normalized, in scope, never seen) into
@@ -17,8 +16,9 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    pipeline::config::apply_config_file("frontier")?;
-    let args = Args::parse();
+    let (args, file) = pipeline::config::parse::<Args>("frontier")?;
+    pipeline::config::init_tracing(args.service.log_json);
+    file.warn_unknown();
     let ns = args.service.namespace.clone();
     let release_ns = ns.clone();
     pipeline::worker::serve_with(
