@@ -27,8 +27,9 @@
 //! politeness record, field names in [`politeness::record`]: `delay_ms`,
 //! `backoff_until_ms`, `fail_streak` written here, `next_fetch_ms` by the
 //! gate),
-//! `fetch:<url>` (the last outcome of a URL), `stats` (fetched, failed,
-//! `fetch_<outcome>`, `fetch_retried`).
+//! `fetch:<url>` (the last outcome of a URL), `once:fetch:<shard>` (one
+//! mark per task, so a redelivered task is counted once), `stats`
+//! (fetched, failed, `fetch_<outcome>`, `fetch_retried`).
 //!
 //! Not here: which URLs to fetch and when (frontier), what the page says
 //! (extractor).
