@@ -1,5 +1,6 @@
 //! The `contentseen` worker binary: [`contentseen::ContentSeenStage`] over RabbitMQ and Redis.
 
+use clap::Parser;
 use contentseen::bands::Layout;
 
 /// Fingerprints extracted articles, finds near-duplicates in the banded

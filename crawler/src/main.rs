@@ -220,7 +220,10 @@ mod tests {
             panic!("not seed");
         };
         let c = &seed.args.crawl;
-        assert_eq!((c.crawl.as_str(), c.max_depth, c.delay_ms), ("news", 7, 250));
+        assert_eq!(
+            (c.crawl.as_str(), c.max_depth, c.delay_ms),
+            ("news", 7, 250)
+        );
         assert_eq!(c.allow_domains, ["a.com"]);
         assert!(c.sort_query);
         let Command::Run(run) = cli(&["run", "--max-depth", "1", "http://a.com/"], file).command

@@ -1,5 +1,6 @@
 //! The `extractor` worker binary: [`extractor::stage::ExtractorStage`] over RabbitMQ and Redis.
 
+use clap::Parser;
 
 /// Extracts title, time, author, body text and outlinks from fetched pages.
 #[derive(Parser)]

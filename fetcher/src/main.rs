@@ -1,5 +1,6 @@
 //! The `fetcher` worker binary: [`fetcher::FetcherStage`] over RabbitMQ and Redis.
 
+use clap::Parser;
 use std::time::Duration;
 
 use fetcher::http::{self, Client, FetchSettings};

@@ -1,6 +1,7 @@
 //! The `frontier` worker binary: [`frontier::FrontierStage`] and the
 //! politeness releaser over RabbitMQ and Redis.
 
+use clap::Parser;
 use frontier::release::{self, ReleaseSettings};
 
 /// Admits seed and discovered URLs (normalized, in scope, never seen) into

@@ -483,7 +483,10 @@ mod tests {
     #[test]
     fn a_worker_reads_the_top_level_and_its_own_table() {
         let f = FileLayer::from_toml(FILE, "fetcher").unwrap();
-        assert_eq!(f.settings.amqp_url.as_deref(), Some("amqp://u:p@mq:5672/%2f"));
+        assert_eq!(
+            f.settings.amqp_url.as_deref(),
+            Some("amqp://u:p@mq:5672/%2f")
+        );
         assert_eq!(f.settings.namespace.as_deref(), Some("news"));
         assert_eq!(f.settings.concurrency, Some(128));
         assert_eq!(f.settings.allow_private, Some(true));
@@ -572,7 +575,10 @@ mod tests {
     #[test]
     fn precedence_is_flag_then_file_then_default() {
         let t = toy(&[], "");
-        assert_eq!((t.concurrency, t.crawl.max_depth, t.timeout_secs), (1, 3, 5));
+        assert_eq!(
+            (t.concurrency, t.crawl.max_depth, t.timeout_secs),
+            (1, 3, 5)
+        );
         assert!(t.crawl.allow_domains.is_empty() && !t.crawl.sort_query);
         let file = "max_depth = 9\nallow_domain = [\"a.com\", \"b.com\"]\nsort_query = true\ntimeout_secs = 50\nconcurrency = 2\n[fetcher]\nconcurrency = 4\n";
         let t = toy(&[], file);
@@ -583,7 +589,14 @@ mod tests {
         // does nothing.
         assert_eq!(t.timeout_secs, 5);
         let t = toy(
-            &["--max-depth", "2", "--allow-domain", "c.com", "--concurrency", "3"],
+            &[
+                "--max-depth",
+                "2",
+                "--allow-domain",
+                "c.com",
+                "--concurrency",
+                "3",
+            ],
             file,
         );
         assert_eq!((t.concurrency, t.crawl.max_depth), (3, 2));
@@ -592,7 +605,11 @@ mod tests {
 
     #[test]
     fn the_config_path_comes_from_the_flag_in_either_form() {
-        let args = |a: &[&str]| a.iter().map(Into::into).collect::<Vec<std::ffi::OsString>>();
+        let args = |a: &[&str]| {
+            a.iter()
+                .map(Into::into)
+                .collect::<Vec<std::ffi::OsString>>()
+        };
         assert_eq!(
             config_path(&args(&["x", "--config", "a.toml", "run"])),
             Some("a.toml".into())
