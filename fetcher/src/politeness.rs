@@ -154,10 +154,7 @@ mod tests {
             }
             other => panic!("{other:?}"),
         };
-        assert_eq!(
-            value(fb.crawl_delay(2.5)),
-            (DELAY_MS.into(), "2500".into())
-        );
+        assert_eq!(value(fb.crawl_delay(2.5)), (DELAY_MS.into(), "2500".into()));
         assert_eq!(value(fb.crawl_delay(86_400.0)).1, "60000");
         assert_eq!(value(fb.crawl_delay(f32::INFINITY)).1, "60000");
         assert_eq!(value(fb.crawl_delay(-1.0)).1, "0");

@@ -18,7 +18,6 @@
 use pipeline::messages::MAX_URL_BYTES;
 use url::Url;
 
-
 /// Query parameters that only track the click, never change the page.
 pub const TRACKING_PARAMS: &[&str] = &[
     "fbclid", "gclid", "dclid", "msclkid", "yclid", "mc_cid", "mc_eid", "_hsenc", "_hsmi",

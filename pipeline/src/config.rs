@@ -231,11 +231,8 @@ impl FileLayer {
         for name in BINARIES {
             match top.remove(*name) {
                 None => {}
-                Some(toml::Value::Table(t)) => {
-                    if *name == binary {
-                        own = t;
-                    }
-                }
+                Some(toml::Value::Table(t)) if *name == binary => own = t,
+                Some(toml::Value::Table(_)) => {}
                 Some(_) => anyhow::bail!("`{name}` must be a table ([{name}])"),
             }
         }

@@ -346,15 +346,6 @@ pub fn expected_fetches(
         .collect()
 }
 
-/// [`TestEnv::in_process`] with what a stage run in this process on
-/// the real Redis needs: a store on it and the namespace's keys.
-pub async fn on_redis(name: &str) -> (TestEnv, pipeline::Store, pipeline::keys::Keys) {
-    let env = TestEnv::in_process(name);
-    let store = pipeline::Store::redis(REDIS_URL).await.expect("redis");
-    let keys = pipeline::keys::Keys::new(&env.namespace);
-    (env, store, keys)
-}
-
 impl TestEnv {
     /// A namespace for tests that run a stage in process: nothing is built
     /// up front (the binaries are built on the first `crawler` or `start`).
@@ -373,6 +364,15 @@ impl TestEnv {
             amqp_url: AMQP_URL.to_string(),
             redis_url: REDIS_URL.to_string(),
         }
+    }
+
+    /// [`TestEnv::in_process`] with what a stage run in this process on
+    /// the real Redis needs: a store on it and the namespace's keys.
+    pub async fn on_redis(name: &str) -> (TestEnv, pipeline::Store, pipeline::keys::Keys) {
+        let env = TestEnv::in_process(name);
+        let store = pipeline::Store::redis(REDIS_URL).await.expect("redis");
+        let keys = pipeline::keys::Keys::new(&env.namespace);
+        (env, store, keys)
     }
 }
 

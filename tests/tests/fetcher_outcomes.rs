@@ -13,10 +13,10 @@ use crawler_tests::{serve_fetcher_site, TestEnv, REDIS_URL};
 use fetcher::http::{Client, FetchSettings, AGENT_NAME, CONTACT_URL};
 use fetcher::FetcherStage;
 use pipeline::keys::Keys;
-use pipeline::messages::{decode, FetchTask, Page, UrlBatch, VERSION};
+use pipeline::messages::{decode, FetchTask, Page, UrlBatch};
 use pipeline::store::Op;
 use pipeline::worker::Stage;
-use pipeline::{CrawlSpec, Queue, Store};
+use pipeline::{Queue, Store};
 use politeness::record::{BACKOFF_UNTIL_MS, DELAY_MS, FAIL_STREAK};
 
 /// Short limits, so that each hostile fetch ends in about a second.
@@ -84,20 +84,7 @@ impl Fetcher {
     }
 
     fn task(url: &str) -> FetchTask {
-        FetchTask {
-            v: VERSION,
-            crawl: CrawlSpec {
-                name: "fetcher-test".into(),
-                delay_ms: 0,
-                ..CrawlSpec::default()
-            },
-            url: url.to_string(),
-            depth: 1,
-            redirects: 0,
-            attempt: 0,
-            recrawl: false,
-            id: String::new(),
-        }
+        crawler_tests::fetch_task("fetcher-test", url, 1)
     }
 
     /// Handles `task` as the worker loop would, store operations included.

@@ -652,4 +652,3 @@ pub const MONTHS: &[&str] = &[
     "November",
     "December",
 ];
-

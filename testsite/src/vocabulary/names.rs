@@ -66,4 +66,3 @@ pub const PLACE_SYLLABLES: &[&str] = &[
 pub const PLACE_SUFFIXES: &[&str] = &[
     "a", "ia", "ton", "by", "burg", "holm", "ford", "mouth", "vik", "stead",
 ];
-
