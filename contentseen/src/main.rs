@@ -22,8 +22,7 @@ struct Args {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let (args, file) = pipeline::config::parse::<Args>("contentseen")?;
-    pipeline::config::init_tracing(args.service.log_json);
-    file.warn_unknown();
+    file.start_logs(args.service.log_json);
     let layout = Layout::even(args.max_distance)?;
     let ns = args.service.namespace.clone();
     pipeline::worker::serve(&args.service, |store| {

@@ -142,8 +142,7 @@ async fn main() {
             std::process::exit(2);
         }
     };
-    pipeline::config::init_tracing(cli.command.log_json(&file));
-    file.warn_unknown();
+    file.start_logs(cli.command.log_json(&file));
     let result = match cli.command {
         Command::Seed(c) => seed::run(&c.service, c.args).await,
         Command::Run(a) => run::run(a).await,

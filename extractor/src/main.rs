@@ -15,8 +15,7 @@ struct Args {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let (args, file) = pipeline::config::parse::<Args>("extractor")?;
-    pipeline::config::init_tracing(args.service.log_json);
-    file.warn_unknown();
+    file.start_logs(args.service.log_json);
     let ns = args.service.namespace.clone();
     pipeline::worker::serve(&args.service, |_store| {
         extractor::stage::ExtractorStage::new(&ns)

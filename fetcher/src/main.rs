@@ -73,8 +73,7 @@ async fn main() -> anyhow::Result<()> {
         max_retries: args.max_retries,
         allow_private: args.allow_private,
     };
-    pipeline::config::init_tracing(args.service.log_json);
-    file.warn_unknown();
+    file.start_logs(args.service.log_json);
     tracing::info!(?settings, "fetch settings");
     // One client per worker: every task shares its keep-alive connections.
     let client = Client::new(settings)?;

@@ -18,8 +18,7 @@ struct Args {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let (args, file) = pipeline::config::parse::<Args>("frontier")?;
-    pipeline::config::init_tracing(args.service.log_json);
-    file.warn_unknown();
+    file.start_logs(args.service.log_json);
     let ns = args.service.namespace.clone();
     let release_ns = ns.clone();
     pipeline::worker::serve_with(

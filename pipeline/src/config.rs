@@ -297,6 +297,13 @@ impl FileLayer {
             .collect()
     }
 
+    /// Sets up logs ([`init_tracing`]) and warns there about the file's
+    /// unknown keys: the first thing a binary does after [`parse`].
+    pub fn start_logs(&self, json: bool) {
+        init_tracing(json);
+        self.warn_unknown();
+    }
+
     /// Logs a warning for each unknown key, naming the key and the file.
     pub fn warn_unknown(&self) {
         for line in self.unknown_lines() {
@@ -398,7 +405,7 @@ pub fn config_path(args: &[std::ffi::OsString]) -> Option<std::path::PathBuf> {
 
 /// `binary`'s command line `P`, with every layer: flags, then `CRAWLER_*`
 /// variables, then the config file, then the defaults. Call first in
-/// `main`; log [`FileLayer::warn_unknown`] once logging is set up. Exits
+/// `main`; then [`FileLayer::start_logs`]. Exits
 /// as clap does on `--help`, `--version` and a bad command line.
 pub fn parse<P: clap::Parser>(binary: &str) -> anyhow::Result<(P, FileLayer)> {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
