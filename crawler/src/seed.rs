@@ -112,12 +112,13 @@ impl CrawlArgs {
 #[derive(Args)]
 pub struct SeedArgs {
     #[command(flatten)]
-    pub crawl: CrawlArgs,
-    #[command(flatten)]
     pub source: SeedSource,
     /// With --sitemaps: allow fetching them from private addresses.
     #[arg(long, env = "CRAWLER_ALLOW_PRIVATE", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
     pub allow_private: bool,
+    /// Last: the heading of the crawl settings holds for what follows.
+    #[command(flatten)]
+    pub crawl: CrawlArgs,
 }
 
 /// Where a crawl's seeds come from: `crawler seed` and `crawler run` take
