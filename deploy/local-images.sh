@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the three images of deploy/docker-compose.yml on a machine that
+# Builds the images of deploy/docker-compose.yml (all but Grafana's) on a machine that
 # reaches no image registry, from Debian's package sources and the host's
 # own release build, and prints one KEY=VALUE line per image variable:
 #
@@ -13,6 +13,11 @@
 # - REDIS_IMAGE: Debian bookworm's redis-server. Like redis:7: the command is
 #   `redis-server [options]`, run as the redis user in /data, with protected
 #   mode off (the network is the boundary), `redis-cli ping` answers.
+# - PROMETHEUS_IMAGE: Debian bookworm's prometheus (for the `monitoring`
+#   profile). Like prom/prometheus for what the compose file uses: the
+#   entrypoint is the server, given flags as the command, run as nobody with
+#   its data in /prometheus. (Grafana has no Debian package: the
+#   `monitoring` profile's Grafana needs GRAFANA_IMAGE from a registry.)
 # - CRAWLER_IMAGE: the five binaries of the `docker` profile (release,
 #   stripped, no debug info) and `testsite`, on just the libraries they link
 #   (libc6, libgcc-s1), as user 10001.
@@ -92,6 +97,14 @@ fi
 exec "$@"
 EOF
 
+read -r -d '' PROMETHEUS_ENTRYPOINT <<'EOF' || true
+#!/bin/sh
+# As the public image: flags go to the server.
+set -e
+if [ "${1#-}" != "$1" ]; then set -- /usr/bin/prometheus "$@"; fi
+exec "$@"
+EOF
+
 # Builds (or finds) a service image: $1 name, $2 packages, $3 entrypoint,
 # $4 shell run in the new rootfs, then the `docker import --change` lines.
 service_image() {
@@ -134,7 +147,7 @@ cargo build --quiet --locked --profile docker "${pkgs[@]}" --bins >&2 &
 cargo_pid=$!
 trap 'kill "$cargo_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 
-# The two service images build side by side (downloads overlap unpacking).
+# The service images build side by side (downloads overlap unpacking).
 service_image rabbitmq rabbitmq-server "$RABBITMQ_ENTRYPOINT" \
     'rabbitmq-plugins enable --offline rabbitmq_management >/dev/null
      mkdir -p /var/lib/rabbitmq /var/log/rabbitmq
@@ -148,6 +161,16 @@ service_image rabbitmq rabbitmq-server "$RABBITMQ_ENTRYPOINT" \
     'CMD ["rabbitmq-server"]' > "$work/rabbitmq.image" &
 rabbitmq_pid=$!
 
+service_image prometheus prometheus "$PROMETHEUS_ENTRYPOINT" \
+    'mkdir -p /prometheus && chown 65534:65534 /prometheus' \
+    'USER 65534:65534' \
+    'WORKDIR /prometheus' \
+    'VOLUME /prometheus' \
+    'EXPOSE 9090' \
+    'ENTRYPOINT ["docker-entrypoint.sh"]' \
+    'CMD ["--config.file=/etc/prometheus/prometheus.yml", "--storage.tsdb.path=/prometheus"]' > "$work/prometheus.image" &
+prometheus_pid=$!
+
 redis_image="$(service_image redis redis-server "$REDIS_ENTRYPOINT" \
     'mkdir -p /data && chown redis:redis /data' \
     'WORKDIR /data' \
@@ -157,6 +180,8 @@ redis_image="$(service_image redis redis-server "$REDIS_ENTRYPOINT" \
     'CMD ["redis-server"]')"
 wait "$rabbitmq_pid" || { log "building the RabbitMQ image failed"; exit 1; }
 rabbitmq_image="$(cat "$work/rabbitmq.image")"
+wait "$prometheus_pid" || { log "building the Prometheus image failed"; exit 1; }
+prometheus_image="$(cat "$work/prometheus.image")"
 
 # The crawler image: just the libraries the binaries link (libc6,
 # libgcc-s1) unpacked, with no shell and no package manager, and the binaries
@@ -183,7 +208,12 @@ mkdir -p "$work/crawler/usr/local/bin"
 for b in "${bins[@]}"; do install -m 0755 "target/docker/$b" "$work/crawler/usr/local/bin/"; done
 cp "$base_tar" "$work/crawler.tar"
 tar --append --file "$work/crawler.tar" --owner=0 --group=0 -C "$work/crawler" ./usr/local/bin
-crawler_key="$(cat "$work"/crawler/usr/local/bin/* | sha256sum | cut -c1-12)"
+# /warc, the user's: a new named volume mounted there (compose's warc-data)
+# takes its owner, so contentseen can write its WARC files.
+mkdir -p "$work/crawler/warc"
+tar --append --file "$work/crawler.tar" --owner=10001 --group=10001 --no-recursion -C "$work/crawler" ./warc
+# The image key covers the binaries and the /warc directory added above.
+crawler_key="$( { cat "$work"/crawler/usr/local/bin/*; echo "/warc 10001:10001"; } | sha256sum | cut -c1-12)"
 crawler_image="$REPO/crawler:$crawler_key"
 if docker image inspect "$crawler_image" >/dev/null 2>&1; then
     log "$crawler_image: cached"
@@ -199,3 +229,4 @@ fi
 echo "RABBITMQ_IMAGE=$rabbitmq_image"
 echo "REDIS_IMAGE=$redis_image"
 echo "CRAWLER_IMAGE=$crawler_image"
+echo "PROMETHEUS_IMAGE=$prometheus_image"

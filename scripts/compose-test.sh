@@ -44,7 +44,7 @@ images="$(deploy/local-images.sh)"
 log "images ready in $((SECONDS - t0)) s: $(echo "$images" | tr '\n' ' ')"
 while IFS='=' read -r key value; do
     case "$key" in
-        RABBITMQ_IMAGE | REDIS_IMAGE | CRAWLER_IMAGE) export "$key=$value" ;;
+        RABBITMQ_IMAGE | REDIS_IMAGE | CRAWLER_IMAGE | PROMETHEUS_IMAGE) export "$key=$value" ;;
         *) log "unexpected line from local-images.sh: $key"; exit 1 ;;
     esac
 done <<<"$images"
@@ -53,7 +53,7 @@ done <<<"$images"
 COMPOSE_PROJECT_NAME="crawlertest$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')"
 export COMPOSE_PROJECT_NAME
 cleanup() {
-    RABBITMQ_USER=cleanup RABBITMQ_PASS=cleanup COMPOSE_PROFILES=testsite \
+    RABBITMQ_USER=cleanup RABBITMQ_PASS=cleanup COMPOSE_PROFILES=testsite,monitoring \
         docker-compose -f deploy/docker-compose.yml -p "$COMPOSE_PROJECT_NAME" \
         down -v --remove-orphans -t 5 >/dev/null 2>&1 || true
     left="$(docker ps -aq --filter "label=com.docker.compose.project=$COMPOSE_PROJECT_NAME")"

@@ -35,11 +35,20 @@
 //! its first document), `lsh:<band>:<shard>` (MinHash LSH band value → the
 //! first fingerprint that had it), `sequrl:<block>` (sequence number →
 //! URL), `fpseq` (the counter), `exact:<hash>` (short bodies),
-//! `doc:<url>`, `docs`, `dups:<url>`, `stats`, and for crawls that
+//! `doc:<url>`, `docs`, `dups:<url>`, `stats` and `crawl:<name>:stats`,
+//! `crawlctl` (read: a cancelled crawl's documents are dropped), and for crawls that
 //! recrawl `recrawl` (refetches by due time) and `recrawl:interval`. A
 //! refetched page is compared with what is stored: unchanged doubles its
 //! interval, changed updates it and halves it. Sizes and costs:
 //! `contentseen/README.md`.
+//!
+//! With `CRAWLER_WARC_DIR` (`crawler run --warc-dir`), each new page's
+//! WARC records (the `warc` crate) are written, from the raw HTTP exchange
+//! the page carries ([`pipeline::Document::raw`]), before the page is
+//! stored: request, response and metadata for an original (the response's
+//! record id stored with it, `warc_record_id`); request, a revisit of the
+//! original (read from `doc:<original>`) and metadata for a near-duplicate.
+//! Refetches of a recrawl are not written.
 //!
 //! Not here: extraction (extractor), fetching.
 

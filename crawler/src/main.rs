@@ -3,6 +3,8 @@
 //! - `seed`: publish seed URLs (with their crawl's settings) to the frontier.
 //! - `run`: the whole pipeline in this process over in-memory queues and store.
 //! - `query`, `stats`, `export`: read what the cluster stored in Redis.
+//! - `crawls`, `pause`, `resume`, `cancel`, `reset`: list and steer the
+//!   crawls of a namespace, or empty it.
 //! - `health`: whether this host's worker keeps its heartbeat (healthchecks).
 //! - `extract`, `charset`: debug one saved page without any service.
 //! - `completions`: a shell completion script.
@@ -13,6 +15,7 @@
 //!
 //! Each subcommand lives in its own module; this file only parses and dispatches.
 
+mod control;
 mod dead_letters;
 mod export;
 mod health;
@@ -24,6 +27,7 @@ mod sitemaps;
 mod stats;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
+use pipeline::crawls::CrawlState;
 
 #[derive(Parser)]
 #[command(
@@ -73,6 +77,28 @@ enum Command {
         after_help = "Examples:\n  crawler stats\n  crawler stats --watch\n  crawler stats --wait-idle --timeout-secs 600 --json"
     )]
     Stats(WithServices<stats::StatsArgs>),
+    /// Every crawl of the namespace with its state and counters.
+    #[command(
+        after_help = "States: running, paused, cancelled, finished-idle (every URL released has its outcome and every page fetched is stored).\n\nExamples:\n  crawler crawls\n  crawler crawls --json"
+    )]
+    Crawls(WithServices<control::CrawlsArgs>),
+    /// Release no URL of a crawl until `crawler resume`; other crawls go on.
+    /// Its messages already in RabbitMQ queues are finished.
+    #[command(after_help = "Examples:\n  crawler pause --crawl news")]
+    Pause(WithServices<control::CrawlArgs>),
+    /// Release a paused crawl's URLs again.
+    #[command(after_help = "Examples:\n  crawler resume --crawl news")]
+    Resume(WithServices<control::CrawlArgs>),
+    /// Stop a crawl for good: its queued URLs are dropped, and its messages
+    /// still in RabbitMQ queues are acked without work. Other crawls go on;
+    /// its stored documents stay.
+    #[command(after_help = "Examples:\n  crawler cancel --crawl news")]
+    Cancel(WithServices<control::CrawlArgs>),
+    /// Delete everything a namespace holds (every key in Redis, its
+    /// RabbitMQ queues); refuses without --yes, and while its workers live
+    /// unless --force.
+    #[command(after_help = "Examples:\n  crawler reset --namespace test --yes")]
+    Reset(WithServices<control::ResetArgs>),
     /// Every stored document as JSON lines.
     #[command(
         after_help = "Examples:\n  crawler export > documents.jsonl\n  crawler export --only originals > originals.jsonl\n  crawler export --crawl news --cursor 1200 > new.jsonl   # after an earlier export's cursor"
@@ -120,6 +146,9 @@ impl Command {
             Command::Export(c) => c.service.log_json,
             Command::DeadLetters(c) => c.service.log_json,
             Command::Health(c) => c.service.log_json,
+            Command::Crawls(c) => c.service.log_json,
+            Command::Pause(c) | Command::Resume(c) | Command::Cancel(c) => c.service.log_json,
+            Command::Reset(c) => c.service.log_json,
             Command::Run(_)
             | Command::Extract(_)
             | Command::Charset(_)
@@ -153,6 +182,11 @@ async fn main() {
         Command::Extract(a) => page_tools::extract(a),
         Command::Charset(a) => page_tools::charset(a),
         Command::Health(c) => health::run(&c.service, c.args).await,
+        Command::Crawls(c) => control::list(&c.service, c.args).await,
+        Command::Pause(c) => control::steer(&c.service, c.args, CrawlState::Paused).await,
+        Command::Resume(c) => control::steer(&c.service, c.args, CrawlState::Running).await,
+        Command::Cancel(c) => control::steer(&c.service, c.args, CrawlState::Cancelled).await,
+        Command::Reset(c) => control::reset(&c.service, c.args).await,
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,
@@ -210,6 +244,12 @@ mod tests {
         let layer = FileLayer::from_toml(file, "crawler").unwrap();
         let argv = std::iter::once("crawler").chain(args.iter().copied());
         parse_from(argv.map(Into::into).collect(), &layer).unwrap()
+    }
+
+    #[test]
+    fn every_setting_of_the_command_line_can_come_from_the_file() {
+        let missing = pipeline::config::keys_without_setting(&Cli::command());
+        assert!(missing.is_empty(), "not in config::Settings: {missing:?}");
     }
 
     #[test]

@@ -23,10 +23,23 @@ pub struct RunArgs {
     /// Seconds for each whole request.
     #[arg(long, default_value_t = 30)]
     pub timeout_secs: u64,
-    /// The User-Agent header (default: the crawler's name and version). Its
-    /// product token is the name robots.txt rules are matched against.
+    /// The whole User-Agent header (default: the crawler's name and version,
+    /// and --contact). Its product token is the name robots.txt rules are
+    /// matched against.
     #[arg(long, env = "CRAWLER_USER_AGENT")]
     pub user_agent: Option<String>,
+    /// Where site owners reach you (a URL or an e-mail address), put in
+    /// the default User-Agent.
+    #[arg(long, env = "CRAWLER_CONTACT")]
+    pub contact: Option<String>,
+    /// Also write the crawl as WARC 1.1 files in this directory: request,
+    /// response and metadata records per page, a revisit record (of its
+    /// original) instead of the response for a near-duplicate.
+    #[arg(long, env = "CRAWLER_WARC_DIR")]
+    pub warc_dir: Option<std::path::PathBuf>,
+    /// A WARC file is closed and the next one started at this many bytes.
+    #[arg(long, env = "CRAWLER_WARC_MAX_BYTES", default_value_t = warc::writer::DEFAULT_MAX_BYTES)]
+    pub warc_max_bytes: u64,
     #[command(flatten)]
     pub source: crate::seed::SeedSource,
     /// Last: the heading of the crawl settings holds for what follows.
@@ -56,12 +69,16 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let client = Client::new(FetchSettings {
         allow_private: args.allow_private,
         total_timeout: Duration::from_secs(args.timeout_secs),
-        user_agent: args
-            .user_agent
-            .clone()
-            .unwrap_or(defaults.user_agent.clone()),
+        user_agent: fetcher::http::operator_user_agent(
+            args.user_agent.clone(),
+            args.contact.as_deref(),
+        ),
         ..defaults
     })?;
+    let warc = match &args.warc_dir {
+        Some(dir) => Some(warc::writer::open_shared(dir, args.warc_max_bytes)?),
+        None => None,
+    };
     let shutdown = Shutdown::new();
     let ns = "local";
     let workers = vec![
@@ -72,7 +89,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         )),
         tokio::spawn(run_worker(
             Arc::new(
-                fetcher::FetcherStage::new(store.clone(), ns, client).with_compressed_pages(false),
+                fetcher::FetcherStage::new(store.clone(), ns, client)
+                    .with_compressed_pages(false)
+                    .with_raw_exchange(warc.is_some()),
             ),
             settings::<fetcher::FetcherStage>(&broker, &store),
             shutdown.clone(),
@@ -83,11 +102,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
             shutdown.clone(),
         )),
         tokio::spawn(run_worker(
-            Arc::new(contentseen::ContentSeenStage::new(
-                store.clone(),
-                ns,
-                Layout::default(),
-            )),
+            Arc::new(
+                contentseen::ContentSeenStage::new(store.clone(), ns, Layout::default())
+                    .with_warc(warc.clone()),
+            ),
             settings::<contentseen::ContentSeenStage>(&broker, &store),
             shutdown.clone(),
         )),
@@ -127,6 +145,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         let _ = w.await;
     }
     let _ = releaser.await;
+    if let (Some(writer), Some(dir)) = (warc, &args.warc_dir) {
+        writer.close()?;
+        eprintln!("WARC files in {}", dir.display());
+    }
     let dead = bus.dead_letters();
     if !dead.is_empty() {
         eprintln!("{} message(s) could not be processed:", dead.len());

@@ -290,6 +290,20 @@ pub async fn run(service: &pipeline::ServiceConfig, args: SeedArgs) -> anyhow::R
     // The crawl's settings, for `crawler stats` (progress against its limit).
     if let Ok(store) = pipeline::Store::redis(&service.redis_url).await {
         let keys = pipeline::keys::Keys::new(&service.namespace);
+        // The frontier would drop a cancelled crawl's seeds without a word.
+        let states = pipeline::crawls::read_states(&store, &keys).await;
+        match states.ok().and_then(|s| s.get(&spec.name).copied()) {
+            Some(pipeline::crawls::CrawlState::Cancelled) => anyhow::bail!(
+                "crawl {:?} was cancelled: its messages are dropped; seed a crawl of another name \
+                 (or `crawler reset` the namespace)",
+                spec.name
+            ),
+            Some(pipeline::crawls::CrawlState::Paused) => eprintln!(
+                "crawl {:?} is paused: its URLs wait until `crawler resume --crawl {}`",
+                spec.name, spec.name
+            ),
+            _ => {}
+        }
         let _ = store
             .one(pipeline::store::Op::Set {
                 key: keys.crawl_spec(&spec.name),

@@ -1,4 +1,5 @@
-//! `crawler stats`: queue depths, page counters, and `--wait-idle` for scripts.
+//! `crawler stats`: queue depths, page counters, and `--wait-idle` for scripts;
+//! and every crawl's own counters and state ([`crawls`], also `crawler crawls`).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -6,6 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Args;
 use pipeline::broker::QueueDepth;
+use pipeline::crawls::CrawlState;
 use pipeline::keys::Keys;
 use pipeline::store::Op;
 use pipeline::{Broker, Store};
@@ -37,7 +39,7 @@ pub struct StatsArgs {
 }
 
 #[derive(Serialize)]
-struct Snapshot {
+pub struct Snapshot {
     queues: Vec<QueueDepth>,
     /// Messages being processed by live workers.
     in_flight: i64,
@@ -49,15 +51,109 @@ struct Snapshot {
     busiest_hosts: Vec<(String, i64)>,
     /// Hosts parked after failing again and again, with until when (Unix ms).
     parked_hosts: Vec<(String, i64)>,
-    /// Crawls with their released pages and page limit.
-    crawls: Vec<CrawlProgress>,
+    /// Every crawl with its counters, state and page limit.
+    pub crawls: Vec<CrawlProgress>,
 }
 
-#[derive(Serialize)]
-struct CrawlProgress {
-    crawl: String,
-    released: i64,
-    max_pages: Option<u64>,
+/// One crawl as `crawler crawls` and `crawler stats` show it: its own
+/// counters ([`Keys::crawl_stats`]), its state and its limit.
+#[derive(Serialize, Clone)]
+pub struct CrawlProgress {
+    pub crawl: String,
+    /// `running`, `paused`, `cancelled`, or `finished-idle` (running, and
+    /// every URL released has its final outcome and every page fetched is
+    /// stored, or nothing at all is going on in the namespace).
+    pub state: &'static str,
+    /// URLs released for fetching (the frontier's `seen`).
+    pub released: i64,
+    pub fetched: i64,
+    pub failed: i64,
+    pub extracted: i64,
+    pub stored: i64,
+    pub duplicates: i64,
+    pub max_pages: Option<u64>,
+    /// URLs with a final fetch outcome (fetched, failed or redirected):
+    /// what the progress bar counts...
+    pub done: i64,
+    /// ...against this: the crawl's `--max-pages`, or the URLs discovered
+    /// (released) so far.
+    pub of: i64,
+}
+
+/// Every crawl of the namespace: those seeded (their settings), those
+/// counted, and those paused or cancelled. `namespace_idle`: nothing is
+/// queued or in flight at all (every running crawl is then finished).
+pub async fn crawls(
+    store: &Store,
+    keys: &Keys,
+    namespace_idle: bool,
+) -> anyhow::Result<Vec<CrawlProgress>> {
+    let states = pipeline::crawls::read_states(store, keys).await?;
+    let mut names: std::collections::BTreeSet<String> = states.keys().cloned().collect();
+    let crawl_prefix = keys.crawl_spec("");
+    let crawl_prefix = crawl_prefix.trim_end_matches(":spec");
+    for pattern in [keys.crawl_spec_pattern(), keys.crawl_stats("*")] {
+        for key in store.keys_matching(&pattern).await? {
+            let name = key
+                .strip_prefix(crawl_prefix)
+                .and_then(|k| k.strip_suffix(":spec").or_else(|| k.strip_suffix(":stats")));
+            if let Some(name) = name {
+                names.insert(name.to_string());
+            }
+        }
+    }
+    let names: Vec<String> = names.into_iter().collect();
+    let ops: Vec<Op> = names
+        .iter()
+        .flat_map(|c| {
+            [
+                Op::Get {
+                    key: keys.crawl_spec(c),
+                },
+                Op::HGetAll {
+                    key: keys.crawl_stats(c),
+                },
+            ]
+        })
+        .collect();
+    let replies = store.exec(&ops).await?;
+    let mut out = Vec::new();
+    for (name, pair) in names.into_iter().zip(replies.chunks(2)) {
+        let [spec, counters] = pair else { continue };
+        let max_pages = spec
+            .data()?
+            .and_then(|json| serde_json::from_slice::<pipeline::CrawlSpec>(&json).ok())
+            .and_then(|s| s.max_pages);
+        let mut c: BTreeMap<String, i64> = BTreeMap::new();
+        for kv in counters.strings()?.chunks(2) {
+            if let [k, v] = kv {
+                c.insert(k.clone(), v.parse().unwrap_or(0));
+            }
+        }
+        let get = |k: &str| c.get(k).copied().unwrap_or(0);
+        let done = get("fetched") + get("failed") + get("fetch_redirect");
+        let settled = get("seen") <= done
+            && get("fetched") <= get("extracted")
+            && get("extracted") <= get("stored") + get("duplicate");
+        let state = match states.get(&name).copied().unwrap_or(CrawlState::Running) {
+            CrawlState::Running if namespace_idle || settled => "finished-idle",
+            other => other.as_str(),
+        };
+        out.push(CrawlProgress {
+            state,
+            released: get("seen"),
+            fetched: get("fetched"),
+            failed: get("failed"),
+            extracted: get("extracted"),
+            stored: get("stored"),
+            duplicates: get("duplicate"),
+            max_pages,
+            done,
+            of: max_pages.map_or(get("seen"), |m| m as i64),
+            crawl: name,
+        });
+    }
+    Ok(out)
 }
 
 /// Hosts listed as busiest.
@@ -75,7 +171,7 @@ impl Snapshot {
     }
 }
 
-async fn snapshot(
+pub async fn snapshot(
     store: &Store,
     session: &pipeline::broker::Session,
     keys: &Keys,
@@ -162,38 +258,7 @@ async fn snapshot(
             Some((origin.to_string(), until))
         })
         .collect();
-    // Crawls seeded with their settings, and how far they got.
-    let spec_keys = store.keys_matching(&keys.crawl_spec_pattern()).await?;
-    let specs = store
-        .exec(
-            &spec_keys
-                .iter()
-                .map(|k| Op::Get { key: k.clone() })
-                .collect::<Vec<_>>(),
-        )
-        .await?;
-    let mut crawls = Vec::new();
-    for r in specs {
-        let Some(json) = r.data()? else { continue };
-        let Ok(spec) = serde_json::from_slice::<pipeline::CrawlSpec>(&json) else {
-            continue;
-        };
-        let released = store
-            .one(Op::Get {
-                key: keys.crawl_pages(&spec.name),
-            })
-            .await?
-            .int()
-            .unwrap_or(0);
-        // The counter also counts URLs cut by the limit.
-        let released = spec.max_pages.map_or(released, |m| released.min(m as i64));
-        crawls.push(CrawlProgress {
-            crawl: spec.name,
-            released,
-            max_pages: spec.max_pages,
-        });
-    }
-    Ok(Snapshot {
+    let mut s = Snapshot {
         queues,
         in_flight,
         waiting_for_host,
@@ -201,8 +266,10 @@ async fn snapshot(
         counters,
         busiest_hosts: busiest,
         parked_hosts,
-        crawls,
-    })
+        crawls: Vec::new(),
+    };
+    s.crawls = crawls(store, keys, s.idle()).await?;
+    Ok(s)
 }
 
 fn print(s: &Snapshot, json: bool) -> anyhow::Result<()> {
@@ -227,7 +294,30 @@ fn print(s: &Snapshot, json: bool) -> anyhow::Result<()> {
     for (k, v) in &s.counters {
         println!("{k:<20} {v:>10}");
     }
+    for c in &s.crawls {
+        println!("crawl {:<16} {:<13} {}", c.crawl, c.state, progress(c));
+    }
     Ok(())
+}
+
+/// A crawl's bar and counts: `[###...]  40% 80/200 pages` (against its
+/// `--max-pages`) or `... 80/120 discovered`.
+fn progress(c: &CrawlProgress) -> String {
+    let against = if c.max_pages.is_some() {
+        "pages"
+    } else {
+        "discovered"
+    };
+    format!(
+        "{} {}/{} {against}  fetched {}  stored {}  duplicates {}  failed {}",
+        bar(c.done, c.of.max(0) as u64),
+        c.done,
+        c.of,
+        c.fetched,
+        c.stored,
+        c.duplicates,
+        c.failed
+    )
 }
 
 /// A text progress bar: `[#####.....] 50%`.
@@ -308,20 +398,25 @@ fn print_watch(s: &Snapshot, prev: Option<&Snapshot>, secs: f64) {
         );
     }
     for c in &s.crawls {
-        match c.max_pages {
-            Some(max) => println!(
-                "crawl {:<16} {} {}/{max}",
-                c.crawl,
-                bar(c.released, max),
-                c.released
+        let old = prev.and_then(|p| p.crawls.iter().find(|o| o.crawl == c.crawl));
+        let per_s =
+            |now: i64, then: Option<i64>| (now - then.unwrap_or(now)) as f64 / secs.max(1e-3);
+        println!(
+            "crawl {:<16} {:<13} {}  ({:.1} fetched/s, {:.1} stored/s)",
+            c.crawl,
+            c.state,
+            progress(c),
+            per_s(c.fetched, old.map(|o| o.fetched)),
+            per_s(
+                c.stored + c.duplicates,
+                old.map(|o| o.stored + o.duplicates)
             ),
-            None => println!("crawl {:<16} {} pages released", c.crawl, c.released),
-        }
+        );
     }
 }
 
 /// Redis and a RabbitMQ session, for reading counters and queue depths.
-async fn connect(
+pub async fn connect(
     service: &pipeline::ServiceConfig,
 ) -> anyhow::Result<(Store, pipeline::broker::Session)> {
     let store = Store::redis(&service.redis_url)

@@ -24,7 +24,14 @@ impl Stage for ExtractorStage {
     const QUEUE: Queue = Queue::Extract;
     const DEFAULT_CONCURRENCY: usize = 4;
 
-    async fn handle(&self, page: Page) -> Result<Outcome, StageError> {
+    fn crawl(page: &Page) -> &str {
+        &page.crawl.name
+    }
+
+    async fn handle(&self, mut page: Page) -> Result<Outcome, StageError> {
+        // The raw HTTP exchange (kept when the crawl writes WARC files)
+        // goes on to contentseen as it came.
+        let raw = page.raw.take();
         let base = Url::parse(&page.final_url)
             .or_else(|_| Url::parse(&page.url))
             .map_err(|e| StageError::Malformed(format!("page URL {:?}: {e}", page.url)))?;
@@ -57,6 +64,7 @@ impl Stage for ExtractorStage {
             spec: page.crawl.recrawl_secs.map(|_| page.crawl.clone()),
             article: article.is_article,
             charset_override: page.charset_override.clone(),
+            raw,
         };
         publish.push((Queue::ContentSeen, encode(&doc)?));
 
@@ -94,7 +102,7 @@ impl Stage for ExtractorStage {
                 field,
                 id,
                 sets: Vec::new(),
-                counts: vec![(self.keys.stats(), "extracted".into(), 1)],
+                counts: pipeline::crawls::counts(&self.keys, &page.crawl.name, &[("extracted", 1)]),
             }],
             publish,
             after_ack: Vec::new(),

@@ -65,15 +65,32 @@ pub struct FetchSettings {
 
 /// The crawler's name in the User-Agent and in robots.txt matching.
 pub const AGENT_NAME: &str = "DedupCrawler";
-/// Where a site owner learns what the crawler is and how to reach us.
-pub const CONTACT_URL: &str = "https://github.com/dedup-crawler";
+/// The User-Agent: the crawler's name and version, and the operator's
+/// `contact` (a URL or an e-mail address where site owners reach whoever
+/// runs the crawl) when one is set. The default names no third party: a
+/// crawl's operator sets the contact (`--contact`, `CRAWLER_CONTACT`).
+pub fn user_agent(contact: Option<&str>) -> String {
+    let version = env!("CARGO_PKG_VERSION");
+    match contact.map(str::trim).filter(|c| !c.is_empty()) {
+        Some(contact) => format!("Mozilla/5.0 (compatible; {AGENT_NAME}/{version}; +{contact})"),
+        None => format!("Mozilla/5.0 (compatible; {AGENT_NAME}/{version})"),
+    }
+}
 
-/// The default User-Agent: the crawler's name, version and contact URL.
-pub fn default_user_agent() -> String {
-    format!(
-        "Mozilla/5.0 (compatible; {AGENT_NAME}/{}; +{CONTACT_URL})",
-        env!("CARGO_PKG_VERSION")
-    )
+/// The User-Agent of a crawl: `user_agent` when the operator gave a whole
+/// one, else [`user_agent`] with `contact`; warns (once, at start) when
+/// site owners would have no way to reach the operator.
+pub fn operator_user_agent(user_agent: Option<String>, contact: Option<&str>) -> String {
+    if let Some(ua) = user_agent.filter(|ua| !ua.trim().is_empty()) {
+        return ua;
+    }
+    if contact.is_none_or(|c| c.trim().is_empty()) {
+        tracing::warn!(
+            "no contact in the User-Agent: set --contact (CRAWLER_CONTACT) to a URL or \
+             e-mail address where site owners can reach you"
+        );
+    }
+    self::user_agent(contact)
 }
 
 impl FetchSettings {
@@ -106,7 +123,7 @@ pub fn robots_token(user_agent: &str) -> String {
 impl Default for FetchSettings {
     fn default() -> Self {
         FetchSettings {
-            user_agent: default_user_agent(),
+            user_agent: user_agent(None),
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             total_timeout: DEFAULT_TOTAL_TIMEOUT,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
@@ -340,6 +357,40 @@ pub struct Head {
     deadline: Instant,
 }
 
+/// The `Accept` header of every request.
+pub const ACCEPT: &str = "*/*";
+/// The `Accept-Encoding` header of every request: what the client
+/// decompresses (reqwest's gzip, deflate, brotli and zstd features).
+pub const ACCEPT_ENCODING: &str = "zstd,gzip,deflate,br";
+
+/// `HTTP/1.1` and the like.
+fn version_str(version: reqwest::Version) -> &'static str {
+    match version {
+        reqwest::Version::HTTP_09 => "HTTP/0.9",
+        reqwest::Version::HTTP_10 => "HTTP/1.0",
+        reqwest::Version::HTTP_2 => "HTTP/2",
+        reqwest::Version::HTTP_3 => "HTTP/3",
+        _ => "HTTP/1.1",
+    }
+}
+
+/// A response's status line and headers as received, for a WARC response
+/// record ([`Head::wire_head`]); the body's length is set by
+/// [`WireHead::with_length`].
+pub struct WireHead {
+    pub version: reqwest::Version,
+    lines: Vec<u8>,
+}
+
+impl WireHead {
+    /// The head, with `Content-Length: len` and the empty line that ends it.
+    pub fn with_length(mut self, len: usize) -> Vec<u8> {
+        self.lines
+            .extend_from_slice(format!("content-length: {len}\r\n\r\n").as_bytes());
+        self.lines
+    }
+}
+
 /// What to do when a body is longer than the cap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Overflow {
@@ -350,6 +401,34 @@ pub enum Overflow {
 }
 
 impl Head {
+    /// The status line and headers as received (names in lower case, as
+    /// hyper keeps them), without `Transfer-Encoding` and `Content-Length`:
+    /// the body is kept de-chunked and decompressed (the decompression
+    /// already dropped `Content-Encoding`), and [`WireHead::with_length`]
+    /// gives its real length.
+    pub fn wire_head(&self) -> WireHead {
+        let version = self.response.version();
+        let status = self.response.status();
+        let mut lines = format!(
+            "{} {} {}\r\n",
+            version_str(version),
+            status.as_u16(),
+            status.canonical_reason().unwrap_or("")
+        )
+        .into_bytes();
+        for (name, value) in self.response.headers() {
+            if name == reqwest::header::TRANSFER_ENCODING || name == reqwest::header::CONTENT_LENGTH
+            {
+                continue;
+            }
+            lines.extend_from_slice(name.as_str().as_bytes());
+            lines.extend_from_slice(b": ");
+            lines.extend_from_slice(value.as_bytes());
+            lines.extend_from_slice(b"\r\n");
+        }
+        WireHead { version, lines }
+    }
+
     /// Reads the body, decompressed, at most `cap` bytes; stops at the
     /// deadline. Memory stays within `cap` plus one decompressed chunk.
     pub async fn body(mut self, cap: usize, overflow: Overflow) -> Result<Vec<u8>, FetchFailure> {
@@ -464,12 +543,18 @@ impl Client {
         // reqwest's own timeout covers the same span; this deadline also
         // bounds what reqwest does not see (the body reads of a caller).
         let deadline = Instant::now() + self.settings.total_timeout;
-        let response =
-            match tokio::time::timeout_at(deadline, self.http.get(url.clone()).send()).await {
-                Err(_) => return Err(deadline_passed(url)),
-                Ok(Err(e)) => return Err(classify(url, e)),
-                Ok(Ok(r)) => r,
-            };
+        // Accept and Accept-Encoding set here as the client would set them,
+        // so `request_head` knows what was sent.
+        let request = self
+            .http
+            .get(url.clone())
+            .header(reqwest::header::ACCEPT, ACCEPT)
+            .header(reqwest::header::ACCEPT_ENCODING, ACCEPT_ENCODING);
+        let response = match tokio::time::timeout_at(deadline, request.send()).await {
+            Err(_) => return Err(deadline_passed(url)),
+            Ok(Err(e)) => return Err(classify(url, e)),
+            Ok(Ok(r)) => r,
+        };
         let status = response.status().as_u16();
         let final_url = response.url().clone();
         let header = |name| {
@@ -496,6 +581,28 @@ impl Client {
             response,
             deadline,
         })
+    }
+
+    /// The request line and headers [`Client::send`] sends for `url`, for
+    /// a WARC request record: what this client sets (the hop-by-hop
+    /// connection headers hyper adds are left out), names in lower case as
+    /// hyper writes them.
+    pub fn request_head(&self, url: &Url, version: reqwest::Version) -> Vec<u8> {
+        let mut target = url.path().to_string();
+        if let Some(q) = url.query() {
+            target.push('?');
+            target.push_str(q);
+        }
+        let host = match url.port() {
+            Some(port) => format!("{}:{port}", url.host_str().unwrap_or_default()),
+            None => url.host_str().unwrap_or_default().to_string(),
+        };
+        format!(
+            "GET {target} {}\r\nhost: {host}\r\nuser-agent: {}\r\naccept: {ACCEPT}\r\naccept-encoding: {ACCEPT_ENCODING}\r\n\r\n",
+            version_str(version),
+            self.settings.user_agent,
+        )
+        .into_bytes()
     }
 
     /// GETs `url` within the limits, body read up to `cap` bytes (the body
@@ -711,6 +818,28 @@ mod tests {
             "Other-Bot"
         );
         assert_eq!(robots_token(""), AGENT_NAME);
+    }
+
+    #[test]
+    fn the_user_agent_names_the_operators_contact_and_no_one_else() {
+        let plain = user_agent(None);
+        assert!(
+            plain.contains(AGENT_NAME) && !plain.contains('+'),
+            "{plain}"
+        );
+        assert_eq!(user_agent(Some("  ")), plain);
+        let ua = user_agent(Some("https://ops.example/crawler"));
+        assert!(ua.ends_with("; +https://ops.example/crawler)"), "{ua}");
+        assert_eq!(robots_token(&ua), AGENT_NAME);
+        // A whole User-Agent wins over the contact.
+        assert_eq!(
+            operator_user_agent(Some("Bot/1 (+mailto:a@b.example)".into()), Some("x")),
+            "Bot/1 (+mailto:a@b.example)"
+        );
+        assert_eq!(
+            operator_user_agent(None, Some("mailto:ops@example.org")),
+            user_agent(Some("mailto:ops@example.org"))
+        );
     }
 
     #[test]

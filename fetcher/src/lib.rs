@@ -1,7 +1,9 @@
 //! # fetcher: pages from the web, decoded right
 //!
 //! Consumes [`pipeline::FetchTask`], produces [`pipeline::Page`] (the page
-//! decoded to UTF-8, with the encoding chosen and why).
+//! decoded to UTF-8, with the encoding chosen and why; with
+//! `CRAWLER_WARC_DIR` set, also its raw HTTP exchange for the WARC records,
+//! [`pipeline::Page::raw`]).
 //!
 //! - [`charset`]: the charset vote (pure): BOM, HTTP header, the page's own
 //!   declaration, chardetng and decode checks.
@@ -29,7 +31,9 @@
 //! gate),
 //! `fetch:<url>` (the last outcome of a URL), `once:fetch:<shard>` (one
 //! mark per task, so a redelivered task is counted once), `stats`
-//! (fetched, failed, `fetch_<outcome>`, `fetch_retried`).
+//! (fetched, failed, `fetch_<outcome>`, `fetch_retried`) and the same
+//! fields in `crawl:<name>:stats`; `crawlctl` (read: a cancelled crawl's
+//! tasks are dropped, [`pipeline::crawls`]).
 //!
 //! Not here: which URLs to fetch and when (frontier), what the page says
 //! (extractor).

@@ -20,11 +20,16 @@ struct Args {
     #[arg(long, env = "CRAWLER_ALLOW_PRIVATE", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
     allow_private: bool,
 
-    /// The User-Agent header (default names the crawler and a contact URL).
-    /// Its product token (`Name` in `Name/1.0 (+url)`) is the name robots.txt
-    /// rules are matched against.
+    /// The whole User-Agent header (default: the crawler's name and version,
+    /// and --contact). Its product token (`Name` in `Name/1.0 (+url)`) is the
+    /// name robots.txt rules are matched against.
     #[arg(long, env = "CRAWLER_USER_AGENT")]
     user_agent: Option<String>,
+
+    /// Where site owners reach the crawl's operator (a URL or an e-mail
+    /// address), put in the default User-Agent.
+    #[arg(long, env = "CRAWLER_CONTACT")]
+    contact: Option<String>,
 
     /// Seconds for the whole request, body included (fractions allowed).
     #[arg(long, env = "CRAWLER_FETCH_TIMEOUT", default_value_t = http::DEFAULT_TOTAL_TIMEOUT.as_secs_f64(), value_parser = seconds)]
@@ -50,6 +55,12 @@ struct Args {
     /// before it is final.
     #[arg(long, env = "CRAWLER_MAX_RETRIES", default_value_t = http::DEFAULT_MAX_RETRIES)]
     max_retries: u32,
+
+    /// Where the crawl's WARC files go (written by contentseen, which needs
+    /// the same setting). Set here, each page carries its raw HTTP exchange
+    /// to contentseen; unset, none is kept.
+    #[arg(long, env = "CRAWLER_WARC_DIR")]
+    warc_dir: Option<std::path::PathBuf>,
 }
 
 /// A positive, finite number of seconds.
@@ -64,7 +75,7 @@ fn seconds(s: &str) -> Result<f64, String> {
 async fn main() -> anyhow::Result<()> {
     let (args, file) = pipeline::config::parse::<Args>("fetcher")?;
     let settings = FetchSettings {
-        user_agent: args.user_agent.unwrap_or_else(http::default_user_agent),
+        user_agent: http::operator_user_agent(args.user_agent, args.contact.as_deref()),
         connect_timeout: Duration::from_secs_f64(args.connect_timeout_secs),
         total_timeout: Duration::from_secs_f64(args.timeout_secs),
         max_body_bytes: args.max_body_bytes,
@@ -78,8 +89,19 @@ async fn main() -> anyhow::Result<()> {
     // One client per worker: every task shares its keep-alive connections.
     let client = Client::new(settings)?;
     let ns = args.service.namespace.clone();
+    let keep_raw = args.warc_dir.is_some();
     pipeline::worker::serve(&args.service, |store| {
-        fetcher::FetcherStage::new(store, &ns, client)
+        fetcher::FetcherStage::new(store, &ns, client).with_raw_exchange(keep_raw)
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_setting_of_the_command_line_can_come_from_the_file() {
+        use clap::CommandFactory;
+        let missing = pipeline::config::keys_without_setting(&super::Args::command());
+        assert!(missing.is_empty(), "not in config::Settings: {missing:?}");
+    }
 }

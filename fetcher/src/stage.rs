@@ -24,7 +24,9 @@
 use std::time::{Duration, SystemTime};
 
 use pipeline::keys::Keys;
-use pipeline::messages::{encode, now_rfc3339, CrawlSpec, FetchTask, Page, UrlBatch, VERSION};
+use pipeline::messages::{
+    encode, now_rfc3339, CrawlSpec, FetchTask, Page, RawExchange, UrlBatch, VERSION,
+};
 use pipeline::store::Op;
 use pipeline::worker::{Outcome, Stage, StageError};
 use pipeline::{Queue, Store};
@@ -47,6 +49,9 @@ pub struct FetcherStage {
     /// Pages go out zstd-compressed ([`Page::compressed`]): worth it through
     /// a broker (its cost grows with message size), not in one process.
     compress_pages: bool,
+    /// Keep each page's raw HTTP exchange ([`Page::raw`]) for the WARC
+    /// records contentseen writes; off unless the crawl writes WARC files.
+    keep_raw: bool,
 }
 
 /// What `crawler query` shows about the last fetch of a URL.
@@ -61,6 +66,9 @@ pub struct FetchRecord<'a> {
     pub fetched_at: String,
     /// 0 for the first try (see [`FetchTask::attempt`]).
     pub attempt: u32,
+    /// The body's size as received (before decoding), for a page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<usize>,
     /// The failure is transient and the URL went back to the frontier for
     /// another attempt; the outcome is not final yet.
     pub will_retry: bool,
@@ -79,7 +87,15 @@ impl FetcherStage {
             keys,
             store,
             compress_pages: true,
+            keep_raw: false,
         }
+    }
+
+    /// This stage, keeping each page's raw HTTP exchange or not (on when
+    /// the crawl writes WARC files: `CRAWLER_WARC_DIR`, `--warc-dir`).
+    pub fn with_raw_exchange(mut self, keep: bool) -> Self {
+        self.keep_raw = keep;
+        self
     }
 
     /// This stage, sending pages compressed or not (`crawler run`, whose
@@ -96,17 +112,23 @@ impl FetcherStage {
     fn record(&self, task: &FetchTask, rec: &FetchRecord) -> Op {
         let ok = rec.outcome == FetchStatus::Ok.as_str();
         let redirect = rec.outcome == FetchStatus::Redirect.as_str();
-        let stat = |field: &str| (self.keys.stats(), field.to_string(), 1);
-        let counts = if rec.will_retry {
-            vec![stat(RETRIED_COUNTER)]
+        let outcome = format!("fetch_{}", rec.outcome);
+        let fields: Vec<(&str, i64)> = if rec.will_retry {
+            vec![(RETRIED_COUNTER, 1)]
         } else if redirect {
-            vec![stat(&format!("fetch_{}", rec.outcome))]
+            vec![(&outcome, 1)]
         } else {
-            vec![
-                stat(&format!("fetch_{}", rec.outcome)),
-                stat(if ok { "fetched" } else { "failed" }),
-            ]
+            vec![(&outcome, 1), (if ok { "fetched" } else { "failed" }, 1)]
         };
+        let mut counts = pipeline::crawls::counts(&self.keys, &task.crawl.name, &fields);
+        // The bytes fetched: for the namespace's metrics only.
+        if let Some(bytes) = rec.bytes {
+            counts.push((
+                self.keys.stats(),
+                pipeline::metrics::FETCHED_BYTES.to_string(),
+                i64::try_from(bytes).unwrap_or(i64::MAX),
+            ));
+        }
         let (mark, field) = self.keys.once("fetch", &task.url);
         Op::Once {
             mark,
@@ -157,6 +179,7 @@ impl FetcherStage {
                 after_ack.push(host.answered());
             }
             if let Some(wait) = backoff {
+                pipeline::metrics::crawl_series().host_backed_off(origin);
                 after_ack.push(host.back_off(now_unix_ms(), wait));
             }
         }
@@ -188,6 +211,7 @@ impl FetcherStage {
                 fetched_at: now_rfc3339(),
                 attempt: task.attempt,
                 will_retry,
+                bytes: None,
             },
         )];
         Ok(Outcome {
@@ -252,6 +276,7 @@ impl FetcherStage {
                 fetched_at: now_rfc3339(),
                 attempt: task.attempt,
                 will_retry: false,
+                bytes: None,
             },
         );
         Ok(Outcome {
@@ -303,6 +328,10 @@ impl Stage for FetcherStage {
     type Input = FetchTask;
     const QUEUE: Queue = Queue::Fetch;
     const DEFAULT_CONCURRENCY: usize = 64;
+
+    fn crawl(task: &FetchTask) -> &str {
+        &task.crawl.name
+    }
 
     async fn handle(&self, task: FetchTask) -> Result<Outcome, StageError> {
         let mut turn = None;
@@ -402,6 +431,7 @@ impl FetcherStage {
         }
         let final_url = head.final_url.clone();
         let content_type = head.content_type.clone();
+        let wire = self.keep_raw.then(|| head.wire_head());
         let cap = self.client.settings().max_body_bytes;
         let body = match head.body(cap, Overflow::Fail).await {
             Ok(b) => b,
@@ -423,6 +453,7 @@ impl FetcherStage {
             override_encoding: override_rule.as_ref().map(|rule| rule.encoding),
         };
         let (decision, text) = charset::decide_and_decode(&resp.body, &signals);
+        let body_bytes = resp.body.len();
         let fetched_at = now_rfc3339();
         let page = Page {
             v: VERSION,
@@ -442,6 +473,12 @@ impl FetcherStage {
             html: text.into_bytes(),
             task: task.identity(),
             zstd: false,
+            raw: wire.map(|wire| RawExchange {
+                request: self.client.request_head(&url, wire.version),
+                response: wire.with_length(resp.body.len()),
+                body: resp.body,
+                zstd: false,
+            }),
         };
         let record = self.record(
             &task,
@@ -455,6 +492,7 @@ impl FetcherStage {
                 fetched_at,
                 attempt: task.attempt,
                 will_retry: false,
+                bytes: Some(body_bytes),
             },
         );
         Ok(Outcome {

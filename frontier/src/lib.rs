@@ -19,8 +19,10 @@
 //! tasks are confirmed), `crawl:<name>:pages` and
 //! `crawl:<name>:host:<origin>:pages` (pages per crawl, and per host),
 //! `once:frontier:<shard>` (one mark per batch, so a redelivered batch is
-//! counted once), `stats`, `recrawl` (stored pages due for a refetch, which
-//! the releaser hands back); through
+//! counted once), `stats` and `crawl:<name>:stats` (the crawl's own
+//! counters, [`pipeline::crawls`]), `recrawl` (stored pages due for a
+//! refetch, which the releaser hands back), `crawlctl` (read: a cancelled
+//! crawl's batches are dropped); through
 //! [`politeness::schedule`], each shard's `schedule`, `releasing`, host
 //! queues and the `crawl_delay_ms`, `next_ms`, `parked_until_ms` of the host
 //! records.

@@ -64,6 +64,10 @@ impl Stage for FrontierStage {
     const QUEUE: Queue = Queue::Frontier;
     const DEFAULT_CONCURRENCY: usize = 16;
 
+    fn crawl(batch: &UrlBatch) -> &str {
+        &batch.crawl.name
+    }
+
     async fn handle(&self, batch: UrlBatch) -> Result<Outcome, StageError> {
         let mut tally = Tally::default();
         let mut outcome = Outcome::default();
@@ -284,7 +288,7 @@ impl FrontierStage {
     /// same transaction as its tasks, so a redelivery (which finds its URLs
     /// seen and its claims gone) neither loses nor repeats them.
     fn counted(&self, batch: &UrlBatch, t: &Tally) -> Vec<Op> {
-        let counts: Vec<(String, String, i64)> = [
+        let fields: Vec<(&str, i64)> = [
             ("seen", t.released),
             ("invalid_url", t.invalid),
             ("out_of_scope", t.out_of_scope),
@@ -294,8 +298,8 @@ impl FrontierStage {
         ]
         .into_iter()
         .filter(|(_, n)| *n > 0)
-        .map(|(field, by)| (self.keys.stats(), field.to_string(), by))
         .collect();
+        let counts = pipeline::crawls::counts(&self.keys, &batch.crawl.name, &fields);
         if counts.is_empty() {
             return Vec::new();
         }

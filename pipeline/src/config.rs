@@ -166,6 +166,12 @@ pub struct Settings {
     pub max_redirects: Option<usize>,
     pub max_url_bytes: Option<usize>,
     pub max_retries: Option<u32>,
+    /// Put in the default User-Agent (the fetcher's, `crawler run`'s).
+    pub contact: Option<String>,
+    // WARC output (the fetcher keeps the raw exchange, contentseen and
+    // `crawler run` write the files).
+    pub warc_dir: Option<String>,
+    pub warc_max_bytes: Option<u64>,
     // contentseen's (and `crawler query`'s).
     pub simhash_k: Option<u32>,
     // The crawl's settings, for `crawler seed` and `crawler run`.
@@ -191,6 +197,34 @@ pub struct Settings {
     /// Keys that are no setting: warned about, then ignored.
     #[serde(flatten, skip_serializing)]
     pub unknown: toml::Table,
+}
+
+impl Settings {
+    /// Whether `key` is a setting here: a table is no setting's value, so
+    /// a known key refuses it while an unknown one lands in `unknown`.
+    pub fn knows(key: &str) -> bool {
+        let mut probe = toml::Table::new();
+        probe.insert(key.to_string(), toml::Value::Table(toml::Table::new()));
+        <Settings as serde::Deserialize>::deserialize(toml::Value::Table(probe)).is_err()
+    }
+}
+
+/// The setting keys of `command`'s arguments, in every subcommand, that
+/// [`Settings`] does not hold: a flag given a `CRAWLER_*` variable or put
+/// under [`CRAWL_SETTINGS`] must be added there too, or the file could
+/// not set it. Each binary's tests expect none.
+pub fn keys_without_setting(command: &clap::Command) -> Vec<String> {
+    let mut missing: Vec<String> = command
+        .get_arguments()
+        .filter_map(setting_key)
+        .filter(|k| k != "config" && !Settings::knows(k))
+        .collect();
+    for sub in command.get_subcommands() {
+        missing.extend(keys_without_setting(sub));
+    }
+    missing.sort();
+    missing.dedup();
+    missing
 }
 
 /// A list setting as an array of strings, or as one string of them
@@ -526,6 +560,23 @@ mod tests {
             let f = FileLayer::from_toml(text, binary).unwrap();
             assert!(f.unknown.is_empty(), "{binary}: {:?}", f.unknown);
         }
+    }
+
+    #[test]
+    fn a_known_key_is_told_from_an_unknown_one() {
+        for key in [
+            "amqp_url",
+            "concurrency",
+            "log_json",
+            "fetch_timeout",
+            "allow_domain",
+            "charset_override",
+            "warc_dir",
+        ] {
+            assert!(Settings::knows(key), "{key}");
+        }
+        assert!(!Settings::knows("fetch_timout"));
+        assert!(!Settings::knows("config"));
     }
 
     #[test]

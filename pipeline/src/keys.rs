@@ -17,6 +17,13 @@ pub fn host_shard(origin: &str) -> u32 {
     h % HOST_SHARDS
 }
 
+/// Whether `key` is a namespace's stats hash ([`Keys::stats`]; not a
+/// crawl's own counters, which live under `:crawl:`): the counters the
+/// workers' metrics mirror.
+pub fn is_stats_key(key: &str) -> bool {
+    key.ends_with(":stats") && !key.contains(":crawl:")
+}
+
 /// Builds key names for one namespace.
 #[derive(Debug, Clone)]
 pub struct Keys {
@@ -57,6 +64,35 @@ impl Keys {
     /// The pattern of every crawl's settings key.
     pub fn crawl_spec_pattern(&self) -> String {
         format!("{}:crawl:*:spec", self.ns)
+    }
+
+    /// A crawl's own counters (a hash with the fields of [`Keys::stats`]),
+    /// each counted in the same atomic op as the namespace counter it
+    /// mirrors ([`crate::crawls::counts`]).
+    pub fn crawl_stats(&self, crawl: &str) -> String {
+        format!("{}:crawl:{crawl}:stats", self.ns)
+    }
+
+    /// The crawls that are not running, in shard `shard` of the politeness
+    /// schedule: a hash crawl → `paused` or `cancelled` (a running crawl
+    /// has no field). The same hash in every shard, written to all of them
+    /// at once by `crawler pause|resume|cancel`, so the release script of
+    /// a shard reads it in its own slot.
+    pub fn crawl_control(&self, shard: u32) -> String {
+        format!("{}:crawlctl:{{h{shard}}}", self.ns)
+    }
+
+    /// The glob pattern of every key of the namespace (`crawler reset`),
+    /// with the namespace's own glob characters escaped.
+    pub fn namespace_pattern(&self) -> String {
+        let mut p = String::with_capacity(self.ns.len() + 2);
+        for c in self.ns.chars() {
+            if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+                p.push('\\');
+            }
+            p.push(c);
+        }
+        p + ":*"
     }
 
     /// Count of URLs released for fetching in a crawl on one host (origin).
@@ -166,15 +202,15 @@ impl Keys {
         format!("{}:fpr:{shard:x}", self.ns)
     }
 
-    /// Which document took a sequence number (contentseen): block `block`
-    /// (the number's high bits) of a hash, field = sequence number, value =
-    /// the document's URL. Read only for the original a duplicate points at.
     /// contentseen: MinHash LSH band `band`, shard `shard` (a hash from
     /// band value to the fingerprint that first had it).
     pub fn minhash_band(&self, band: usize, shard: u64) -> String {
         format!("{}:lsh:{band}:{shard:x}", self.ns)
     }
 
+    /// Which document took a sequence number (contentseen): block `block`
+    /// (the number's high bits) of a hash, field = sequence number, value =
+    /// the document's URL. Read only for the original a duplicate points at.
     pub fn sequence_url(&self, block: u64) -> String {
         format!("{}:sequrl:{block:x}", self.ns)
     }
@@ -218,5 +254,17 @@ impl Keys {
     /// `worker::host_name`).
     pub fn live_pattern_on(&self, host: &str) -> String {
         format!("{}:live:*:{host}:*", self.ns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_namespace_pattern_matches_its_keys_only() {
+        assert_eq!(Keys::new("crawler").namespace_pattern(), "crawler:*");
+        // Glob characters of the name match themselves.
+        assert_eq!(Keys::new("a*b[1]").namespace_pattern(), "a\\*b\\[1\\]:*");
     }
 }

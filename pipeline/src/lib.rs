@@ -27,6 +27,8 @@
 //! - [`worker`]: the at-least-once loop every worker binary runs: consume,
 //!   handle, publish with confirms, ack; malformed input to the dead-letter
 //!   queue; reconnect with backoff.
+//! - [`crawls`]: crawl control (running, paused, cancelled) as the workers
+//!   see it, and the per-crawl counters beside the namespace's.
 //! - [`config`]: the settings every binary reads, one typed layer: flags,
 //!   `CRAWLER_*` variables, the TOML config file (serde), defaults.
 //! - [`backoff`], [`shutdown`]: small named types for cross-cutting concerns.
@@ -47,6 +49,7 @@ pub mod backoff;
 pub mod broker;
 pub mod bundle;
 pub mod config;
+pub mod crawls;
 pub mod fault;
 pub mod keys;
 pub mod messages;
@@ -60,6 +63,8 @@ pub mod worker;
 
 pub use broker::{Broker, Delivery};
 pub use config::ServiceConfig;
-pub use messages::{CrawlSpec, Document, FetchTask, Link, Page, StoredDocument, UrlBatch};
+pub use messages::{
+    CrawlSpec, Document, FetchTask, Link, Page, RawExchange, StoredDocument, UrlBatch,
+};
 pub use store::Store;
 pub use topology::Queue;

@@ -4,13 +4,32 @@
 //! encoding (OpenMetrics) by a small hyper server at
 //! `http://0.0.0.0:<port>/metrics` (other paths: 404).
 //!
-//! The series, named as dashboards and the pipeline bench read them:
-//! `crawler_messages_total{stage,outcome}`, `crawler_deliveries_total{stage}`,
-//! `crawler_messages_in_flight{stage}` and
-//! `crawler_message_seconds_{bucket,sum,count}{stage[,le]}`.
+//! The series, named as dashboards and the pipeline bench read them, each
+//! labelled with the worker's `stage`:
+//! - the worker loop's: `crawler_messages_total{outcome}`,
+//!   `crawler_deliveries_total`, `crawler_messages_in_flight` and
+//!   `crawler_message_seconds_{bucket,sum,count}{le}`;
+//! - what the crawl did, mirrored from the counters a stage adds to the
+//!   namespace's stats hash (`crawler stats`), once each, when the store
+//!   has applied them ([`mirror_counts`]): `crawler_fetches_total{outcome}`
+//!   (`ok`, `http_error`, `timeout`, ..., by kind), `crawler_fetched_bytes_total`,
+//!   `crawler_documents_total{verdict}` (`stored`, `duplicate`, `changed`,
+//!   `unchanged`), `crawler_urls_total{outcome}` (the frontier's `seen`,
+//!   `out_of_scope`, ...) and `crawler_events_total{event}` (any other);
+//! - `crawler_host_backoffs_total{host}`: times a host asked to be left
+//!   alone (429/503), for the first [`MAX_HOST_LABELS`] hosts, the rest
+//!   under `host="other"`;
+//! - `crawler_queue_messages{queue}` and `crawler_queue_consumers{queue}`:
+//!   the namespace's queue depths, as this worker last read them (every
+//!   [`QUEUE_POLL`]).
+//!
+//! The crawl's series live in one process-wide set ([`crawl_series`]), so
+//! code far from the worker loop (the store, a stage) adds to them without
+//! a handle; each worker's registry serves them.
 
+use std::collections::HashSet;
 use std::convert::Infallible;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -22,6 +41,9 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
+
+use crate::store::{Op, Reply};
+
 /// How a message ended in the worker loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MessageOutcome {
@@ -63,6 +85,209 @@ const BUCKETS: [f64; 12] = [
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct OutcomeLabel {
     outcome: &'static str,
+}
+
+/// The labels of the crawl's series (one each, besides the stage).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct ByOutcome {
+    outcome: String,
+}
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct ByVerdict {
+    verdict: String,
+}
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct ByEvent {
+    event: String,
+}
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct ByHost {
+    host: String,
+}
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct ByQueue {
+    queue: String,
+}
+
+/// How many hosts get their own `crawler_host_backoffs_total` series.
+pub const MAX_HOST_LABELS: usize = 200;
+
+/// How often a worker serving metrics reads the queue depths.
+pub const QUEUE_POLL: Duration = Duration::from_secs(5);
+
+/// What the crawl did, process-wide (see the module doc).
+#[derive(Debug, Default)]
+pub struct CrawlSeries {
+    fetches: Family<ByOutcome, Counter>,
+    fetched_bytes: Counter,
+    documents: Family<ByVerdict, Counter>,
+    urls: Family<ByOutcome, Counter>,
+    events: Family<ByEvent, Counter>,
+    host_backoffs: Family<ByHost, Counter>,
+    /// The hosts that have a series of their own.
+    labelled_hosts: Mutex<HashSet<String>>,
+    queue_messages: Family<ByQueue, Gauge>,
+    queue_consumers: Family<ByQueue, Gauge>,
+}
+
+/// The process-wide [`CrawlSeries`].
+pub fn crawl_series() -> &'static CrawlSeries {
+    static SERIES: LazyLock<CrawlSeries> = LazyLock::new(CrawlSeries::default);
+    &SERIES
+}
+
+/// The frontier's stats counters (URLs by what became of them).
+const URL_COUNTERS: [&str; 6] = [
+    "seen",
+    "invalid_url",
+    "out_of_scope",
+    "too_deep",
+    "over_limit",
+    "retried",
+];
+
+/// contentseen's stats counters (documents by verdict).
+const DOCUMENT_COUNTERS: [&str; 4] = ["stored", "duplicate", "changed", "unchanged"];
+
+/// The stats counter of body bytes fetched (the fetcher's).
+pub const FETCHED_BYTES: &str = "fetched_bytes";
+
+impl CrawlSeries {
+    /// One stats-hash counter added: to its series.
+    pub fn count(&self, field: &str, by: i64) {
+        let Ok(by) = u64::try_from(by) else {
+            return;
+        };
+        let field = field.to_string();
+        let counter = if field == FETCHED_BYTES {
+            self.fetched_bytes.clone()
+        } else if let Some(kind) = field.strip_prefix("fetch_") {
+            self.fetches.get_or_create_owned(&ByOutcome {
+                outcome: kind.into(),
+            })
+        } else if DOCUMENT_COUNTERS.contains(&field.as_str()) {
+            self.documents
+                .get_or_create_owned(&ByVerdict { verdict: field })
+        } else if URL_COUNTERS.contains(&field.as_str()) {
+            self.urls.get_or_create_owned(&ByOutcome { outcome: field })
+        } else {
+            self.events.get_or_create_owned(&ByEvent { event: field })
+        };
+        counter.inc_by(by);
+    }
+
+    /// A host asked to be left alone (429/503, or Retry-After).
+    pub fn host_backed_off(&self, host: &str) {
+        let label = {
+            let mut hosts = self
+                .labelled_hosts
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            if hosts.contains(host) || hosts.len() < MAX_HOST_LABELS {
+                hosts.insert(host.to_string());
+                host
+            } else {
+                "other"
+            }
+        };
+        self.host_backoffs
+            .get_or_create(&ByHost { host: label.into() })
+            .inc();
+    }
+
+    /// The queue depths just read.
+    pub fn queue_depths(&self, depths: &[crate::broker::QueueDepth]) {
+        for d in depths {
+            let name = ByQueue {
+                queue: d.queue.clone(),
+            };
+            self.queue_messages
+                .get_or_create(&name)
+                .set(i64::try_from(d.ready).unwrap_or(i64::MAX));
+            self.queue_consumers
+                .get_or_create(&name)
+                .set(i64::try_from(d.consumers).unwrap_or(i64::MAX));
+        }
+    }
+
+    /// Registers the series in `registry`. The known kinds of documents,
+    /// URLs and fetches exist from the start, at zero (a rate needs a
+    /// first sample).
+    fn register(&self, registry: &mut Registry) {
+        for field in DOCUMENT_COUNTERS.iter().chain(&URL_COUNTERS) {
+            self.count(field, 0);
+        }
+        self.count("fetch_ok", 0);
+        registry.register(
+            "crawler_fetches",
+            "Fetches by outcome: final ones, redirects, and retried (a transient failure sent back for another try)",
+            self.fetches.clone(),
+        );
+        registry.register(
+            "crawler_fetched_bytes",
+            "Body bytes of the pages fetched",
+            self.fetched_bytes.clone(),
+        );
+        registry.register(
+            "crawler_documents",
+            "Documents by verdict: stored (an original), duplicate (a near-duplicate), changed or unchanged (a recrawl)",
+            self.documents.clone(),
+        );
+        registry.register(
+            "crawler_urls",
+            "URLs the frontier handled, by what became of them",
+            self.urls.clone(),
+        );
+        registry.register(
+            "crawler_events",
+            "Other stats counters",
+            self.events.clone(),
+        );
+        registry.register(
+            "crawler_host_backoffs",
+            "Times a host asked to be left alone (429/503)",
+            self.host_backoffs.clone(),
+        );
+        registry.register(
+            "crawler_queue_messages",
+            "Messages waiting in a queue of the namespace",
+            self.queue_messages.clone(),
+        );
+        registry.register(
+            "crawler_queue_consumers",
+            "Consumers of a queue of the namespace",
+            self.queue_consumers.clone(),
+        );
+    }
+}
+
+/// Mirrors into [`crawl_series`] the stats-hash counters of `ops` that the
+/// store applied (`replies`, one per op): every `HINCRBY` of a stats key,
+/// and the counts of an [`Op::Once`] or [`Op::SetNxWith`] that took effect
+/// (a redelivered message's do not).
+pub fn mirror_counts(ops: &[Op], replies: &[Reply]) {
+    let series = crawl_series();
+    for (op, reply) in ops.iter().zip(replies) {
+        let (counts, applied) = match op {
+            Op::HIncr { key, field, by } => {
+                if crate::keys::is_stats_key(key) {
+                    series.count(field, *by);
+                }
+                continue;
+            }
+            Op::Once { counts, .. } | Op::SetNxWith { counts, .. } => {
+                (counts, matches!(reply, Reply::Int(1)))
+            }
+            _ => continue,
+        };
+        if applied {
+            for (key, field, by) in counts {
+                if crate::keys::is_stats_key(key) {
+                    series.count(field, *by);
+                }
+            }
+        }
+    }
 }
 
 /// The metrics of one worker (one stage).
@@ -114,6 +339,7 @@ impl Metrics {
             "Time from delivery to ack",
             seconds.clone(),
         );
+        crawl_series().register(staged);
         Arc::new(Metrics {
             registry,
             messages,
@@ -219,5 +445,131 @@ mod tests {
         assert!(text.contains("crawler_message_seconds_bucket{stage=\"fetch\",le=\"+Inf\"} 2"));
         assert!(text.contains("crawler_message_seconds_count{stage=\"fetch\"} 2"));
         assert!(text.contains("crawler_messages_in_flight{stage=\"fetch\"} 0"));
+    }
+
+    /// The value of the sample line starting with `series` (0 when absent).
+    fn sample(text: &str, series: &str) -> f64 {
+        text.lines()
+            .find(|l| l.starts_with(series) && l[series.len()..].starts_with(' '))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0.0)
+    }
+
+    #[test]
+    fn applied_stats_counters_are_mirrored_once_and_others_not() {
+        // The series are process-wide: this test's counters have names of
+        // their own.
+        let stats = "ns:stats".to_string();
+        let once = |field: &str, by: i64| Op::Once {
+            mark: "m".into(),
+            field: "f".into(),
+            id: "i".into(),
+            sets: Vec::new(),
+            counts: vec![
+                (stats.clone(), field.into(), by),
+                ("ns:crawl:c:stats".into(), field.into(), by),
+            ],
+        };
+        let ops = [
+            once("mirror_test_applied", 2),
+            once("mirror_test_redelivered", 5),
+            Op::HIncr {
+                key: stats.clone(),
+                field: "mirror_test_hincr".into(),
+                by: 3,
+            },
+            Op::HIncr {
+                key: "ns:other".into(),
+                field: "mirror_test_not_stats".into(),
+                by: 1,
+            },
+        ];
+        mirror_counts(
+            &ops,
+            &[Reply::Int(1), Reply::Int(0), Reply::Int(3), Reply::Int(1)],
+        );
+        // Failed ops are never mirrored: the store returns an error instead
+        // of replies, and there is nothing to call this with.
+        let text = Metrics::new("fetch").render();
+        let event = |e: &str| {
+            sample(
+                &text,
+                &format!("crawler_events_total{{stage=\"fetch\",event=\"{e}\"}}"),
+            )
+        };
+        assert_eq!(event("mirror_test_applied"), 2.0, "{text}");
+        assert_eq!(event("mirror_test_redelivered"), 0.0);
+        assert_eq!(event("mirror_test_hincr"), 3.0);
+        assert_eq!(event("mirror_test_not_stats"), 0.0);
+    }
+
+    #[test]
+    fn stats_counters_land_in_their_named_series() {
+        let s = CrawlSeries::default();
+        for (field, by) in [
+            ("fetch_ok", 3),
+            ("fetch_timeout", 1),
+            (FETCHED_BYTES, 4096),
+            ("stored", 2),
+            ("duplicate", 1),
+            ("seen", 7),
+            ("extracted", 2),
+            ("fetch_negative", -1),
+        ] {
+            s.count(field, by);
+        }
+        s.host_backed_off("https://a.example");
+        s.queue_depths(&[crate::broker::QueueDepth {
+            queue: "fetch".into(),
+            ready: 12,
+            consumers: 2,
+        }]);
+        let mut registry = Registry::default();
+        s.register(&mut registry);
+        let mut text = String::new();
+        encode(&mut text, &registry).unwrap();
+        for (series, want) in [
+            ("crawler_fetches_total{outcome=\"ok\"}", 3.0),
+            ("crawler_fetches_total{outcome=\"timeout\"}", 1.0),
+            ("crawler_fetches_total{outcome=\"negative\"}", 0.0),
+            ("crawler_fetched_bytes_total", 4096.0),
+            ("crawler_documents_total{verdict=\"stored\"}", 2.0),
+            ("crawler_documents_total{verdict=\"duplicate\"}", 1.0),
+            ("crawler_urls_total{outcome=\"seen\"}", 7.0),
+            ("crawler_events_total{event=\"extracted\"}", 2.0),
+            (
+                "crawler_host_backoffs_total{host=\"https://a.example\"}",
+                1.0,
+            ),
+            ("crawler_queue_messages{queue=\"fetch\"}", 12.0),
+            ("crawler_queue_consumers{queue=\"fetch\"}", 2.0),
+        ] {
+            assert_eq!(sample(&text, series), want, "{series} in\n{text}");
+        }
+    }
+
+    #[test]
+    fn hosts_past_the_label_cap_share_one_series() {
+        let s = CrawlSeries::default();
+        for i in 0..MAX_HOST_LABELS + 5 {
+            s.host_backed_off(&format!("https://h{i}.example"));
+        }
+        s.host_backed_off("https://h0.example");
+        let mut registry = Registry::default();
+        s.register(&mut registry);
+        let mut text = String::new();
+        encode(&mut text, &registry).unwrap();
+        assert_eq!(
+            sample(&text, "crawler_host_backoffs_total{host=\"other\"}"),
+            5.0
+        );
+        assert_eq!(
+            sample(
+                &text,
+                "crawler_host_backoffs_total{host=\"https://h0.example\"}"
+            ),
+            2.0
+        );
     }
 }

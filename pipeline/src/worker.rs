@@ -10,7 +10,9 @@
 //! [`StageError::Transient`] failure requeues the message after a pause; a
 //! [`StageError::Malformed`] one, or a panic in the stage, dead-letters it.
 //! A lost connection is reopened with backoff; messages that were in flight
-//! are redelivered by the broker, so stages are idempotent.
+//! are redelivered by the broker, so stages are idempotent. A message of a
+//! cancelled crawl ([`crate::crawls`], checked against a cache of at most
+//! a second) is acked without being handed to the stage.
 //!
 //! Each worker also keeps a heartbeat key in the store with its number of
 //! messages in flight, which `crawler stats --wait-idle` reads. The key names
@@ -29,6 +31,7 @@ use tokio::sync::Semaphore;
 
 use crate::backoff::Backoff;
 use crate::broker::{Broker, Delivery, Session};
+use crate::crawls::{CrawlState, CrawlStates};
 use crate::keys::Keys;
 use crate::messages::{decode, Versioned};
 use crate::metrics::{MessageOutcome, Metrics};
@@ -95,6 +98,10 @@ pub trait Stage: Send + Sync + 'static {
         &self,
         input: Self::Input,
     ) -> impl Future<Output = Result<Outcome, StageError>> + Send;
+
+    /// The crawl a message belongs to: a message of a cancelled crawl is
+    /// acked without being handed to the stage ([`crate::crawls`]).
+    fn crawl(input: &Self::Input) -> &str;
 }
 
 /// Where a worker runs and how much it takes at once.
@@ -125,13 +132,17 @@ pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Sh
         inflight.clone(),
     ));
     let concurrency = settings.concurrency.max(1);
+    let crawls = Arc::new(CrawlStates::new(settings.store.clone(), keys.clone()));
     let metrics = Metrics::new(S::QUEUE.stage());
     let metrics_server = settings.metrics_port.map(|port| {
         let m = metrics.clone();
+        let broker = settings.broker.clone();
         tokio::spawn(async move {
+            let depths = tokio::spawn(poll_queue_depths(broker));
             if let Err(e) = crate::metrics::serve(m, port).await {
                 tracing::error!(port, error = %e, "cannot serve metrics");
             }
+            depths.abort();
         })
     });
     // Deliveries in hand, and messages handled (a bundle holds many).
@@ -185,12 +196,13 @@ pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Sh
                     let store = settings.store.clone();
                     let inflight = inflight.clone();
                     let metrics = metrics.clone();
+                    let crawls = crawls.clone();
                     tokio::spawn(async move {
                         let messages = crate::bundle::count(&delivery.data);
                         metrics.started(messages);
                         let t = std::time::Instant::now();
                         let (outcome, buried) =
-                            process(&*stage, &session, &store, delivery, &handling).await;
+                            process(&*stage, &session, &store, delivery, &handling, &crawls).await;
                         let took = t.elapsed();
                         metrics.finished(outcome, messages.saturating_sub(buried), took);
                         if buried > 0 {
@@ -240,6 +252,28 @@ pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Sh
     tracing::info!(worker = %worker_id, "worker stopped");
 }
 
+/// Reads the namespace's queue depths into the metrics every
+/// [`crate::metrics::QUEUE_POLL`], on a session of its own (reopened when
+/// lost), until aborted.
+async fn poll_queue_depths(broker: Broker) {
+    let mut session = None;
+    loop {
+        if session.is_none() {
+            session = broker.open().await.ok();
+        }
+        if let Some(s) = &session {
+            match s.queue_depths().await {
+                Ok(depths) => crate::metrics::crawl_series().queue_depths(&depths),
+                Err(e) => {
+                    tracing::debug!(error = %e, "queue depths not read; reconnecting");
+                    session = None;
+                }
+            }
+        }
+        tokio::time::sleep(crate::metrics::QUEUE_POLL).await;
+    }
+}
+
 /// Handles one delivery from decode to ack: one message, or a bundle of
 /// them ([`crate::bundle`]) handled at once (each holding a permit of
 /// `handling`, so a worker handles at most its concurrency of messages) and
@@ -251,6 +285,7 @@ async fn process<S: Stage>(
     store: &Store,
     delivery: Delivery,
     handling: &Semaphore,
+    crawls: &CrawlStates,
 ) -> (MessageOutcome, usize) {
     let queue = S::QUEUE.stage();
     let items: Vec<Vec<u8>> = match crate::bundle::unpack(&delivery.data) {
@@ -262,7 +297,7 @@ async fn process<S: Stage>(
                 Ok(items) => items.first().map(|m| m.to_vec()).unwrap_or_default(),
                 Err(_) => delivery.data.clone(),
             };
-            let outcome = match handle(stage, &one, handling).await {
+            let outcome = match handle(stage, &one, handling, crawls).await {
                 Ok(outcome) => finish(session, store, delivery, vec![outcome], queue).await,
                 Err(StageError::Transient(reason)) => requeue(delivery, queue, &reason).await,
                 Err(StageError::Malformed(reason)) => {
@@ -275,7 +310,7 @@ async fn process<S: Stage>(
     };
     let mut handled = Vec::with_capacity(items.len());
     for raw in &items {
-        handled.push(handle(stage, raw, handling));
+        handled.push(handle(stage, raw, handling, crawls));
     }
     let results = futures_util::future::join_all(handled).await;
     // One message to try again later: the whole bundle goes back (what the
@@ -309,11 +344,12 @@ async fn process<S: Stage>(
 }
 
 /// One message: decoded and handed to the stage; a panic in the stage is a
-/// malformed message.
+/// malformed message. A message of a cancelled crawl is done without work.
 async fn handle<S: Stage>(
     stage: &S,
     raw: &[u8],
     handling: &Semaphore,
+    crawls: &CrawlStates,
 ) -> Result<Outcome, StageError> {
     // Closed only when the worker is gone.
     let _permit = handling
@@ -323,6 +359,13 @@ async fn handle<S: Stage>(
     let input = decode::<S::Input>(raw).map_err(|e| {
         StageError::Malformed(format!("undecodable {} message: {e}", S::QUEUE.stage()))
     })?;
+    if crawls.state(S::crawl(&input)).await == CrawlState::Cancelled {
+        tracing::debug!(
+            crawl = S::crawl(&input),
+            "message of a cancelled crawl dropped"
+        );
+        return Ok(Outcome::default());
+    }
     std::panic::AssertUnwindSafe(stage.handle(input))
         .catch_unwind()
         .await

@@ -11,7 +11,8 @@
 //!
 //! - [`record`]: the fields of the per-host record, one set of names for
 //!   the Lua, the twins and the fetcher's feedback.
-//! - [`schedule`]: enqueue, release, sweep (the frontier).
+//! - [`schedule`]: enqueue, release, sweep (the frontier), and drop a
+//!   cancelled crawl's tasks (`crawler cancel`).
 //! - [`turn`]: gate, turn done (the fetchers).
 //!
 //! Consumes and produces no message; builds store ops the stages run.
@@ -20,7 +21,8 @@
 //! [`pipeline::keys::HOST_SHARDS`], one cluster slot per shard):
 //! `schedule` (sorted set: origin → when due), `host_queue` (list of
 //! encoded fetch tasks per origin), `host` (the record, a hash), `releasing`
-//! (sorted set: `origin\ntask` → when taken).
+//! (sorted set: `origin\ntask` → when taken), and reads `crawl_control`
+//! (the crawls paused or cancelled: their tasks are not released).
 //!
 //! Not here: the crawl's and robots.txt's delays and the Retry-After
 //! backoffs themselves (the fetcher writes them: `fetcher::politeness`),

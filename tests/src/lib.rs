@@ -545,3 +545,43 @@ pub fn check_clusters(site: &testsite::Site, base: &str, docs: &[StoredDocument]
         }
     }
 }
+
+/// The body of `GET path` from 127.0.0.1:`port` (a worker's metrics
+/// server), or empty when it answers nothing.
+pub fn http_get(port: u16, path: &str) -> String {
+    try_http_get(port, path).expect("GET from 127.0.0.1")
+}
+
+/// [`http_get`], or why it failed (nothing listens yet, ...).
+pub fn try_http_get(port: u16, path: &str) -> std::io::Result<String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port))?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut out = String::new();
+    s.read_to_string(&mut out)?;
+    Ok(out
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default())
+}
+
+/// A free TCP port of 127.0.0.1 (for a worker's `--metrics-port`).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// The value of the Prometheus sample `series` (name and labels, exactly as
+/// exposed) in `text`, or 0 when absent.
+pub fn metric(text: &str, series: &str) -> f64 {
+    text.lines()
+        .find(|l| l.starts_with(series) && l[series.len()..].starts_with(' '))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0.0)
+}

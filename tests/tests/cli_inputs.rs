@@ -87,7 +87,19 @@ fn help_never_shows_secrets() {
 #[test]
 fn service_flags_show_only_on_the_subcommands_that_use_them() {
     // Under their own heading where the subcommand talks to the services.
-    for sub in ["seed", "query", "stats", "export", "dead-letters", "health"] {
+    for sub in [
+        "seed",
+        "query",
+        "stats",
+        "export",
+        "dead-letters",
+        "health",
+        "crawls",
+        "pause",
+        "resume",
+        "cancel",
+        "reset",
+    ] {
         let (ok, text) = run("crawler", &[sub, "--help"]);
         assert!(ok, "crawler {sub} --help failed: {text}");
         let heading = text

@@ -208,6 +208,7 @@ impl Stack {
         env.insert("RABBITMQ_IMAGE", image("RABBITMQ_IMAGE"));
         env.insert("REDIS_IMAGE", image("REDIS_IMAGE"));
         env.insert("CRAWLER_IMAGE", image("CRAWLER_IMAGE"));
+        env.insert("PROMETHEUS_IMAGE", image("PROMETHEUS_IMAGE"));
         env.insert("RABBITMQ_USER", "crawler".into());
         env.insert(
             "RABBITMQ_PASS",
@@ -220,6 +221,8 @@ impl Stack {
         env.insert("RABBITMQ_HOST_PORT", "0".into());
         env.insert("RABBITMQ_UI_HOST_PORT", "0".into());
         env.insert("REDIS_HOST_PORT", "0".into());
+        env.insert("PROMETHEUS_HOST_PORT", "0".into());
+        env.insert("GRAFANA_HOST_PORT", "0".into());
         env.insert("TESTSITE_ARTICLES", ARTICLES.to_string());
         env.insert("TESTSITE_DELAY_MS", "0".into());
         env.insert("COMPOSE_PROFILES", "testsite".into());
@@ -481,6 +484,75 @@ fn check_crawl(stack: &Stack, site: &Site, label: &str) {
     );
 }
 
+/// A Prometheus query's one value (an instant vector of one sample).
+fn prometheus_value(addr: &str, query: &str) -> Option<f64> {
+    let encoded: String = query
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    let mut s = std::net::TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    write!(
+        s,
+        "GET /api/v1/query?query={encoded} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    let body = out.split_once("\r\n\r\n")?.1;
+    let v: serde_json::Value = serde_json::from_str(body).ok()?;
+    v["data"]["result"][0]["value"][1].as_str()?.parse().ok()
+}
+
+/// The `monitoring` profile's Prometheus (the image of local-images.sh)
+/// finds every worker container and scrapes the counters `crawler stats`
+/// shows. (Grafana has no image here: deploy_monitoring.rs checks its
+/// dashboard against the series.)
+fn check_prometheus(stack: &Stack) {
+    let t0 = Instant::now();
+    stack.ok(&["--profile", "monitoring", "up", "-d", "prometheus"]);
+    let addr = stack.ok(&["port", "prometheus", "9090"]).trim().to_string();
+    assert!(addr.starts_with("127.0.0.1:"), "Prometheus on {addr}");
+    let stats = stack.stats().expect("stats");
+    let workers = ["frontier", "fetcher", "extractor", "contentseen"]
+        .iter()
+        .map(|s| stack.containers(s).len())
+        .sum::<usize>() as f64;
+    let want = [
+        ("count(up{job=\"crawler\"} == 1)", workers),
+        (
+            "sum(crawler_fetches_total{outcome=\"ok\"})",
+            counter(&stats, "fetch_ok") as f64,
+        ),
+        (
+            "sum(crawler_documents_total{verdict=\"duplicate\"})",
+            counter(&stats, "duplicate") as f64,
+        ),
+    ];
+    let deadline = Instant::now() + Duration::from_secs(90);
+    for (query, value) in want {
+        loop {
+            let got = prometheus_value(&addr, query);
+            if got == Some(value) {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "Prometheus: {query} is {got:?}, not {value}\n{}",
+                stack.ok(&["logs", "--tail", "20", "prometheus"])
+            );
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    }
+    println!(
+        "[monitoring] Prometheus scrapes {workers} workers, and its counters equal the stats, {:.1} s after it started",
+        t0.elapsed().as_secs_f64()
+    );
+}
+
 /// Prints a command and its output, as the README's walkthrough shows it.
 fn show(command: &str, output: &str) {
     println!("$ {command}");
@@ -579,6 +651,7 @@ fn compose_stack_crawls_and_survives_faults() {
         t0.elapsed().as_secs_f64()
     );
     check_crawl(&stack, &site, "plain");
+    check_prometheus(&stack);
     show(
         "docker-compose run --rm crawler stats",
         &stack.cli_ok(&["stats"]),

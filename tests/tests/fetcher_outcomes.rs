@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crawler_tests::canned::{local_server, Canned};
 use crawler_tests::{serve_fetcher_site, TestEnv, REDIS_URL};
-use fetcher::http::{Client, FetchSettings, AGENT_NAME, CONTACT_URL};
+use fetcher::http::{Client, FetchSettings, AGENT_NAME};
 use fetcher::FetcherStage;
 use pipeline::keys::Keys;
 use pipeline::messages::{decode, FetchTask, Page, UrlBatch};
@@ -245,9 +245,10 @@ async fn pages_redirects_and_errors_end_in_their_outcomes() {
     last.attempt = 2;
     assert_final(&f.run(last).await, "connection_error");
 
-    // The site saw our User-Agent: the crawler's name and a contact URL.
+    // The site saw our User-Agent: the crawler's name, and no third
+    // party's address (the contact is the operator's setting).
     let ua = site.requests()[0].user_agent.clone().unwrap();
-    assert!(ua.contains(AGENT_NAME) && ua.contains(CONTACT_URL), "{ua}");
+    assert!(ua.contains(AGENT_NAME) && !ua.contains('+'), "{ua}");
     assert_eq!(
         site.request_count("/robots.txt"),
         1,
@@ -678,6 +679,57 @@ async fn content_encodings_are_decoded_and_bombs_stop_at_the_cap() {
         grown < 64 * 1024 * 1024,
         "peak memory grew by {grown} bytes"
     );
+    f.env.cleanup().await;
+}
+
+/// With WARC output on, the page carries the exchange as the WARC records
+/// need it: the body as the client gave it (decompressed, not decoded), a
+/// head that says so, and the request head the server saw; off, nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_raw_exchange_is_kept_only_for_warc_and_reads_as_one_http_message() {
+    let html = "<html><head><meta charset=\"utf-8\"></head><body><p>\u{4e2d}\u{6587} raw</p></body></html>"
+        .repeat(20);
+    let (_, gzip) = ENCODERS[0];
+    let mut routes = HashMap::new();
+    routes.insert(
+        "/gzip".to_string(),
+        Canned::encoded("gzip", gzip(html.as_bytes())),
+    );
+    let server = local_server(routes).await;
+    let mut f = Fetcher::new("fetch-raw", test_settings()).await;
+    let url = server.url("/gzip");
+    assert_eq!(f.fetch(&url).await.page().expect("a page").raw, None);
+    f.stage = f.stage.with_raw_exchange(true);
+    let page = f.fetch(&url).await.page().expect("a page");
+    let raw = page.raw.expect("the raw exchange, with WARC on");
+    assert_eq!(raw.body().unwrap().as_ref(), html.as_bytes());
+    let head = String::from_utf8(raw.response.clone()).unwrap();
+    assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+    assert!(
+        head.ends_with(&format!("content-length: {}\r\n\r\n", html.len())),
+        "{head}"
+    );
+    assert!(
+        !head.contains("content-encoding") && !head.contains("transfer-encoding"),
+        "{head}"
+    );
+    assert!(
+        head.contains("content-type: text/html; charset=utf-8\r\n"),
+        "{head}"
+    );
+    let request = String::from_utf8(raw.request.clone()).unwrap();
+    assert!(request.starts_with("GET /gzip HTTP/1.1\r\n"), "{request}");
+    assert!(request.ends_with("\r\n\r\n"), "{request}");
+    // What the request record says was sent is what the server saw.
+    let asked = server.headers("/gzip").to_ascii_lowercase();
+    for line in request.lines().skip(1).filter(|l| !l.is_empty()) {
+        let line = line.to_ascii_lowercase();
+        let (name, value) = line.split_once(": ").expect("a header line");
+        assert!(
+            asked.contains(name) && asked.contains(value),
+            "{line:?} not in what the server saw: {asked}"
+        );
+    }
     f.env.cleanup().await;
 }
 

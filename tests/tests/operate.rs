@@ -3,16 +3,13 @@
 
 use std::time::{Duration, Instant};
 
-use crawler_tests::{parse_documents, TestEnv};
+use crawler_tests::{free_port, http_get, metric, parse_documents, TestEnv};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_export_and_shutdown() {
     let server = crawler_tests::serve_news_site(60, 4).await;
     let env = TestEnv::new("operate");
-    let metrics_port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap();
+    let metrics_port = free_port();
     let mut workers = vec![
         env.start("frontier", &[]),
         env.start("fetcher", &[]),
@@ -63,12 +60,10 @@ async fn watch_export_and_shutdown() {
 
     // The extractor's Prometheus metrics count what it handled.
     let metrics = http_get(metrics_port, "/metrics");
-    let acked = metrics
-        .lines()
-        .find(|l| l.starts_with("crawler_messages_total{stage=\"extract\",outcome=\"acked\"}"))
-        .and_then(|l| l.rsplit(' ').next())
-        .and_then(|n| n.parse::<u64>().ok())
-        .unwrap_or(0);
+    let acked = metric(
+        &metrics,
+        "crawler_messages_total{stage=\"extract\",outcome=\"acked\"}",
+    ) as u64;
     let extracted = stats["counters"]["extracted"].as_u64().unwrap_or(0);
     assert_eq!(acked, extracted, "metrics:\n{metrics}");
     assert!(metrics.contains("crawler_message_seconds_bucket{stage=\"extract\",le=\"+Inf\"}"));
@@ -104,16 +99,4 @@ async fn watch_export_and_shutdown() {
         );
     }
     env.cleanup().await;
-}
-
-/// A plain HTTP GET on 127.0.0.1, returning the body.
-fn http_get(port: u16, path: &str) -> String {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("metrics port");
-    write!(s, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    out.split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default()
 }

@@ -6,7 +6,8 @@
 //!
 //! - the politeness scripts ([`politeness::schedule`], [`politeness::turn`]):
 //!   empty stores, a burst of 0, more than [`SWEEP_BATCH`] stale tasks, ties
-//!   in score, failing and parked hosts, a backoff;
+//!   in score, failing and parked hosts, a backoff, paused and cancelled
+//!   crawls sharing a host with a running one;
 //! - `Op::ClaimFirst` (a first claim, a slot owned by another, the same slot
 //!   twice in one call, no slot at all, binary values), `Op::SetNxWith`,
 //!   `Op::Once`, `Op::Claim`, `Op::ZAddIn`, `Op::ZPopDue`;
@@ -490,6 +491,143 @@ async fn politeness_failures_parking_backoffs_and_turns() {
         .filter(|(_, v)| format!("{v:?}").contains(record::PARKED_UNTIL_MS))
         .count();
     assert_eq!(parked, 1, "the host failing 9 times in a row is parked");
+}
+
+/// An encoded fetch task of `crawl`, as the frontier queues it.
+fn task_of(crawl: &str, url: &str) -> Vec<u8> {
+    pipeline::messages::encode(&pipeline::FetchTask {
+        v: pipeline::messages::VERSION,
+        crawl: pipeline::CrawlSpec {
+            name: crawl.into(),
+            ..pipeline::CrawlSpec::default()
+        },
+        url: url.into(),
+        depth: 0,
+        redirects: 0,
+        attempt: 0,
+        recrawl: false,
+        id: url.into(),
+    })
+    .expect("encode")
+}
+
+/// The crawls of the tasks a release step took, in order.
+fn crawls_taken(replies: &[Reply]) -> Vec<String> {
+    replies
+        .iter()
+        .flat_map(|r| match r {
+            Reply::Array(items) => items.clone(),
+            other => panic!("{other:?}"),
+        })
+        .map(|m| {
+            let m = m.data().expect("data").expect("member");
+            let i = m.iter().position(|b| *b == b'\n').expect("origin\\ntask");
+            pipeline::messages::task_crawl(&m[i + 1..]).unwrap_or_else(|| "?".into())
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn politeness_paused_and_cancelled_crawls() {
+    use pipeline::crawls::{set_state, CrawlState};
+    let run = agree("polite-control", |ns| {
+        let keys = Keys::new(ns);
+        vec![
+            // One host shared by three crawls (no delay, burst 8), one host
+            // of the paused crawl alone, and a task no crawl can be read from.
+            Step::new(vec![
+                schedule::enqueue(
+                    &keys,
+                    "http://shared",
+                    0,
+                    vec![
+                        task_of("b", "http://shared/b1"),
+                        task_of("a", "http://shared/a1"),
+                        task_of("c", "http://shared/c1"),
+                        task_of("b", "http://shared/b2"),
+                        b"junk".to_vec(),
+                        task_of("a", "http://shared/a2"),
+                    ],
+                ),
+                schedule::enqueue(
+                    &keys,
+                    "http://paused",
+                    0,
+                    vec![task_of("b", "http://paused/b3")],
+                ),
+                schedule::enqueue(
+                    &keys,
+                    "http://mixed",
+                    1000,
+                    vec![
+                        task_of("b", "http://mixed/b4"),
+                        task_of("a", "http://mixed/a3"),
+                        task_of("b", "http://mixed/b5"),
+                    ],
+                ),
+            ]),
+            Step::new(set_state(&keys, "b", CrawlState::Paused)),
+            Step::new(set_state(&keys, "c", CrawlState::Cancelled)),
+            // a, junk and a go; b's stay queued (at the back), c's is dropped;
+            // the paused host keeps no turn; the mixed host (a delay) sends a.
+            Step::new(release_all(&keys, 64, 8)),
+            // Only paused tasks left: nothing goes, the hosts stay queued.
+            Step::new(release_all(&keys, 64, 8)),
+            // Resumed: the tasks are releasable again (once the hosts are
+            // looked at again); cancelled: dropped from their queues.
+            Step::new(set_state(&keys, "b", CrawlState::Running)),
+            Step::new(set_state(&keys, "a", CrawlState::Cancelled)),
+            Step::new(vec![
+                schedule::enqueue(
+                    &keys,
+                    "http://mixed",
+                    1000,
+                    vec![task_of("a", "http://mixed/a4")],
+                ),
+                schedule::drop_crawl(&keys, "http://mixed", "a"),
+                schedule::drop_crawl(&keys, "http://mixed", "a"),
+                schedule::drop_crawl(&keys, "http://paused", "b"),
+                schedule::drop_crawl(&keys, "http://none", "b"),
+            ]),
+        ]
+    })
+    .await;
+    let mut first = crawls_taken(&run.replies[3]);
+    first.sort();
+    assert_eq!(first, vec!["?", "a", "a", "a"]);
+    assert_eq!(taken(&run.replies[4]), 0);
+    assert_eq!(
+        run.replies[7],
+        vec![
+            Reply::Int(3),
+            Reply::Int(1),
+            Reply::Int(0),
+            Reply::Int(1),
+            Reply::Int(0)
+        ]
+    );
+    let queue = |origin: &str| {
+        run.state
+            .iter()
+            .find(|(k, _)| k.contains(":hostq:") && k.ends_with(origin))
+            .map(|(_, v)| format!("{v:?}"))
+    };
+    let shared = queue("http://shared").expect("shared queue");
+    assert!(
+        shared.contains("shared/b1") && shared.contains("shared/b2"),
+        "{shared}"
+    );
+    assert!(
+        !shared.contains("shared/c1"),
+        "cancelled task dropped: {shared}"
+    );
+    let mixed = queue("http://mixed").expect("mixed queue");
+    assert!(
+        mixed.contains("mixed/b4") && mixed.contains("mixed/b5"),
+        "{mixed}"
+    );
+    assert!(!mixed.contains("mixed/a"), "{mixed}");
+    assert_eq!(queue("http://paused"), None, "its only task dropped");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

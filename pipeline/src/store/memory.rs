@@ -88,6 +88,38 @@ impl Memory<'_> {
         hash_set_int(self.map, key, field, v)
     }
 
+    /// HGET: a hash field's value, if any.
+    pub fn hash_get(&self, key: &str, field: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        match self.map.get(key) {
+            Some(Value::Hash(h)) => Ok(h.get(field).cloned()),
+            Some(_) => Err(StoreError::WrongType(key.to_string())),
+            None => Ok(None),
+        }
+    }
+
+    /// HLEN.
+    pub fn hash_len(&self, key: &str) -> Result<i64, StoreError> {
+        match self.map.get(key) {
+            Some(Value::Hash(h)) => Ok(h.len() as i64),
+            Some(_) => Err(StoreError::WrongType(key.to_string())),
+            None => Ok(0),
+        }
+    }
+
+    /// `LRANGE key 0 -1`: every value of a list.
+    pub fn lrange_all(&self, key: &str) -> Result<Vec<Vec<u8>>, StoreError> {
+        match self.map.get(key) {
+            Some(Value::List(l)) => Ok(l.clone()),
+            Some(_) => Err(StoreError::WrongType(key.to_string())),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// DEL of one key.
+    pub fn del(&mut self, key: &str) {
+        self.map.remove(key);
+    }
+
     /// RPUSH: reply the new length.
     pub fn rpush(&mut self, key: &str, values: &[Vec<u8>]) -> Result<i64, StoreError> {
         let l = list_mut(self.map, key)?;
@@ -539,7 +571,18 @@ fn apply(map: &mut HashMap<String, Value>, op: &Op) -> Result<Reply, StoreError>
             Some(_) => return Err(StoreError::WrongType(key.clone())),
             None => Reply::Int(0),
         },
-        Op::Del { key } => Reply::Int(map.remove(key).is_some() as i64),
+        Op::Del { key } | Op::Unlink { key } => Reply::Int(map.remove(key).is_some() as i64),
+        Op::HDel { key, field } => {
+            let n = match map.get_mut(key) {
+                Some(Value::Hash(h)) => h.remove(field).is_some() as i64,
+                Some(_) => return Err(StoreError::WrongType(key.clone())),
+                None => 0,
+            };
+            if matches!(map.get(key), Some(Value::Hash(h)) if h.is_empty()) {
+                map.remove(key);
+            }
+            Reply::Int(n)
+        }
         Op::ZRem { key, members } => {
             let n = match map.get_mut(key) {
                 Some(Value::ZSet(z)) => members.iter().filter(|m| z.remove(*m).is_some()).count(),

@@ -87,6 +87,11 @@ pub enum Op {
     LLen { key: String },
     /// DEL: reply Int(number deleted).
     Del { key: String },
+    /// UNLINK (DEL, the memory freed in the background): reply Int(number
+    /// deleted).
+    Unlink { key: String },
+    /// HDEL of one field: reply Int(1 if it was there).
+    HDel { key: String, field: String },
     /// ZADD `member` scored `in_ms` from now (the server's clock): reply Int.
     ZAddIn {
         key: String,
@@ -179,6 +184,8 @@ impl Op {
             Op::LRange { .. } => "LRANGE",
             Op::LLen { .. } => "LLEN",
             Op::Del { .. } => "DEL",
+            Op::Unlink { .. } => "UNLINK",
+            Op::HDel { .. } => "HDEL",
             Op::Claim { .. } => "CLAIM",
             Op::ClaimFirst { .. } => "CLAIM_FIRST",
             Op::SetNxWith { .. } => "SETNX_WITH",
@@ -300,10 +307,12 @@ impl Store {
         if ops.is_empty() {
             return Ok(Vec::new());
         }
-        match self {
+        let replies = match self {
             Store::Redis(r) => r.exec(ops, false).await,
             Store::Memory(m) => m.exec(ops),
-        }
+        }?;
+        crate::metrics::mirror_counts(ops, &replies);
+        Ok(replies)
     }
 
     /// [`Store::exec`] as one transaction (`MULTI`/`EXEC` on Redis; the
@@ -314,10 +323,12 @@ impl Store {
         if ops.is_empty() {
             return Ok(Vec::new());
         }
-        match self {
+        let replies = match self {
             Store::Redis(r) => r.exec(ops, true).await,
             Store::Memory(m) => m.exec(ops),
-        }
+        }?;
+        crate::metrics::mirror_counts(ops, &replies);
+        Ok(replies)
     }
 
     /// Runs one op.

@@ -156,6 +156,12 @@ impl RedisStore {
                 Op::Del { key } => {
                     pipe.del(key);
                 }
+                Op::Unlink { key } => {
+                    pipe.unlink(key);
+                }
+                Op::HDel { key, field } => {
+                    pipe.hdel(key, field);
+                }
                 Op::ZRem { key, members } => {
                     pipe.zrem(key, members);
                 }
