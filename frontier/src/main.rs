@@ -36,13 +36,3 @@ async fn main() -> anyhow::Result<()> {
     )
     .await
 }
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn every_setting_of_the_command_line_can_come_from_the_file() {
-        use clap::CommandFactory;
-        let missing = pipeline::config::keys_without_setting(&super::Args::command());
-        assert!(missing.is_empty(), "not in config::Settings: {missing:?}");
-    }
-}

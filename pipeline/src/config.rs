@@ -212,7 +212,7 @@ impl Settings {
 /// The setting keys of `command`'s arguments, in every subcommand, that
 /// [`Settings`] does not hold: a flag given a `CRAWLER_*` variable or put
 /// under [`CRAWL_SETTINGS`] must be added there too, or the file could
-/// not set it. Each binary's tests expect none.
+/// not set it. [`parse_from`] asserts there is none in debug builds.
 pub fn keys_without_setting(command: &clap::Command) -> Vec<String> {
     let mut missing: Vec<String> = command
         .get_arguments()
@@ -453,7 +453,15 @@ pub fn parse_from<P: clap::Parser>(
     args: Vec<std::ffi::OsString>,
     file: &FileLayer,
 ) -> Result<P, clap::Error> {
-    let mut matches = with_file(P::command(), file).try_get_matches_from(args)?;
+    let command = P::command();
+    // A flag with a `CRAWLER_*` variable that `Settings` lacks could not be
+    // set from the file: caught by any debug run of the binary (the tests').
+    debug_assert!(
+        keys_without_setting(&command).is_empty(),
+        "flags missing from config::Settings: {:?}",
+        keys_without_setting(&command)
+    );
+    let mut matches = with_file(command, file).try_get_matches_from(args)?;
     P::from_arg_matches_mut(&mut matches)
 }
 
@@ -600,10 +608,11 @@ mod tests {
         /// Its variable must be unset in tests: the other layers decide.
         #[arg(long, env = "CRAWLER_CONCURRENCY", default_value_t = 1)]
         concurrency: usize,
-        #[command(flatten)]
-        crawl: ToyCrawl,
         #[arg(long, default_value_t = 5)]
         timeout_secs: u64,
+        // Last: its help heading holds for what follows.
+        #[command(flatten)]
+        crawl: ToyCrawl,
     }
 
     #[derive(clap::Args, Debug)]
