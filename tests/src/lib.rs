@@ -366,6 +366,30 @@ impl TestEnv {
         }
     }
 
+    /// Seeds crawl `crawl` with `urls` (depth 5, no delay: the whole test
+    /// site, fast; `extra` flags after those).
+    pub fn seed(&self, crawl: &str, extra: &[&str], urls: &[String]) {
+        let mut args = vec![
+            "seed",
+            "--crawl",
+            crawl,
+            "--max-depth",
+            "5",
+            "--delay-ms",
+            "0",
+        ];
+        args.extend_from_slice(extra);
+        args.extend(urls.iter().map(String::as_str));
+        self.crawler_ok(&args);
+    }
+
+    /// [`TestEnv::seed`] of `url`, then waits until the workers are idle
+    /// (240 s at most).
+    pub fn crawl_until_idle(&self, crawl: &str, url: &str) {
+        self.seed(crawl, &[], &[url.to_string()]);
+        self.crawler_ok(&["stats", "--wait-idle", "--json", "--timeout-secs", "240"]);
+    }
+
     /// [`TestEnv::in_process`] with what a stage run in this process on
     /// the real Redis needs: a store on it and the namespace's keys.
     pub async fn on_redis(name: &str) -> (TestEnv, pipeline::Store, pipeline::keys::Keys) {

@@ -24,17 +24,7 @@ async fn services_and_local_mode_crawl_the_site_alike() {
     let env = TestEnv::new("e2e");
     let workers = env.start_all();
 
-    env.crawler_ok(&[
-        "seed",
-        "--crawl",
-        "e2e",
-        "--max-depth",
-        "5",
-        "--delay-ms",
-        "0",
-        &server.url("/"),
-    ]);
-    env.crawler_ok(&["stats", "--wait-idle", "--json", "--timeout-secs", "240"]);
+    env.crawl_until_idle("e2e", &server.url("/"));
 
     // Every in-scope page fetched exactly once; nothing out of scope.
     let site = server.site();
