@@ -9,7 +9,7 @@ use contentseen::bands::Layout;
 #[command(name = "contentseen", version)]
 struct Args {
     #[command(flatten)]
-    service: pipeline::ServiceConfig,
+    worker: pipeline::WorkerConfig,
     #[command(flatten)]
     _config_file: pipeline::config::ConfigFile,
 
@@ -33,15 +33,15 @@ struct Args {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let (args, file) = pipeline::config::parse::<Args>("contentseen")?;
-    file.start_logs(args.service.log_json);
+    file.start_logs(args.worker.service.log_json);
     let layout = Layout::even(args.max_distance)?;
-    let ns = args.service.namespace.clone();
-    pipeline::config::init_tracing(args.service.log_json);
+    let ns = args.worker.service.namespace.clone();
+    pipeline::config::init_tracing(args.worker.service.log_json);
     let writer = match &args.warc_dir {
         Some(dir) => Some(warc::writer::open_shared(dir, args.warc_max_bytes)?),
         None => None,
     };
-    pipeline::worker::serve(&args.service, |store| {
+    pipeline::worker::serve(&args.worker, |store| {
         contentseen::ContentSeenStage::new(store, &ns, layout).with_warc(writer.clone())
     })
     .await?;

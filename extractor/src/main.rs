@@ -7,7 +7,7 @@ use clap::Parser;
 #[command(name = "extractor", version)]
 struct Args {
     #[command(flatten)]
-    service: pipeline::ServiceConfig,
+    worker: pipeline::WorkerConfig,
     #[command(flatten)]
     _config_file: pipeline::config::ConfigFile,
 }
@@ -15,9 +15,9 @@ struct Args {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let (args, file) = pipeline::config::parse::<Args>("extractor")?;
-    file.start_logs(args.service.log_json);
-    let ns = args.service.namespace.clone();
-    pipeline::worker::serve(&args.service, |_store| {
+    file.start_logs(args.worker.service.log_json);
+    let ns = args.worker.service.namespace.clone();
+    pipeline::worker::serve(&args.worker, |_store| {
         extractor::stage::ExtractorStage::new(&ns)
     })
     .await

@@ -11,7 +11,7 @@ use fetcher::http::{self, Client, FetchSettings};
 #[command(name = "fetcher", version)]
 struct Args {
     #[command(flatten)]
-    service: pipeline::ServiceConfig,
+    worker: pipeline::WorkerConfig,
     #[command(flatten)]
     _config_file: pipeline::config::ConfigFile,
 
@@ -84,13 +84,13 @@ async fn main() -> anyhow::Result<()> {
         max_retries: args.max_retries,
         allow_private: args.allow_private,
     };
-    file.start_logs(args.service.log_json);
+    file.start_logs(args.worker.service.log_json);
     tracing::info!(?settings, "fetch settings");
     // One client per worker: every task shares its keep-alive connections.
     let client = Client::new(settings)?;
-    let ns = args.service.namespace.clone();
+    let ns = args.worker.service.namespace.clone();
     let keep_raw = args.warc_dir.is_some();
-    pipeline::worker::serve(&args.service, |store| {
+    pipeline::worker::serve(&args.worker, |store| {
         fetcher::FetcherStage::new(store, &ns, client).with_raw_exchange(keep_raw)
     })
     .await

@@ -10,7 +10,7 @@ use frontier::release::{self, ReleaseSettings};
 #[command(name = "frontier", version)]
 struct Args {
     #[command(flatten)]
-    service: pipeline::ServiceConfig,
+    worker: pipeline::WorkerConfig,
     #[command(flatten)]
     _config_file: pipeline::config::ConfigFile,
 }
@@ -18,11 +18,11 @@ struct Args {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let (args, file) = pipeline::config::parse::<Args>("frontier")?;
-    file.start_logs(args.service.log_json);
-    let ns = args.service.namespace.clone();
+    file.start_logs(args.worker.service.log_json);
+    let ns = args.worker.service.namespace.clone();
     let release_ns = ns.clone();
     pipeline::worker::serve_with(
-        &args.service,
+        &args.worker,
         |store| frontier::FrontierStage::new(store, &ns),
         move |store, broker, shutdown| {
             release::run(

@@ -27,17 +27,20 @@ pub struct ConfigFile {
     pub config: Option<std::path::PathBuf>,
 }
 
-/// Where the services are, and how a worker consumes. Flattened into every
-/// worker's command line and into the `crawler` subcommands that talk to
+/// Where the services are. Flattened into every worker's command line
+/// (inside [`WorkerConfig`]) and into the `crawler` subcommands that talk to
 /// the services.
 #[derive(Debug, Clone, Args)]
 pub struct ServiceConfig {
-    /// RabbitMQ URL.
+    /// RabbitMQ URL (default: RabbitMQ's own guest account on
+    /// 127.0.0.1:5672, vhost /).
     #[arg(
         long,
         env = "CRAWLER_AMQP_URL",
-        // The value may hold a password: `--help` names the variable only.
+        // The value may hold a password: `--help` names the variable only,
+        // and not the default's either.
         hide_env_values = true,
+        hide_default_value = true,
         default_value = "amqp://guest:guest@127.0.0.1:5672/%2f",
         global = true
     )]
@@ -63,20 +66,6 @@ pub struct ServiceConfig {
     )]
     pub namespace: String,
 
-    /// Unacknowledged messages the broker hands this worker at once
-    /// (default: the concurrency, so no delivered message waits unseen in a
-    /// buffer and `crawler stats --wait-idle` sees every message in flight).
-    #[arg(long, env = "CRAWLER_PREFETCH", global = true)]
-    pub prefetch: Option<u16>,
-
-    /// Messages this worker processes at once (default: the stage's own).
-    #[arg(long, env = "CRAWLER_CONCURRENCY", global = true)]
-    pub concurrency: Option<usize>,
-
-    /// Serve Prometheus metrics on this port (`/metrics`); none if unset.
-    #[arg(long, env = "CRAWLER_METRICS_PORT", global = true)]
-    pub metrics_port: Option<u16>,
-
     /// Log as JSON lines instead of text.
     #[arg(long, env = "CRAWLER_LOG_JSON", global = true, value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
     pub log_json: bool,
@@ -86,10 +75,43 @@ impl ServiceConfig {
     /// The configuration for printing at start-up: URLs without passwords.
     pub fn redacted(&self) -> String {
         format!(
-            "amqp_url={} redis_url={} namespace={} prefetch={} concurrency={} metrics_port={}",
+            "amqp_url={} redis_url={} namespace={}",
             redact_url(&self.amqp_url),
             redact_url(&self.redis_url),
             self.namespace,
+        )
+    }
+}
+
+/// A worker's settings: where the services are ([`ServiceConfig`]) and how
+/// it consumes. Flattened into every worker's command line; the `crawler`
+/// subcommands have only the services.
+#[derive(Debug, Clone, Args)]
+pub struct WorkerConfig {
+    #[command(flatten)]
+    pub service: ServiceConfig,
+
+    /// Unacknowledged messages the broker hands this worker at once
+    /// (default: the concurrency, so no delivered message waits unseen in a
+    /// buffer and `crawler stats --wait-idle` sees every message in flight).
+    #[arg(long, env = "CRAWLER_PREFETCH")]
+    pub prefetch: Option<u16>,
+
+    /// Messages this worker processes at once (default: the stage's own).
+    #[arg(long, env = "CRAWLER_CONCURRENCY")]
+    pub concurrency: Option<usize>,
+
+    /// Serve Prometheus metrics on this port (`/metrics`); none if unset.
+    #[arg(long, env = "CRAWLER_METRICS_PORT")]
+    pub metrics_port: Option<u16>,
+}
+
+impl WorkerConfig {
+    /// The configuration for printing at start-up: URLs without passwords.
+    pub fn redacted(&self) -> String {
+        format!(
+            "{} prefetch={} concurrency={} metrics_port={}",
+            self.service.redacted(),
             self.prefetch
                 .map(|p| p.to_string())
                 .unwrap_or_else(|| "(as concurrency)".into()),
@@ -149,7 +171,8 @@ pub const CRAWL_SETTINGS: &str = "Crawl settings";
 /// binaries that do not have a flag ignore its key.
 #[derive(Debug, Default, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct Settings {
-    // Where the services are, and how a worker consumes ([`ServiceConfig`]).
+    // Where the services are ([`ServiceConfig`]), and how a worker
+    // consumes ([`WorkerConfig`]).
     pub amqp_url: Option<String>,
     pub redis_url: Option<String>,
     pub namespace: Option<String>,

@@ -62,7 +62,7 @@ pub mod topology;
 pub mod worker;
 
 pub use broker::{Broker, Delivery};
-pub use config::ServiceConfig;
+pub use config::{ServiceConfig, WorkerConfig};
 pub use messages::{
     CrawlSpec, Document, FetchTask, Link, Page, RawExchange, StoredDocument, UrlBatch,
 };

@@ -518,14 +518,14 @@ pub async fn connect_store(url: &str, shutdown: &Shutdown) -> Option<Store> {
     }
 }
 
-impl crate::config::ServiceConfig {
+impl crate::config::WorkerConfig {
     /// Worker settings for a stage over RabbitMQ and `store`.
     pub fn worker_settings(&self, store: Store, default_concurrency: usize) -> WorkerSettings {
         let concurrency = self.concurrency.unwrap_or(default_concurrency).max(1);
         WorkerSettings {
-            broker: Broker::amqp(&self.amqp_url, &self.namespace),
+            broker: Broker::amqp(&self.service.amqp_url, &self.service.namespace),
             store,
-            namespace: self.namespace.clone(),
+            namespace: self.service.namespace.clone(),
             concurrency,
             prefetch: self
                 .prefetch
@@ -538,7 +538,7 @@ impl crate::config::ServiceConfig {
 /// The whole `main` of a worker binary: logs, connects to Redis (waiting for
 /// it), builds the stage and runs it over RabbitMQ until SIGTERM/SIGINT.
 pub async fn serve<S: Stage>(
-    config: &crate::config::ServiceConfig,
+    config: &crate::config::WorkerConfig,
     build: impl FnOnce(Store) -> S,
 ) -> anyhow::Result<()> {
     serve_with(config, build, |_, _, _| async {}).await
@@ -547,17 +547,17 @@ pub async fn serve<S: Stage>(
 /// [`serve`], with a companion task that runs beside the worker until
 /// shutdown (the frontier's releaser).
 pub async fn serve_with<S: Stage, F>(
-    config: &crate::config::ServiceConfig,
+    config: &crate::config::WorkerConfig,
     build: impl FnOnce(Store) -> S,
     companion: impl FnOnce(Store, Broker, Shutdown) -> F,
 ) -> anyhow::Result<()>
 where
     F: Future<Output = ()> + Send + 'static,
 {
-    crate::config::init_tracing(config.log_json);
+    crate::config::init_tracing(config.service.log_json);
     tracing::info!(stage = S::QUEUE.stage(), config = %config.redacted(), "starting");
     let shutdown = Shutdown::on_signals();
-    let Some(store) = connect_store(&config.redis_url, &shutdown).await else {
+    let Some(store) = connect_store(&config.service.redis_url, &shutdown).await else {
         return Ok(());
     };
     let settings = config.worker_settings(store.clone(), S::DEFAULT_CONCURRENCY);

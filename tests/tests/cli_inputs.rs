@@ -75,7 +75,8 @@ fn help_never_shows_secrets() {
             text.contains("CRAWLER_AMQP_URL"),
             "{binary} {args:?} names the variable"
         );
-        for secret in ["S3cretAmqpPass", "S3cretRedisPass"] {
+        // Nor the default's (RabbitMQ's well-known guest password).
+        for secret in ["S3cretAmqpPass", "S3cretRedisPass", "guest:guest"] {
             assert!(
                 !text.contains(secret),
                 "{binary} {args:?} shows {secret}:\n{text}"
@@ -113,6 +114,22 @@ fn service_flags_show_only_on_the_subcommands_that_use_them() {
             "{sub}: --amqp-url is not under Services:\n{text}"
         );
         assert!(text.contains("Examples:"), "{sub}: no examples:\n{text}");
+        // How a worker consumes is the workers' own.
+        for flag in ["--prefetch", "--concurrency", "--metrics-port"] {
+            assert!(!text.contains(flag), "{sub} shows {flag}:\n{text}");
+        }
+    }
+    for worker in ["frontier", "fetcher", "extractor", "contentseen"] {
+        let (ok, text) = run(worker, &["--help"]);
+        assert!(ok, "{worker} --help failed: {text}");
+        for flag in [
+            "--amqp-url",
+            "--prefetch",
+            "--concurrency",
+            "--metrics-port",
+        ] {
+            assert!(text.contains(flag), "{worker} lacks {flag}:\n{text}");
+        }
     }
     // Not on those that never reach a service, nor on the top level.
     for args in [
@@ -130,7 +147,8 @@ fn service_flags_show_only_on_the_subcommands_that_use_them() {
             );
         }
         assert!(text.contains("Examples:"), "{args:?}: no examples:\n{text}");
-        for secret in ["S3cretAmqpPass", "S3cretRedisPass"] {
+        // Nor the default's (RabbitMQ's well-known guest password).
+        for secret in ["S3cretAmqpPass", "S3cretRedisPass", "guest:guest"] {
             assert!(!text.contains(secret), "crawler {args:?} shows {secret}");
         }
     }
