@@ -205,7 +205,9 @@ async fn a_cancelled_crawl_loses_its_queued_urls_and_messages_while_another_goes
 
     let said = env.crawler_ok(&["cancel", "--crawl", "a"]);
     assert!(said.contains("11 queued URL(s) dropped"), "{said}");
-    // A message of the cancelled crawl already in RabbitMQ: acked without work.
+    // A message of the cancelled crawl already in RabbitMQ, once the workers'
+    // cached crawl states are refreshed: acked without work.
+    tokio::time::sleep(pipeline::crawls::CrawlStates::REFRESH + Duration::from_millis(500)).await;
     let task = FetchTask {
         v: VERSION,
         crawl: CrawlSpec {
@@ -272,15 +274,21 @@ async fn reset_deletes_everything_of_its_namespace_and_nothing_else() {
     let keys = Keys::new(&env.namespace);
     let mine = keys.namespace_pattern();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while store
-        .keys_matching(&keys.host_queue_pattern())
-        .await
-        .unwrap()
-        .is_empty()
-    {
+    // The frontier admitted the seed (and released it to the fetch queue).
+    loop {
+        let seen = store
+            .one(Op::HGet {
+                key: keys.stats(),
+                field: "seen".into(),
+            })
+            .await
+            .unwrap();
+        if seen.string().unwrap().is_some() {
+            break;
+        }
         assert!(
             Instant::now() < deadline,
-            "the seed never reached its host queue"
+            "the frontier never admitted the seed"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
