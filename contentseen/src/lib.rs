@@ -42,6 +42,14 @@
 //! interval, changed updates it and halves it. Sizes and costs:
 //! `contentseen/README.md`.
 //!
+//! With `CRAWLER_WARC_DIR` (`crawler run --warc-dir`), each new page's
+//! WARC records (the `warc` crate) are written, from the raw HTTP exchange
+//! the page carries ([`pipeline::Document::raw`]), before the page is
+//! stored: request, response and metadata for an original (the response's
+//! record id stored with it, `warc_record_id`); request, a revisit of the
+//! original (read from `doc:<original>`) and metadata for a near-duplicate.
+//! Refetches of a recrawl are not written.
+//!
 //! Not here: extraction (extractor), fetching.
 
 pub mod bands;

@@ -17,6 +17,17 @@ struct Args {
     /// tables use k+1 bands of equal width so no match is missed.
     #[arg(long, env = "CRAWLER_SIMHASH_K", default_value_t = 3)]
     max_distance: u32,
+
+    /// Write the crawl's WARC files here: request, response and metadata
+    /// records per page, a revisit record instead of the response for a
+    /// near-duplicate. The fetchers need the same setting (they keep the
+    /// raw HTTP exchange only then).
+    #[arg(long, env = "CRAWLER_WARC_DIR")]
+    warc_dir: Option<std::path::PathBuf>,
+
+    /// A WARC file is closed and the next one started at this many bytes.
+    #[arg(long, env = "CRAWLER_WARC_MAX_BYTES", default_value_t = warc::writer::DEFAULT_MAX_BYTES)]
+    warc_max_bytes: u64,
 }
 
 #[tokio::main]
@@ -25,8 +36,17 @@ async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let layout = Layout::even(args.max_distance)?;
     let ns = args.service.namespace.clone();
+    pipeline::config::init_tracing(args.service.log_json);
+    let writer = match &args.warc_dir {
+        Some(dir) => Some(warc::writer::open_shared(dir, args.warc_max_bytes)?),
+        None => None,
+    };
     pipeline::worker::serve(&args.service, |store| {
-        contentseen::ContentSeenStage::new(store, &ns, layout)
+        contentseen::ContentSeenStage::new(store, &ns, layout).with_warc(writer.clone())
     })
-    .await
+    .await?;
+    if let Some(writer) = writer {
+        writer.close()?;
+    }
+    Ok(())
 }

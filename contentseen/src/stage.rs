@@ -12,7 +12,7 @@
 //! with the same exact hash (`SETNX exact:<hash>`) is the original.
 
 use pipeline::keys::Keys;
-use pipeline::messages::{encode, Document, FetchTask, VERSION};
+use pipeline::messages::{encode, Document, FetchTask, RawExchange, VERSION};
 use pipeline::store::{Op, Reply};
 use pipeline::worker::{Outcome, Stage, StageError};
 use pipeline::CrawlSpec;
@@ -32,7 +32,16 @@ pub struct ContentSeenStage {
     reach: Reach,
     /// Within this distance a refetched page counts as unchanged.
     max_distance: u32,
+    /// Where the pages' WARC records go, when the crawl writes them
+    /// (`CRAWLER_WARC_DIR`, `crawler run --warc-dir`).
+    warc: Option<warc::SharedWriter>,
 }
+
+/// How long a near-duplicate's WARC records wait for its original to be
+/// stored (its `WARC-Refers-To-*` come from there): the original was
+/// decided first and is being stored by another task or worker; past
+/// this, the document goes back to the queue.
+pub const WARC_ORIGINAL_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The longest adaptive refetch interval.
 pub const MAX_RECRAWL_INTERVAL_SECS: u64 = 30 * 24 * 3600;
@@ -45,6 +54,89 @@ impl ContentSeenStage {
             reach: Reach::default(),
             store,
             keys: Keys::new(namespace),
+            warc: None,
+        }
+    }
+
+    /// This stage, writing each new page's WARC records to `writer`
+    /// (pages that carry their raw HTTP exchange, [`Document::raw`]).
+    pub fn with_warc(mut self, writer: Option<warc::SharedWriter>) -> Self {
+        self.warc = writer;
+        self
+    }
+
+    /// Writes the WARC records of a page about to be stored: request,
+    /// response and metadata for an original; request, revisit and metadata
+    /// for a near-duplicate. Returns the response record's id (`None` for a
+    /// near-duplicate). Runs before the document is stored, so a document
+    /// found stored has its records written; a worker that dies between
+    /// the two writes them again when the document is redelivered.
+    async fn write_warc(
+        &self,
+        writer: &warc::SharedWriter,
+        raw: &RawExchange,
+        stored: &StoredDocument,
+    ) -> Result<Option<String>, StageError> {
+        let original = match &stored.duplicate_of {
+            Some(of) => Some(self.original_for_warc(of).await?),
+            None => None,
+        };
+        let body = raw
+            .body()
+            .map_err(|e| StageError::Malformed(format!("raw body of {}: {e}", stored.url)))?;
+        let metadata = serde_json::to_vec(stored)
+            .map_err(|e| StageError::Malformed(format!("cannot serialize {}: {e}", stored.url)))?;
+        let capture = warc::Capture {
+            target_uri: &stored.final_url,
+            date: &stored.fetched_at,
+            request_head: &raw.request,
+            response_head: &raw.response,
+            body: &body,
+            metadata: &metadata,
+        };
+        let duplicate = original.as_ref().map(|orig| warc::NearDuplicate {
+            original: warc::Original {
+                target_uri: &orig.final_url,
+                date: &orig.fetched_at,
+                record_id: orig.warc_record_id.as_deref(),
+            },
+            distance: stored.distance.unwrap_or(0),
+            simhash: &stored.simhash,
+            radius: stored.radius,
+            jaccard: stored.jaccard,
+        });
+        let records = warc::records(&capture, duplicate.as_ref());
+        let response_id = duplicate.is_none().then(|| records[1].id.clone());
+        let writer = writer.clone();
+        tokio::task::spawn_blocking(move || writer.write(records))
+            .await
+            .map_err(|e| StageError::Transient(format!("WARC writer task: {e}")))?
+            .map_err(|e| StageError::Transient(e.to_string()))?;
+        Ok(response_id)
+    }
+
+    /// The stored original `url` of a near-duplicate, waiting up to
+    /// [`WARC_ORIGINAL_WAIT`] for it to be stored.
+    async fn original_for_warc(&self, url: &str) -> Result<StoredDocument, StageError> {
+        let deadline = tokio::time::Instant::now() + WARC_ORIGINAL_WAIT;
+        loop {
+            let json = self
+                .store
+                .one(Op::Get {
+                    key: self.keys.document(url),
+                })
+                .await?
+                .data()?;
+            if let Some(json) = json {
+                return serde_json::from_slice(&json)
+                    .map_err(|e| StageError::Malformed(format!("stored document {url}: {e}")));
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(StageError::Transient(format!(
+                    "original {url} not stored yet: the near-duplicate's WARC revisit record needs it"
+                )));
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
     }
 
@@ -276,7 +368,8 @@ impl Stage for ContentSeenStage {
         &doc.crawl
     }
 
-    async fn handle(&self, doc: Document) -> Result<Outcome, StageError> {
+    async fn handle(&self, mut doc: Document) -> Result<Outcome, StageError> {
+        let raw = doc.raw.take();
         let doc_key = self.keys.document(&doc.url);
         let sketch = sketch(&doc.text);
         let fp = sketch.fingerprint;
@@ -320,7 +413,7 @@ impl Stage for ContentSeenStage {
                 jaccard.map(|j| j as f32),
             ),
         };
-        let stored = StoredDocument {
+        let mut stored = StoredDocument {
             url: doc.url.clone(),
             final_url: doc.final_url,
             status: doc.status,
@@ -351,7 +444,11 @@ impl Stage for ContentSeenStage {
             tokens: u32::try_from(sketch.tokens).unwrap_or(u32::MAX),
             radius,
             jaccard,
+            warc_record_id: None,
         };
+        if let (Some(writer), Some(raw)) = (&self.warc, &raw) {
+            stored.warc_record_id = self.write_warc(writer, raw, &stored).await?;
+        }
         let json = serde_json::to_vec(&stored)
             .map_err(|e| StageError::Malformed(format!("cannot serialize {}: {e}", doc.url)))?;
         // The document, its export-log entry, its counter and its place in

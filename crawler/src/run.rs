@@ -34,6 +34,14 @@ pub struct RunArgs {
     /// the default User-Agent.
     #[arg(long, env = "CRAWLER_CONTACT")]
     pub contact: Option<String>,
+    /// Also write the crawl as WARC 1.1 files in this directory: request,
+    /// response and metadata records per page, a revisit record (of its
+    /// original) instead of the response for a near-duplicate.
+    #[arg(long, env = "CRAWLER_WARC_DIR")]
+    pub warc_dir: Option<std::path::PathBuf>,
+    /// A WARC file is closed and the next one started at this many bytes.
+    #[arg(long, env = "CRAWLER_WARC_MAX_BYTES", default_value_t = warc::writer::DEFAULT_MAX_BYTES)]
+    pub warc_max_bytes: u64,
     #[command(flatten)]
     pub source: crate::seed::SeedSource,
 }
@@ -66,6 +74,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         ),
         ..defaults
     })?;
+    let warc = match &args.warc_dir {
+        Some(dir) => Some(warc::writer::open_shared(dir, args.warc_max_bytes)?),
+        None => None,
+    };
     let shutdown = Shutdown::new();
     let ns = "local";
     let workers = vec![
@@ -76,7 +88,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         )),
         tokio::spawn(run_worker(
             Arc::new(
-                fetcher::FetcherStage::new(store.clone(), ns, client).with_compressed_pages(false),
+                fetcher::FetcherStage::new(store.clone(), ns, client)
+                    .with_compressed_pages(false)
+                    .with_raw_exchange(warc.is_some()),
             ),
             settings::<fetcher::FetcherStage>(&broker, &store),
             shutdown.clone(),
@@ -87,11 +101,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
             shutdown.clone(),
         )),
         tokio::spawn(run_worker(
-            Arc::new(contentseen::ContentSeenStage::new(
-                store.clone(),
-                ns,
-                Layout::default(),
-            )),
+            Arc::new(
+                contentseen::ContentSeenStage::new(store.clone(), ns, Layout::default())
+                    .with_warc(warc.clone()),
+            ),
             settings::<contentseen::ContentSeenStage>(&broker, &store),
             shutdown.clone(),
         )),
@@ -131,6 +144,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         let _ = w.await;
     }
     let _ = releaser.await;
+    if let (Some(writer), Some(dir)) = (warc, &args.warc_dir) {
+        writer.close()?;
+        eprintln!("WARC files in {}", dir.display());
+    }
     let dead = bus.dead_letters();
     if !dead.is_empty() {
         eprintln!("{} message(s) could not be processed:", dead.len());

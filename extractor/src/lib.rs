@@ -8,7 +8,9 @@
 //! The stage ([`stage`], run by `main.rs` or by `crawler run`) consumes a
 //! [`pipeline::Page`] from the `extract` queue, and produces a [`pipeline::Document`] on the
 //! `contentseen` queue and, below the crawl's depth limit, one [`pipeline::UrlBatch`] of the
-//! page's outlinks (depth + 1) on the `frontier` queue. Redis keys it touches, through
+//! page's outlinks (depth + 1) on the `frontier` queue. The page's raw HTTP exchange, when
+//! the fetcher kept one for WARC output ([`pipeline::Page::raw`]), goes on in the document
+//! unchanged. Redis keys it touches, through
 //! [`pipeline::store::Op::Once`]: `{ns}:once:extract:{shard}` (one mark per URL, so a
 //! redelivered page is counted once) and the `extracted` field of `{ns}:stats` and of
 //! `{ns}:crawl:<name>:stats`; it reads `{ns}:crawlctl` ([`pipeline::crawls`]: a cancelled

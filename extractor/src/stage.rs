@@ -28,7 +28,10 @@ impl Stage for ExtractorStage {
         &page.crawl.name
     }
 
-    async fn handle(&self, page: Page) -> Result<Outcome, StageError> {
+    async fn handle(&self, mut page: Page) -> Result<Outcome, StageError> {
+        // The raw HTTP exchange (kept when the crawl writes WARC files)
+        // goes on to contentseen as it came.
+        let raw = page.raw.take();
         let base = Url::parse(&page.final_url)
             .or_else(|_| Url::parse(&page.url))
             .map_err(|e| StageError::Malformed(format!("page URL {:?}: {e}", page.url)))?;
@@ -61,6 +64,7 @@ impl Stage for ExtractorStage {
             spec: page.crawl.recrawl_secs.map(|_| page.crawl.clone()),
             article: article.is_article,
             charset_override: page.charset_override.clone(),
+            raw,
         };
         publish.push((Queue::ContentSeen, encode(&doc)?));
 

@@ -361,6 +361,40 @@ pub struct Head {
     deadline: Instant,
 }
 
+/// The `Accept` header of every request.
+pub const ACCEPT: &str = "*/*";
+/// The `Accept-Encoding` header of every request: what the client
+/// decompresses (reqwest's gzip, deflate, brotli and zstd features).
+pub const ACCEPT_ENCODING: &str = "zstd,gzip,deflate,br";
+
+/// `HTTP/1.1` and the like.
+fn version_str(version: reqwest::Version) -> &'static str {
+    match version {
+        reqwest::Version::HTTP_09 => "HTTP/0.9",
+        reqwest::Version::HTTP_10 => "HTTP/1.0",
+        reqwest::Version::HTTP_2 => "HTTP/2",
+        reqwest::Version::HTTP_3 => "HTTP/3",
+        _ => "HTTP/1.1",
+    }
+}
+
+/// A response's status line and headers as received, for a WARC response
+/// record ([`Head::wire_head`]); the body's length is set by
+/// [`WireHead::with_length`].
+pub struct WireHead {
+    pub version: reqwest::Version,
+    lines: Vec<u8>,
+}
+
+impl WireHead {
+    /// The head, with `Content-Length: len` and the empty line that ends it.
+    pub fn with_length(mut self, len: usize) -> Vec<u8> {
+        self.lines
+            .extend_from_slice(format!("content-length: {len}\r\n\r\n").as_bytes());
+        self.lines
+    }
+}
+
 /// What to do when a body is longer than the cap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Overflow {
@@ -371,6 +405,34 @@ pub enum Overflow {
 }
 
 impl Head {
+    /// The status line and headers as received (names in lower case, as
+    /// hyper keeps them), without `Transfer-Encoding` and `Content-Length`:
+    /// the body is kept de-chunked and decompressed (the decompression
+    /// already dropped `Content-Encoding`), and [`WireHead::with_length`]
+    /// gives its real length.
+    pub fn wire_head(&self) -> WireHead {
+        let version = self.response.version();
+        let status = self.response.status();
+        let mut lines = format!(
+            "{} {} {}\r\n",
+            version_str(version),
+            status.as_u16(),
+            status.canonical_reason().unwrap_or("")
+        )
+        .into_bytes();
+        for (name, value) in self.response.headers() {
+            if name == reqwest::header::TRANSFER_ENCODING || name == reqwest::header::CONTENT_LENGTH
+            {
+                continue;
+            }
+            lines.extend_from_slice(name.as_str().as_bytes());
+            lines.extend_from_slice(b": ");
+            lines.extend_from_slice(value.as_bytes());
+            lines.extend_from_slice(b"\r\n");
+        }
+        WireHead { version, lines }
+    }
+
     /// Reads the body, decompressed, at most `cap` bytes; stops at the
     /// deadline. Memory stays within `cap` plus one decompressed chunk.
     pub async fn body(mut self, cap: usize, overflow: Overflow) -> Result<Vec<u8>, FetchFailure> {
@@ -485,12 +547,18 @@ impl Client {
         // reqwest's own timeout covers the same span; this deadline also
         // bounds what reqwest does not see (the body reads of a caller).
         let deadline = Instant::now() + self.settings.total_timeout;
-        let response =
-            match tokio::time::timeout_at(deadline, self.http.get(url.clone()).send()).await {
-                Err(_) => return Err(deadline_passed(url)),
-                Ok(Err(e)) => return Err(classify(url, e)),
-                Ok(Ok(r)) => r,
-            };
+        // Accept and Accept-Encoding set here as the client would set them,
+        // so `request_head` knows what was sent.
+        let request = self
+            .http
+            .get(url.clone())
+            .header(reqwest::header::ACCEPT, ACCEPT)
+            .header(reqwest::header::ACCEPT_ENCODING, ACCEPT_ENCODING);
+        let response = match tokio::time::timeout_at(deadline, request.send()).await {
+            Err(_) => return Err(deadline_passed(url)),
+            Ok(Err(e)) => return Err(classify(url, e)),
+            Ok(Ok(r)) => r,
+        };
         let status = response.status().as_u16();
         let final_url = response.url().clone();
         let header = |name| {
@@ -517,6 +585,28 @@ impl Client {
             response,
             deadline,
         })
+    }
+
+    /// The request line and headers [`Client::send`] sends for `url`, for
+    /// a WARC request record: what this client sets (the hop-by-hop
+    /// connection headers hyper adds are left out), names in lower case as
+    /// hyper writes them.
+    pub fn request_head(&self, url: &Url, version: reqwest::Version) -> Vec<u8> {
+        let mut target = url.path().to_string();
+        if let Some(q) = url.query() {
+            target.push('?');
+            target.push_str(q);
+        }
+        let host = match url.port() {
+            Some(port) => format!("{}:{port}", url.host_str().unwrap_or_default()),
+            None => url.host_str().unwrap_or_default().to_string(),
+        };
+        format!(
+            "GET {target} {}\r\nhost: {host}\r\nuser-agent: {}\r\naccept: {ACCEPT}\r\naccept-encoding: {ACCEPT_ENCODING}\r\n\r\n",
+            version_str(version),
+            self.settings.user_agent,
+        )
+        .into_bytes()
     }
 
     /// GETs `url` within the limits, body read up to `cap` bytes (the body

@@ -1,7 +1,9 @@
 //! # fetcher: pages from the web, decoded right
 //!
 //! Consumes [`pipeline::FetchTask`], produces [`pipeline::Page`] (the page
-//! decoded to UTF-8, with the encoding chosen and why).
+//! decoded to UTF-8, with the encoding chosen and why; with
+//! `CRAWLER_WARC_DIR` set, also its raw HTTP exchange for the WARC records,
+//! [`pipeline::Page::raw`]).
 //!
 //! - [`charset`]: the charset vote (pure): BOM, HTTP header, the page's own
 //!   declaration, chardetng and decode checks.

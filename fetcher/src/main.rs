@@ -55,6 +55,12 @@ struct Args {
     /// before it is final.
     #[arg(long, env = "CRAWLER_MAX_RETRIES", default_value_t = http::DEFAULT_MAX_RETRIES)]
     max_retries: u32,
+
+    /// Where the crawl's WARC files go (written by contentseen, which needs
+    /// the same setting). Set here, each page carries its raw HTTP exchange
+    /// to contentseen; unset, none is kept.
+    #[arg(long, env = "CRAWLER_WARC_DIR")]
+    warc_dir: Option<std::path::PathBuf>,
 }
 
 /// A positive, finite number of seconds.
@@ -84,8 +90,9 @@ async fn main() -> anyhow::Result<()> {
     // One client per worker: every task shares its keep-alive connections.
     let client = Client::new(settings)?;
     let ns = args.service.namespace.clone();
+    let keep_raw = args.warc_dir.is_some();
     pipeline::worker::serve(&args.service, |store| {
-        fetcher::FetcherStage::new(store, &ns, client)
+        fetcher::FetcherStage::new(store, &ns, client).with_raw_exchange(keep_raw)
     })
     .await
 }

@@ -24,7 +24,9 @@
 use std::time::{Duration, SystemTime};
 
 use pipeline::keys::Keys;
-use pipeline::messages::{encode, now_rfc3339, CrawlSpec, FetchTask, Page, UrlBatch, VERSION};
+use pipeline::messages::{
+    encode, now_rfc3339, CrawlSpec, FetchTask, Page, RawExchange, UrlBatch, VERSION,
+};
 use pipeline::store::Op;
 use pipeline::worker::{Outcome, Stage, StageError};
 use pipeline::{Queue, Store};
@@ -47,6 +49,9 @@ pub struct FetcherStage {
     /// Pages go out zstd-compressed ([`Page::compressed`]): worth it through
     /// a broker (its cost grows with message size), not in one process.
     compress_pages: bool,
+    /// Keep each page's raw HTTP exchange ([`Page::raw`]) for the WARC
+    /// records contentseen writes; off unless the crawl writes WARC files.
+    keep_raw: bool,
 }
 
 /// What `crawler query` shows about the last fetch of a URL.
@@ -82,7 +87,15 @@ impl FetcherStage {
             keys,
             store,
             compress_pages: true,
+            keep_raw: false,
         }
+    }
+
+    /// This stage, keeping each page's raw HTTP exchange or not (on when
+    /// the crawl writes WARC files: `CRAWLER_WARC_DIR`, `--warc-dir`).
+    pub fn with_raw_exchange(mut self, keep: bool) -> Self {
+        self.keep_raw = keep;
+        self
     }
 
     /// This stage, sending pages compressed or not (`crawler run`, whose
@@ -418,6 +431,7 @@ impl FetcherStage {
         }
         let final_url = head.final_url.clone();
         let content_type = head.content_type.clone();
+        let wire = self.keep_raw.then(|| head.wire_head());
         let cap = self.client.settings().max_body_bytes;
         let body = match head.body(cap, Overflow::Fail).await {
             Ok(b) => b,
@@ -459,6 +473,12 @@ impl FetcherStage {
             html: text.into_bytes(),
             task: task.identity(),
             zstd: false,
+            raw: wire.map(|wire| RawExchange {
+                request: self.client.request_head(&url, wire.version),
+                response: wire.with_length(resp.body.len()),
+                body: resp.body,
+                zstd: false,
+            }),
         };
         let record = self.record(
             &task,

@@ -54,6 +54,8 @@ pub mod worker;
 
 pub use broker::{Broker, Delivery};
 pub use config::ServiceConfig;
-pub use messages::{CrawlSpec, Document, FetchTask, Link, Page, StoredDocument, UrlBatch};
+pub use messages::{
+    CrawlSpec, Document, FetchTask, Link, Page, RawExchange, StoredDocument, UrlBatch,
+};
 pub use store::Store;
 pub use topology::Queue;

@@ -319,6 +319,88 @@ pub struct Page {
     /// message size. Read it with [`Page::html`].
     #[serde(default)]
     pub zstd: bool,
+    /// The HTTP exchange as it went over the wire, kept only when the crawl
+    /// writes WARC files (the fetcher's `CRAWLER_WARC_DIR`); absent, and
+    /// not written, otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<RawExchange>,
+}
+
+/// One HTTP exchange as the fetcher sent and received it, for the WARC
+/// `request` and `response` records (the `warc` crate): the request head,
+/// the response head, and the body bytes before any charset decoding.
+///
+/// The body is what the HTTP layer gave: de-chunked and, when the server
+/// sent it compressed, decompressed (reqwest then drops `Content-Encoding`
+/// and `Content-Length` from the headers); so the response head has no
+/// `Transfer-Encoding` and its `Content-Length` is the body's length, and
+/// the head and body read together as one valid HTTP message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RawExchange {
+    /// The request line and headers, CRLF line ends, ending with the empty
+    /// line (a GET has no body).
+    #[serde(with = "serde_bytes")]
+    pub request: Vec<u8>,
+    /// The status line and headers, CRLF line ends, ending with the empty line.
+    #[serde(with = "serde_bytes")]
+    pub response: Vec<u8>,
+    /// The body, zstd-compressed when `zstd` (as [`Page::html`]).
+    #[serde(with = "serde_bytes")]
+    pub body: Vec<u8>,
+    #[serde(default)]
+    pub zstd: bool,
+}
+
+impl RawExchange {
+    /// This exchange with its body compressed (zstd level 1), unless that
+    /// does not make it smaller.
+    pub fn compressed(mut self) -> RawExchange {
+        if !self.zstd {
+            if let Some(c) = compress(&self.body) {
+                self.body = c;
+                self.zstd = true;
+            }
+        }
+        self
+    }
+
+    /// The body, decompressed if it travels compressed; a body over
+    /// [`MAX_PAGE_HTML_BYTES`] is an error.
+    pub fn body(&self) -> Result<std::borrow::Cow<'_, [u8]>, CodecError> {
+        if self.zstd {
+            decompress(&self.body).map(std::borrow::Cow::Owned)
+        } else {
+            Ok(std::borrow::Cow::Borrowed(&self.body))
+        }
+    }
+}
+
+/// `bytes` compressed with zstd level 1, when that makes them smaller.
+fn compress(bytes: &[u8]) -> Option<Vec<u8>> {
+    zstd::bulk::compress(bytes, 1)
+        .ok()
+        .filter(|c| c.len() < bytes.len())
+}
+
+/// zstd-compressed `bytes` inflated, within [`MAX_PAGE_HTML_BYTES`].
+fn decompress(bytes: &[u8]) -> Result<Vec<u8>, CodecError> {
+    // Streamed with a byte limit: memory grows with the page, not
+    // with the cap.
+    use std::io::Read;
+    let err = |reason: String| CodecError::Body {
+        max: MAX_PAGE_HTML_BYTES,
+        reason,
+    };
+    let decoder = zstd::stream::read::Decoder::new(bytes).map_err(|e| err(e.to_string()))?;
+    let mut out = Vec::with_capacity(bytes.len() * 4);
+    decoder
+        .take(MAX_PAGE_HTML_BYTES as u64 + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| err(e.to_string()))?;
+    if out.len() > MAX_PAGE_HTML_BYTES {
+        return Err(err("too large".into()));
+    }
+    Ok(out)
 }
 
 /// The longest URL, in bytes, any stage accepts: the frontier refuses longer
@@ -335,13 +417,12 @@ impl Page {
     /// news pages), unless compression does not make it smaller.
     pub fn compressed(mut self) -> Page {
         if !self.zstd {
-            if let Ok(c) = zstd::bulk::compress(&self.html, 1) {
-                if c.len() < self.html.len() {
-                    self.html = c;
-                    self.zstd = true;
-                }
+            if let Some(c) = compress(&self.html) {
+                self.html = c;
+                self.zstd = true;
             }
         }
+        self.raw = self.raw.map(RawExchange::compressed);
         self
     }
 
@@ -349,27 +430,11 @@ impl Page {
     /// compressed; a body that would exceed [`MAX_PAGE_HTML_BYTES`] is an
     /// error (bounded memory for any message).
     pub fn html(&self) -> Result<std::borrow::Cow<'_, [u8]>, CodecError> {
-        if !self.zstd {
-            return Ok(std::borrow::Cow::Borrowed(&self.html));
+        if self.zstd {
+            decompress(&self.html).map(std::borrow::Cow::Owned)
+        } else {
+            Ok(std::borrow::Cow::Borrowed(&self.html))
         }
-        // Streamed with a byte limit: memory grows with the page, not
-        // with the cap.
-        use std::io::Read;
-        let err = |reason: String| CodecError::Body {
-            max: MAX_PAGE_HTML_BYTES,
-            reason,
-        };
-        let decoder =
-            zstd::stream::read::Decoder::new(&self.html[..]).map_err(|e| err(e.to_string()))?;
-        let mut out = Vec::with_capacity(self.html.len() * 4);
-        decoder
-            .take(MAX_PAGE_HTML_BYTES as u64 + 1)
-            .read_to_end(&mut out)
-            .map_err(|e| err(e.to_string()))?;
-        if out.len() > MAX_PAGE_HTML_BYTES {
-            return Err(err("too large".into()));
-        }
-        Ok(std::borrow::Cow::Owned(out))
     }
 }
 
@@ -415,6 +480,10 @@ pub struct Document {
     /// when one did (the fetcher's [`Page::charset_override`]).
     #[serde(default)]
     pub charset_override: Option<String>,
+    /// The page's HTTP exchange ([`Page::raw`]), passed on unchanged for
+    /// contentseen's WARC records; absent when the crawl writes none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<RawExchange>,
 }
 
 fn yes() -> bool {
@@ -446,6 +515,7 @@ impl Document {
             spec: None,
             article: true,
             charset_override: None,
+            raw: None,
         }
     }
 }
@@ -507,6 +577,12 @@ pub struct StoredDocument {
     /// one did (the document's charset evidence).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub charset_override: Option<String>,
+    /// The `WARC-Record-ID` of the page's `response` record, when the crawl
+    /// writes WARC files: a near-duplicate's `revisit` record names it in
+    /// `WARC-Refers-To` (its `WARC-Refers-To-Date` is `fetched_at`, its
+    /// `WARC-Refers-To-Target-URI` `final_url`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warc_record_id: Option<String>,
 }
 
 macro_rules! versioned {
@@ -559,10 +635,9 @@ pub fn rfc3339_from_unix(secs: i64) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_compressed_page_reads_back_and_a_bomb_is_refused() {
-        let html = "<p>\u{4e2d} the same words again and again</p>".repeat(500);
-        let page = Page {
+    /// A page of `http://a/` with this HTML, uncompressed, no raw exchange.
+    fn page(html: &[u8]) -> Page {
+        Page {
             v: VERSION,
             crawl: CrawlSpec::default(),
             url: "http://a/".into(),
@@ -575,10 +650,17 @@ mod tests {
             charset_override: None,
             fetched_at: now_rfc3339(),
             recrawl: false,
-            html: html.clone().into_bytes(),
+            html: html.to_vec(),
             task: String::new(),
             zstd: false,
-        };
+            raw: None,
+        }
+    }
+
+    #[test]
+    fn a_compressed_page_reads_back_and_a_bomb_is_refused() {
+        let html = "<p>\u{4e2d} the same words again and again</p>".repeat(500);
+        let page = page(html.as_bytes());
         let small = page.clone().compressed();
         assert!(small.zstd && small.html.len() * 5 < html.len());
         let back: Page = decode(&encode(&small).unwrap()).unwrap();
@@ -603,21 +685,9 @@ mod tests {
     #[test]
     fn page_round_trips_with_raw_body() {
         let page = Page {
-            v: VERSION,
-            crawl: CrawlSpec::default(),
-            url: "http://a/".into(),
-            final_url: "http://a/".into(),
             depth: 1,
-            status: 200,
             content_type: Some("text/html".into()),
-            encoding: "UTF-8".into(),
-            charset_votes: None,
-            charset_override: None,
-            fetched_at: now_rfc3339(),
-            recrawl: false,
-            html: "<p>\u{4e2d}\"quoted\"</p>".as_bytes().to_vec(),
-            task: String::new(),
-            zstd: false,
+            ..page("<p>\u{4e2d}\"quoted\"</p>".as_bytes())
         };
         let bytes = encode(&page).unwrap();
         // The body is stored raw: its bytes appear verbatim in the encoding.
@@ -625,6 +695,37 @@ mod tests {
         assert!(bytes.windows(needle.len()).any(|w| w == needle));
         let back: Page = decode(&bytes).unwrap();
         assert_eq!(back, page);
+    }
+
+    #[test]
+    fn the_raw_exchange_travels_compressed_and_only_when_kept() {
+        let page = page(b"<p>x</p>");
+        // Off: no field in the message, and a message without it reads.
+        let bytes = encode(&page).unwrap();
+        // (The key as MessagePack writes it: "raw" is also in "recrawl".)
+        let key = b"\xa3raw";
+        assert!(!bytes.windows(4).any(|w| w == key));
+        assert_eq!(decode::<Page>(&bytes).unwrap().raw, None);
+        let body = "<p>\u{4e2d} raw bytes, not decoded</p>"
+            .repeat(200)
+            .into_bytes();
+        let raw = RawExchange {
+            request: b"GET / HTTP/1.1\r\nHost: a\r\n\r\n".to_vec(),
+            response: b"HTTP/1.1 200 OK\r\n\r\n".to_vec(),
+            body: body.clone(),
+            zstd: false,
+        };
+        let kept = Page {
+            raw: Some(raw),
+            ..page
+        }
+        .compressed();
+        let bytes = encode(&kept).unwrap();
+        assert!(bytes.windows(4).any(|w| w == key));
+        let back: Page = decode(&bytes).unwrap();
+        let raw = back.raw.expect("the raw exchange");
+        assert!(raw.zstd && raw.body.len() * 5 < body.len());
+        assert_eq!(raw.body().unwrap().as_ref(), &body[..]);
     }
 
     #[test]

@@ -694,6 +694,57 @@ async fn content_encodings_are_decoded_and_bombs_stop_at_the_cap() {
     f.env.cleanup().await;
 }
 
+/// With WARC output on, the page carries the exchange as the WARC records
+/// need it: the body as the client gave it (decompressed, not decoded), a
+/// head that says so, and the request head the server saw; off, nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_raw_exchange_is_kept_only_for_warc_and_reads_as_one_http_message() {
+    let html = "<html><head><meta charset=\"utf-8\"></head><body><p>\u{4e2d}\u{6587} raw</p></body></html>"
+        .repeat(20);
+    let (_, gzip) = ENCODERS[0];
+    let mut routes = HashMap::new();
+    routes.insert(
+        "/gzip".to_string(),
+        Canned::encoded("gzip", gzip(html.as_bytes())),
+    );
+    let server = local_server(routes).await;
+    let mut f = Fetcher::new("fetch-raw", test_settings()).await;
+    let url = server.url("/gzip");
+    assert_eq!(f.fetch(&url).await.page().expect("a page").raw, None);
+    f.stage = f.stage.with_raw_exchange(true);
+    let page = f.fetch(&url).await.page().expect("a page");
+    let raw = page.raw.expect("the raw exchange, with WARC on");
+    assert_eq!(raw.body().unwrap().as_ref(), html.as_bytes());
+    let head = String::from_utf8(raw.response.clone()).unwrap();
+    assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+    assert!(
+        head.ends_with(&format!("content-length: {}\r\n\r\n", html.len())),
+        "{head}"
+    );
+    assert!(
+        !head.contains("content-encoding") && !head.contains("transfer-encoding"),
+        "{head}"
+    );
+    assert!(
+        head.contains("content-type: text/html; charset=utf-8\r\n"),
+        "{head}"
+    );
+    let request = String::from_utf8(raw.request.clone()).unwrap();
+    assert!(request.starts_with("GET /gzip HTTP/1.1\r\n"), "{request}");
+    assert!(request.ends_with("\r\n\r\n"), "{request}");
+    // What the request record says was sent is what the server saw.
+    let asked = server.headers("/gzip").to_ascii_lowercase();
+    for line in request.lines().skip(1).filter(|l| !l.is_empty()) {
+        let line = line.to_ascii_lowercase();
+        let (name, value) = line.split_once(": ").expect("a header line");
+        assert!(
+            asked.contains(name) && asked.contains(value),
+            "{line:?} not in what the server saw: {asked}"
+        );
+    }
+    f.env.cleanup().await;
+}
+
 type Encoder = fn(&[u8]) -> Vec<u8>;
 
 /// The content encodings a crawler meets, each with a compressor.

@@ -63,6 +63,7 @@ pub async fn run(set: &EvalSet, store: Store, namespace: &str) -> Result<Vec<Dec
             html: html.into_bytes(),
             task: String::new(),
             zstd: false,
+            raw: None,
         };
         let out = extractor
             .handle(page)
