@@ -32,8 +32,8 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    pipeline::config::apply_config_file("contentseen")?;
-    let args = Args::parse();
+    let (args, file) = pipeline::config::parse::<Args>("contentseen")?;
+    file.start_logs(args.service.log_json);
     let layout = Layout::even(args.max_distance)?;
     let ns = args.service.namespace.clone();
     pipeline::config::init_tracing(args.service.log_json);

@@ -136,8 +136,9 @@ enum Command {
 
 impl Command {
     /// Whether logs are JSON lines: the subcommand's service setting, or
-    /// `CRAWLER_LOG_JSON` for those without services.
-    fn log_json(&self) -> bool {
+    /// for those without services `CRAWLER_LOG_JSON`, else the file's
+    /// `log_json`.
+    fn log_json(&self, file: &pipeline::config::FileLayer) -> bool {
         match self {
             Command::Seed(c) => c.service.log_json,
             Command::Query(c) => c.service.log_json,
@@ -151,21 +152,26 @@ impl Command {
             Command::Run(_)
             | Command::Extract(_)
             | Command::Charset(_)
-            | Command::Completions { .. } => std::env::var("CRAWLER_LOG_JSON").is_ok_and(|v| {
-                matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on")
-            }),
+            | Command::Completions { .. } => match std::env::var("CRAWLER_LOG_JSON") {
+                Ok(v) if !v.is_empty() => {
+                    matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on")
+                }
+                _ => file.settings.log_json.unwrap_or(false),
+            },
         }
     }
 }
 
 #[tokio::main]
 async fn main() {
-    if let Err(e) = pipeline::config::apply_config_file("crawler") {
-        eprintln!("crawler: {}", pipeline::config::error_chain(e.as_ref()));
-        std::process::exit(2);
-    }
-    let cli = Cli::parse();
-    pipeline::config::init_tracing(cli.command.log_json());
+    let (cli, file) = match pipeline::config::parse::<Cli>("crawler") {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            eprintln!("crawler: {}", pipeline::config::error_chain(e.as_ref()));
+            std::process::exit(2);
+        }
+    };
+    file.start_logs(cli.command.log_json(&file));
     let result = match cli.command {
         Command::Seed(c) => seed::run(&c.service, c.args).await,
         Command::Run(a) => run::run(a).await,
@@ -226,5 +232,49 @@ fn what_to_do(error: &str) -> Option<&'static str> {
         )
     } else {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pipeline::config::{parse_from, FileLayer};
+
+    fn cli(args: &[&str], file: &str) -> Cli {
+        let layer = FileLayer::from_toml(file, "crawler").unwrap();
+        let argv = std::iter::once("crawler").chain(args.iter().copied());
+        parse_from(argv.map(Into::into).collect(), &layer).unwrap()
+    }
+
+    #[test]
+    fn every_setting_of_the_command_line_can_come_from_the_file() {
+        let missing = pipeline::config::keys_without_setting(&Cli::command());
+        assert!(missing.is_empty(), "not in config::Settings: {missing:?}");
+    }
+
+    #[test]
+    fn the_crawl_settings_come_from_the_file_under_the_flags() {
+        let file = "crawl = \"news\"\nmax_depth = 7\n[crawler]\nallow_domain = [\"a.com\"]\ndelay_ms = 250\nsort_query = true\n";
+        let Command::Seed(seed) = cli(&["seed", "http://a.com/"], file).command else {
+            panic!("not seed");
+        };
+        let c = &seed.args.crawl;
+        assert_eq!(
+            (c.crawl.as_str(), c.max_depth, c.delay_ms),
+            ("news", 7, 250)
+        );
+        assert_eq!(c.allow_domains, ["a.com"]);
+        assert!(c.sort_query);
+        let Command::Run(run) = cli(&["run", "--max-depth", "1", "http://a.com/"], file).command
+        else {
+            panic!("not run");
+        };
+        assert_eq!((run.crawl.max_depth, run.crawl.delay_ms), (1, 250));
+        // `export --crawl` filters; it is no crawl setting and the file's
+        // `crawl` leaves it alone.
+        let Command::Export(export) = cli(&["export"], file).command else {
+            panic!("not export");
+        };
+        assert_eq!(export.args.crawl, None);
     }
 }

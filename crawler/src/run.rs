@@ -14,8 +14,6 @@ use pipeline::{Broker, Queue, Store};
 
 #[derive(Args)]
 pub struct RunArgs {
-    #[command(flatten)]
-    pub crawl: crate::seed::CrawlArgs,
     /// Allow loopback and private addresses (to crawl a local site).
     #[arg(long, env = "CRAWLER_ALLOW_PRIVATE", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
     pub allow_private: bool,
@@ -44,6 +42,9 @@ pub struct RunArgs {
     pub warc_max_bytes: u64,
     #[command(flatten)]
     pub source: crate::seed::SeedSource,
+    /// Last: the heading of the crawl settings holds for what follows.
+    #[command(flatten)]
+    pub crawl: crate::seed::CrawlArgs,
 }
 
 fn settings<S: Stage>(broker: &Broker, store: &Store) -> WorkerSettings {

@@ -11,8 +11,10 @@ use pipeline::{Broker, CrawlSpec, Link, Queue};
 const SEEDS_PER_MESSAGE: usize = 1000;
 
 /// A crawl's settings, the same for `crawler seed` and `crawler run`; they
-/// travel with every message of the crawl.
+/// travel with every message of the crawl. The config file sets them by
+/// their flags' names (`max_depth = 5`), under this help heading.
 #[derive(Args, Clone)]
+#[command(next_help_heading = pipeline::config::CRAWL_SETTINGS)]
 pub struct CrawlArgs {
     /// The crawl these seeds start (tags every stored document).
     #[arg(long, default_value = "default")]
@@ -110,12 +112,13 @@ impl CrawlArgs {
 #[derive(Args)]
 pub struct SeedArgs {
     #[command(flatten)]
-    pub crawl: CrawlArgs,
-    #[command(flatten)]
     pub source: SeedSource,
     /// With --sitemaps: allow fetching them from private addresses.
     #[arg(long, env = "CRAWLER_ALLOW_PRIVATE", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
     pub allow_private: bool,
+    /// Last: the heading of the crawl settings holds for what follows.
+    #[command(flatten)]
+    pub crawl: CrawlArgs,
 }
 
 /// Where a crawl's seeds come from: `crawler seed` and `crawler run` take

@@ -19,7 +19,7 @@
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use encoding_rs::{Encoding, WINDOWS_1252};
@@ -75,14 +75,6 @@ fn load_lying(dir: &Path) -> Vec<Page> {
             })
         })
         .collect()
-}
-
-fn read_dir_sorted(dir: &Path) -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|entries| entries.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    paths.sort();
-    paths
 }
 
 fn label_encoding(label: Option<&str>) -> Option<&'static Encoding> {
@@ -482,7 +474,7 @@ fn skip_rates(lying: &[Page], corpus: &[CorpusFile]) {
 /// Pages of 50-200 KB of real UTF-8 HTML (with non-ASCII text).
 fn utf8_pages(aeb: &Path) -> Vec<Vec<u8>> {
     let mut pages = Vec::new();
-    for path in read_dir_sorted(aeb) {
+    for path in evaluation::sources::sorted_entries(aeb).expect("the AEB set") {
         let Ok(file) = std::fs::File::open(&path) else {
             continue;
         };

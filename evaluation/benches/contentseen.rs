@@ -403,49 +403,24 @@ async fn bulk_load(conn: &mut MultiplexedConnection, table: &Table, seed: u64, f
                 .or_default()
                 .push((s, bench_url(seq + 1)));
         }
-        let mut pipe = redis::pipe();
-        let mut n = 0;
-        let flush = |pipe: &mut redis::Pipeline, n: &mut usize, force: bool| {
-            let ready = force || *n >= 2000;
-            if ready && *n > 0 {
-                let p = std::mem::take(pipe);
-                *n = 0;
-                Some(p)
-            } else {
-                None
-            }
-        };
+        let mut bulk = Bulk::default();
         for (key, members) in bands {
-            pipe.sadd(key, members).ignore();
-            n += 1;
-            if let Some(p) = flush(&mut pipe, &mut n, false) {
-                let () = p.query_async(conn).await.expect("bulk SADD");
-            }
+            bulk.pipe.sadd(key, members).ignore();
+            bulk.queued(conn, "bulk SADD").await;
         }
         for (key, fields) in seqs {
-            pipe.hset_multiple(key, &fields).ignore();
-            n += 1;
-            if let Some(p) = flush(&mut pipe, &mut n, false) {
-                let () = p.query_async(conn).await.expect("bulk HSET fps");
-            }
+            bulk.pipe.hset_multiple(key, &fields).ignore();
+            bulk.queued(conn, "bulk HSET fps").await;
         }
         for (key, fields) in slots {
-            pipe.hset_multiple(key, &fields).ignore();
-            n += 1;
-            if let Some(p) = flush(&mut pipe, &mut n, false) {
-                let () = p.query_async(conn).await.expect("bulk HSET lsh");
-            }
+            bulk.pipe.hset_multiple(key, &fields).ignore();
+            bulk.queued(conn, "bulk HSET lsh").await;
         }
         for (key, fields) in urls {
-            pipe.hset_multiple(key, &fields).ignore();
-            n += 1;
-            if let Some(p) = flush(&mut pipe, &mut n, false) {
-                let () = p.query_async(conn).await.expect("bulk HSET sequrl");
-            }
+            bulk.pipe.hset_multiple(key, &fields).ignore();
+            bulk.queued(conn, "bulk HSET sequrl").await;
         }
-        if let Some(p) = flush(&mut pipe, &mut n, true) {
-            let () = p.query_async(conn).await.expect("bulk load");
-        }
+        bulk.send(conn, "bulk load").await;
         at = end;
     }
     let () = redis::cmd("SET")
@@ -454,6 +429,31 @@ async fn bulk_load(conn: &mut MultiplexedConnection, table: &Table, seed: u64, f
         .query_async(conn)
         .await
         .expect("SET fpseq");
+}
+
+/// Commands of a bulk load, sent 2,000 at a time.
+#[derive(Default)]
+struct Bulk {
+    pipe: redis::Pipeline,
+    queued: usize,
+}
+
+impl Bulk {
+    /// One more command is on the pipe: sends them when there are enough.
+    async fn queued(&mut self, conn: &mut MultiplexedConnection, what: &str) {
+        self.queued += 1;
+        if self.queued >= 2000 {
+            self.send(conn, what).await;
+        }
+    }
+
+    async fn send(&mut self, conn: &mut MultiplexedConnection, what: &str) {
+        if self.queued > 0 {
+            let pipe = std::mem::take(&mut self.pipe);
+            self.queued = 0;
+            let () = pipe.query_async(conn).await.expect(what);
+        }
+    }
 }
 
 fn namespace_of(table: &Table) -> String {

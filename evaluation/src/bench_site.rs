@@ -25,7 +25,6 @@
 //!   Links to the same host are relative, others absolute.
 
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::fmt::Write as _;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -35,10 +34,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
 use testsite::html::escape_html;
 use testsite::prng::SplitMix64;
 use testsite::text::{edit_words, ChineseStory, EnglishStory};
@@ -501,12 +497,14 @@ impl BenchServer {
         for (h, listener) in listeners.into_iter().enumerate() {
             listener.set_nonblocking(true)?;
             let listener = TcpListener::from_std(listener)?;
-            tokio::spawn(accept_loop(
+            let (site, stats) = (Arc::clone(&site), Arc::clone(&stats));
+            tokio::spawn(testsite::accept_until(
                 listener,
-                h,
-                Arc::clone(&site),
-                Arc::clone(&stats),
                 stopped.clone(),
+                move |request: Request<Incoming>| {
+                    let response = respond(&site, &stats, h, &request);
+                    async move { response }
+                },
             ));
         }
         Ok(BenchServer {
@@ -559,43 +557,6 @@ fn bind_all(hosts: usize) -> std::io::Result<Vec<std::net::TcpListener>> {
         }
     }
     Err(last_error.unwrap_or_else(|| std::io::Error::other("could not bind the hosts")))
-}
-
-async fn accept_loop(
-    listener: TcpListener,
-    host: usize,
-    site: Arc<BenchSite>,
-    stats: Arc<ServeStats>,
-    mut stopped: watch::Receiver<()>,
-) {
-    loop {
-        let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(_) => {
-                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-                    continue;
-                }
-            },
-            _ = stopped.changed() => return,
-        };
-        let _ = stream.set_nodelay(true);
-        let (site, stats) = (Arc::clone(&site), Arc::clone(&stats));
-        let mut connection_stopped = stopped.clone();
-        tokio::spawn(async move {
-            let service = service_fn(move |request: Request<Incoming>| {
-                let response = respond(&site, &stats, host, &request);
-                async move { Ok::<_, Infallible>(response) }
-            });
-            let connection = http1::Builder::new()
-                .keep_alive(true)
-                .serve_connection(TokioIo::new(stream), service);
-            tokio::select! {
-                _ = connection => {}
-                _ = connection_stopped.changed() => {}
-            }
-        });
-    }
 }
 
 fn respond(

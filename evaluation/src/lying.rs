@@ -10,8 +10,6 @@
 //! from the truth. UTF-16 files (no ASCII page can hold them) and files
 //! that are ASCII (every lie reads them right) are left out.
 
-use std::path::{Path, PathBuf};
-
 use crate::charset::{corpus_encoding, decodes_right, without_declarations};
 use encoding_rs::{Encoding, UTF_16BE, UTF_16LE};
 
@@ -57,26 +55,17 @@ pub struct CorpusFile {
     pub held: bool,
 }
 
-fn read_dir_sorted(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    paths.sort();
-    Ok(paths)
-}
-
 /// Every file of `charset/corpus/` whose folder maps to an encoding; an
 /// error when the corpus is missing or empty.
 pub fn corpus_files() -> Result<Vec<CorpusFile>, String> {
     let mut files = Vec::new();
-    let folders = read_dir_sorted(&bench_dir().join("charset/corpus"))?;
+    let folders = crate::sources::sorted_entries(&bench_dir().join("charset/corpus"))?;
     for folder in folders.into_iter().filter(|path| path.is_dir()) {
         let label = folder
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        for path in read_dir_sorted(&folder)? {
+        for path in crate::sources::sorted_entries(&folder)? {
             let original = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
             let Some(truth) = corpus_encoding(&label, &original) else {
                 break;

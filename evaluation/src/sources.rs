@@ -67,13 +67,20 @@ fn read(path: &Path) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-fn sorted_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+/// The entries of `dir`, sorted by path; an error naming `dir` when it
+/// cannot be read (missing data is never an empty set).
+pub fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| format!("{}: {e}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file())
         .collect();
-    files.sort();
+    paths.sort();
+    Ok(paths)
+}
+
+fn sorted_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut files = sorted_entries(dir)?;
+    files.retain(|p| p.is_file());
     Ok(files)
 }
 

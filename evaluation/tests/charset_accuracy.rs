@@ -23,11 +23,7 @@ fn charset_dir() -> Option<PathBuf> {
 }
 
 fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|entries| entries.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    paths.sort();
-    paths
+    evaluation::sources::sorted_entries(dir).unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]

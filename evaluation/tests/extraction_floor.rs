@@ -16,14 +16,20 @@ const CWCED_DATE_FLOOR: f64 = 0.90;
 /// CWCED share of pages with an author where we find one of the names reached: 23/27 = 0.852.
 const CWCED_AUTHOR_FLOOR: f64 = 0.81;
 
+/// A set's pages; a failure, naming where the set should be, when it is
+/// missing (a floor over no pages checks nothing).
+fn required<T>(pages: Option<Vec<T>>, set: &str) -> Vec<T> {
+    pages.unwrap_or_else(|| {
+        panic!(
+            "{} has no readable {set} set: its floors cannot be checked",
+            sets::bench_dir().display()
+        )
+    })
+}
+
 #[test]
 fn aeb_body_f1_floor() {
-    let Some(pages) = sets::aeb() else {
-        panic!(
-            "{} has no readable aeb set: the floor cannot be checked",
-            sets::bench_dir().display()
-        );
-    };
+    let pages = required(sets::aeb(), "aeb");
     let counts: Vec<_> = pages
         .iter()
         .map(|p| {
@@ -47,12 +53,7 @@ fn aeb_body_f1_floor() {
 
 #[test]
 fn cwced_body_date_author_floors() {
-    let Some(pages) = sets::cwced() else {
-        panic!(
-            "{} has no readable cwced set: the floors cannot be checked",
-            sets::bench_dir().display()
-        );
-    };
+    let pages = required(sets::cwced(), "cwced");
     let mut counts = Vec::new();
     let (mut dates, mut dated, mut authors, mut authored) = (0, 0, 0, 0);
     for p in &pages {

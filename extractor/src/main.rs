@@ -14,8 +14,8 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    pipeline::config::apply_config_file("extractor")?;
-    let args = Args::parse();
+    let (args, file) = pipeline::config::parse::<Args>("extractor")?;
+    file.start_logs(args.service.log_json);
     let ns = args.service.namespace.clone();
     pipeline::worker::serve(&args.service, |_store| {
         extractor::stage::ExtractorStage::new(&ns)

@@ -141,7 +141,10 @@ mod tests {
         store
             .one(Op::HSet {
                 key: keys.host("http://h"),
-                fields: vec![("backoff_until_ms".into(), far.to_string().into_bytes())],
+                fields: vec![(
+                    politeness::record::BACKOFF_UNTIL_MS.into(),
+                    far.to_string().into_bytes(),
+                )],
             })
             .await
             .unwrap();

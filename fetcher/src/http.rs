@@ -29,10 +29,6 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
 /// Default [`FetchSettings::max_redirects`] (browsers allow about 20; a
 /// news site rarely needs more than 3).
 pub const DEFAULT_MAX_REDIRECTS: usize = 10;
-/// Default [`FetchSettings::max_url_bytes`]: the old Internet Explorer limit
-/// of 2,083 characters, which the web still designs for; longer URLs are
-/// mostly session ids and crawler traps.
-pub const DEFAULT_MAX_URL_BYTES: usize = pipeline::messages::MAX_URL_BYTES;
 /// Default [`FetchSettings::max_retries`].
 pub const DEFAULT_MAX_RETRIES: u32 = 3;
 /// Idle keep-alive connections kept per host (connection reuse across tasks).
@@ -132,7 +128,7 @@ impl Default for FetchSettings {
             total_timeout: DEFAULT_TOTAL_TIMEOUT,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_redirects: DEFAULT_MAX_REDIRECTS,
-            max_url_bytes: DEFAULT_MAX_URL_BYTES,
+            max_url_bytes: pipeline::messages::MAX_URL_BYTES,
             max_retries: DEFAULT_MAX_RETRIES,
             allow_private: false,
         }

@@ -29,10 +29,11 @@
 //! politeness record, field names in [`politeness::record`]: `delay_ms`,
 //! `backoff_until_ms`, `fail_streak` written here, `next_fetch_ms` by the
 //! gate),
-//! `fetch:<url>` (the last outcome of a URL), `stats` (fetched, failed,
-//! `fetch_<outcome>`, `fetch_retried`) and the same fields in
-//! `crawl:<name>:stats`; `crawlctl` (read: a cancelled crawl's tasks are
-//! dropped, [`pipeline::crawls`]).
+//! `fetch:<url>` (the last outcome of a URL), `once:fetch:<shard>` (one
+//! mark per task, so a redelivered task is counted once), `stats`
+//! (fetched, failed, `fetch_<outcome>`, `fetch_retried`) and the same
+//! fields in `crawl:<name>:stats`; `crawlctl` (read: a cancelled crawl's
+//! tasks are dropped, [`pipeline::crawls`]).
 //!
 //! Not here: which URLs to fetch and when (frontier), what the page says
 //! (extractor).

@@ -1,8 +1,8 @@
 //! The `fetcher` worker binary: [`fetcher::FetcherStage`] over RabbitMQ and Redis.
 
+use clap::Parser;
 use std::time::Duration;
 
-use clap::Parser;
 use fetcher::http::{self, Client, FetchSettings};
 
 /// Downloads pages (robots.txt obeyed, limits enforced), decodes them by
@@ -48,7 +48,7 @@ struct Args {
     max_redirects: usize,
 
     /// Longer URLs (bytes) are not fetched: invalid_url.
-    #[arg(long, env = "CRAWLER_MAX_URL_BYTES", default_value_t = http::DEFAULT_MAX_URL_BYTES)]
+    #[arg(long, env = "CRAWLER_MAX_URL_BYTES", default_value_t = pipeline::messages::MAX_URL_BYTES)]
     max_url_bytes: usize,
 
     /// Retries of a transient failure (timeout, connection error, 5xx, 429)
@@ -73,8 +73,7 @@ fn seconds(s: &str) -> Result<f64, String> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    pipeline::config::apply_config_file("fetcher")?;
-    let args = Args::parse();
+    let (args, file) = pipeline::config::parse::<Args>("fetcher")?;
     let settings = FetchSettings {
         user_agent: http::operator_user_agent(args.user_agent, args.contact.as_deref()),
         connect_timeout: Duration::from_secs_f64(args.connect_timeout_secs),
@@ -85,7 +84,7 @@ async fn main() -> anyhow::Result<()> {
         max_retries: args.max_retries,
         allow_private: args.allow_private,
     };
-    pipeline::config::init_tracing(args.service.log_json);
+    file.start_logs(args.service.log_json);
     tracing::info!(?settings, "fetch settings");
     // One client per worker: every task shares its keep-alive connections.
     let client = Client::new(settings)?;

@@ -154,23 +154,20 @@ mod tests {
             }
             other => panic!("{other:?}"),
         };
-        assert_eq!(
-            value(fb.crawl_delay(2.5)),
-            ("delay_ms".into(), "2500".into())
-        );
+        assert_eq!(value(fb.crawl_delay(2.5)), (DELAY_MS.into(), "2500".into()));
         assert_eq!(value(fb.crawl_delay(86_400.0)).1, "60000");
         assert_eq!(value(fb.crawl_delay(f32::INFINITY)).1, "60000");
         assert_eq!(value(fb.crawl_delay(-1.0)).1, "0");
         assert_eq!(value(fb.crawl_delay(f32::NAN)).1, "0");
         assert_eq!(
             value(fb.back_off(1_000, Duration::from_secs(2))),
-            ("backoff_until_ms".into(), "3000".into())
+            (BACKOFF_UNTIL_MS.into(), "3000".into())
         );
         assert_eq!(
             value(fb.back_off(0, Duration::from_secs(1 << 30))).1,
             "3600000"
         );
-        assert_eq!(value(fb.answered()), ("fail_streak".into(), "0".into()));
+        assert_eq!(value(fb.answered()), (FAIL_STREAK.into(), "0".into()));
         assert!(matches!(fb.failed(), Op::HIncr { by: 1, .. }));
     }
 }

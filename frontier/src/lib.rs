@@ -16,9 +16,13 @@
 //!
 //! Redis keys (see [`pipeline::keys`]): `seen:{shard}` (sets of i64 URL
 //! hashes), `claim:{shard}:{batch}` (what a batch claimed, until its fetch
-//! tasks are confirmed), `crawl:<name>:pages`, `stats` and
-//! `crawl:<name>:stats` (the crawl's own counters, [`pipeline::crawls`]),
-//! `crawlctl` (read: a cancelled crawl's batches are dropped); through
+//! tasks are confirmed), `crawl:<name>:pages` and
+//! `crawl:<name>:host:<origin>:pages` (pages per crawl, and per host),
+//! `once:frontier:<shard>` (one mark per batch, so a redelivered batch is
+//! counted once), `stats` and `crawl:<name>:stats` (the crawl's own
+//! counters, [`pipeline::crawls`]), `recrawl` (stored pages due for a
+//! refetch, which the releaser hands back), `crawlctl` (read: a cancelled
+//! crawl's batches are dropped); through
 //! [`politeness::schedule`], each shard's `schedule`, `releasing`, host
 //! queues and the `crawl_delay_ms`, `next_ms`, `parked_until_ms` of the host
 //! records.

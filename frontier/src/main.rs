@@ -17,8 +17,8 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    pipeline::config::apply_config_file("frontier")?;
-    let args = Args::parse();
+    let (args, file) = pipeline::config::parse::<Args>("frontier")?;
+    file.start_logs(args.service.log_json);
     let ns = args.service.namespace.clone();
     let release_ns = ns.clone();
     pipeline::worker::serve_with(

@@ -13,13 +13,10 @@
 //! 7. tracking parameters removed ([`TRACKING_PARAMS`], and `utm_*`; more
 //!    per crawl with [`Rules::strip_params`]); query parameters sorted if
 //!    the crawl asks ([`Rules::sort_query`]);
-//! 8. only `http` and `https`; at most [`MAX_URL_LEN`] bytes.
+//! 8. only `http` and `https`; at most [`MAX_URL_BYTES`] bytes.
 
+use pipeline::messages::MAX_URL_BYTES;
 use url::Url;
-
-/// Longer URLs are refused: they are almost always traps or junk, and
-/// browsers and servers commonly cap near 2 KB.
-pub const MAX_URL_LEN: usize = pipeline::messages::MAX_URL_BYTES;
 
 /// Query parameters that only track the click, never change the page.
 pub const TRACKING_PARAMS: &[&str] = &[
@@ -36,7 +33,7 @@ pub enum UrlError {
     Scheme { url: String, scheme: String },
     #[error("URL has no host: {0:?}")]
     NoHost(String),
-    #[error("URL longer than {MAX_URL_LEN} bytes: {0:.80}...")]
+    #[error("URL longer than {MAX_URL_BYTES} bytes: {0:.80}...")]
     TooLong(String),
 }
 
@@ -59,7 +56,7 @@ pub fn normalize(raw: &str, base: Option<&Url>) -> Result<Url, UrlError> {
 /// [`normalize`] with a crawl's own [`Rules`].
 pub fn normalize_with(raw: &str, base: Option<&Url>, rules: &Rules) -> Result<Url, UrlError> {
     let raw = raw.trim();
-    if raw.len() > MAX_URL_LEN {
+    if raw.len() > MAX_URL_BYTES {
         return Err(UrlError::TooLong(raw.to_string()));
     }
     let parsed = match base {
@@ -84,7 +81,7 @@ pub fn normalize_with(raw: &str, base: Option<&Url>, rules: &Rules) -> Result<Ur
     // normalized spelling (`%7e` sorts as `~`, after `S`).
     normalize_escapes(&mut url);
     strip_tracking(&mut url, rules);
-    if url.as_str().len() > MAX_URL_LEN {
+    if url.as_str().len() > MAX_URL_BYTES {
         return Err(UrlError::TooLong(url.to_string()));
     }
     Ok(url)
@@ -310,7 +307,7 @@ mod tests {
             normalize("http://[::1", None),
             Err(UrlError::Parse { .. })
         ));
-        let long = format!("http://example.com/{}", "a".repeat(MAX_URL_LEN));
+        let long = format!("http://example.com/{}", "a".repeat(MAX_URL_BYTES));
         assert!(matches!(normalize(&long, None), Err(UrlError::TooLong(_))));
     }
 

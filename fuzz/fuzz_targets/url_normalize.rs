@@ -6,11 +6,12 @@
 //! rest the link.
 //!
 //! Properties checked on every URL accepted: http(s), a host, no fragment, at
-//! most `MAX_URL_LEN` bytes, and normalization is idempotent (the normalized
+//! most `MAX_URL_BYTES` bytes, and normalization is idempotent (the normalized
 //! URL normalizes to itself, without a base and with it as its own base).
 #![no_main]
 
-use frontier::normalize::{normalize_with, Rules, MAX_URL_LEN};
+use frontier::normalize::{normalize_with, Rules};
+use pipeline::messages::MAX_URL_BYTES;
 use libfuzzer_sys::fuzz_target;
 use url::Url;
 
@@ -37,7 +38,7 @@ fuzz_target!(|data: &[u8]| {
     assert!(matches!(url.scheme(), "http" | "https"), "{url}");
     assert!(url.host_str().is_some_and(|h| !h.is_empty()), "{url}");
     assert!(url.fragment().is_none(), "{url}");
-    assert!(url.as_str().len() <= MAX_URL_LEN, "{url}");
+    assert!(url.as_str().len() <= MAX_URL_BYTES, "{url}");
     let again = normalize_with(url.as_str(), None, &rules)
         .unwrap_or_else(|e| panic!("{url} normalized, then refused: {e}"));
     assert_eq!(url.as_str(), again.as_str(), "not idempotent for {raw:?}");

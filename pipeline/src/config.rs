@@ -1,21 +1,28 @@
-//! The settings every binary reads: flags, each also read from a `CRAWLER_*`
-//! environment variable, with defaults that point at the local services.
+//! The settings every binary reads, in one typed layer. Each setting is a
+//! flag, also read from its `CRAWLER_*` environment variable, then from the
+//! config file, then its default: flag, environment, file, default.
 //!
-//! One TOML file can hold them all (`--config FILE` or `CRAWLER_CONFIG`):
-//! its keys are the environment variables' names without `CRAWLER_`, in
-//! lower case (`amqp_url`, `namespace`, `fetch_timeout`, ...), at the top
-//! level for every binary or under a `[frontier]`, `[fetcher]`, ... table for
-//! one. Precedence: flag, then environment, then file, then default.
-
+//! The config file (`--config FILE` or `CRAWLER_CONFIG`) is TOML, read by
+//! serde into [`Settings`]: its keys are the variables' names without
+//! `CRAWLER_`, in lower case (`amqp_url`, `namespace`, `fetch_timeout`,
+//! ...), and the crawl's settings by their flags' names (`max_depth`,
+//! `allow_domain`, ...), at the top level for every binary or under a
+//! `[frontier]`, `[fetcher]`, ... table for one. A value of the wrong type
+//! is an error; an unknown key is warned about (with the key and the file)
+//! and ignored. [`parse`] hands the file's values to clap as the defaults
+//! of the arguments they set, so clap applies the precedence and parses
+//! every layer with the same parser. Nothing writes the process's
+//! environment.
 use clap::Args;
 
-/// The settings file: every binary takes it (read by
-/// [`apply_config_file`] before the command line is parsed; this flag is
-/// for `--help` and the parser).
+/// The settings file: every binary takes it (read by [`parse`] before the
+/// rest of the command line is parsed; this flag is for `--help` and the
+/// parser).
 #[derive(Debug, Clone, Args)]
 pub struct ConfigFile {
     /// A TOML file of settings (keys: the `CRAWLER_*` variable names without
-    /// the prefix, lower case; tables per binary).
+    /// the prefix, lower case, and the crawl settings' flag names; tables per
+    /// binary; unknown keys are warned about).
     #[arg(long, env = "CRAWLER_CONFIG", global = true)]
     pub config: Option<std::path::PathBuf>,
 }
@@ -127,91 +134,335 @@ pub fn redact_url(url: &str) -> String {
     }
 }
 
-/// The file named by `--config FILE`, `--config=FILE` or `CRAWLER_CONFIG`.
-fn config_path() -> Option<std::path::PathBuf> {
-    let mut args = std::env::args();
-    while let Some(a) = args.next() {
-        if a == "--config" {
-            return args.next().map(Into::into);
+/// The binaries that read the config file, each from the top level and
+/// from its own table.
+pub const BINARIES: &[&str] = &["crawler", "frontier", "fetcher", "extractor", "contentseen"];
+
+/// The help heading of the crawl's settings (`crawler seed`, `crawler
+/// run`): the settings without a `CRAWLER_*` variable that the file sets
+/// all the same, by their flag's name.
+pub const CRAWL_SETTINGS: &str = "Crawl settings";
+
+/// Every setting the config file may hold, typed: a key of the wrong type
+/// is an error that names the file, a key not here is warned about and
+/// ignored. Each is the flag of the same name (see [`setting_key`]); the
+/// binaries that do not have a flag ignore its key.
+#[derive(Debug, Default, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
+pub struct Settings {
+    // Where the services are, and how a worker consumes ([`ServiceConfig`]).
+    pub amqp_url: Option<String>,
+    pub redis_url: Option<String>,
+    pub namespace: Option<String>,
+    pub prefetch: Option<u16>,
+    pub concurrency: Option<usize>,
+    pub metrics_port: Option<u16>,
+    pub log_json: Option<bool>,
+    // The fetcher's (`allow_private` and `user_agent` also `crawler run`'s).
+    pub allow_private: Option<bool>,
+    pub user_agent: Option<String>,
+    pub fetch_timeout: Option<f64>,
+    pub connect_timeout: Option<f64>,
+    pub max_body_bytes: Option<usize>,
+    pub max_redirects: Option<usize>,
+    pub max_url_bytes: Option<usize>,
+    pub max_retries: Option<u32>,
+    /// Put in the default User-Agent (the fetcher's, `crawler run`'s).
+    pub contact: Option<String>,
+    // WARC output (the fetcher keeps the raw exchange, contentseen and
+    // `crawler run` write the files).
+    pub warc_dir: Option<String>,
+    pub warc_max_bytes: Option<u64>,
+    // contentseen's (and `crawler query`'s).
+    pub simhash_k: Option<u32>,
+    // The crawl's settings, for `crawler seed` and `crawler run`.
+    pub crawl: Option<String>,
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub allow_domain: Option<Vec<String>>,
+    pub max_depth: Option<u32>,
+    pub max_pages: Option<u64>,
+    pub max_pages_per_host: Option<u64>,
+    pub delay_ms: Option<u64>,
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub include: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub exclude: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub strip_param: Option<Vec<String>>,
+    pub sort_query: Option<bool>,
+    pub recrawl_secs: Option<u64>,
+    /// `HOST=ENCODING` rules: an array, or one string of them
+    /// comma-separated as in `CRAWLER_CHARSET_OVERRIDE`.
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub charset_override: Option<Vec<String>>,
+    /// Keys that are no setting: warned about, then ignored.
+    #[serde(flatten, skip_serializing)]
+    pub unknown: toml::Table,
+}
+
+impl Settings {
+    /// Whether `key` is a setting here: a table is no setting's value, so
+    /// a known key refuses it while an unknown one lands in `unknown`.
+    pub fn knows(key: &str) -> bool {
+        let mut probe = toml::Table::new();
+        probe.insert(key.to_string(), toml::Value::Table(toml::Table::new()));
+        <Settings as serde::Deserialize>::deserialize(toml::Value::Table(probe)).is_err()
+    }
+}
+
+/// The setting keys of `command`'s arguments, in every subcommand, that
+/// [`Settings`] does not hold: a flag given a `CRAWLER_*` variable or put
+/// under [`CRAWL_SETTINGS`] must be added there too, or the file could
+/// not set it. [`parse_from`] asserts there is none in debug builds.
+pub fn keys_without_setting(command: &clap::Command) -> Vec<String> {
+    let mut missing: Vec<String> = command
+        .get_arguments()
+        .filter_map(setting_key)
+        .filter(|k| k != "config" && !Settings::knows(k))
+        .collect();
+    for sub in command.get_subcommands() {
+        missing.extend(keys_without_setting(sub));
+    }
+    missing.sort();
+    missing.dedup();
+    missing
+}
+
+/// A list setting as an array of strings, or as one string of them
+/// comma-separated (the form of its environment variable).
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(Some(match serde::Deserialize::deserialize(d)? {
+        OneOrMany::One(s) => s.split(',').map(|v| v.trim().to_string()).collect(),
+        OneOrMany::Many(v) => v,
+    }))
+}
+
+/// What a config file holds for one binary: its top level with the
+/// binary's own table over it.
+#[derive(Debug, Default, Clone)]
+pub struct FileLayer {
+    /// The file, for messages (`None`: no file named).
+    pub path: Option<std::path::PathBuf>,
+    /// The settings the file gives this binary.
+    pub settings: Settings,
+    /// The keys the file holds that are no setting (`fetcher.timeout`,
+    /// `fetchr`): warned about by [`FileLayer::warn_unknown`].
+    pub unknown: Vec<String>,
+}
+
+impl FileLayer {
+    /// The settings of TOML `text` for `binary`. A value of the wrong type
+    /// is an error; unknown keys are in [`FileLayer::unknown`]. The tables
+    /// of the other binaries are not read.
+    pub fn from_toml(text: &str, binary: &str) -> anyhow::Result<FileLayer> {
+        let mut top: toml::Table = text.parse()?;
+        let mut own = toml::Table::new();
+        for name in BINARIES {
+            match top.remove(*name) {
+                None => {}
+                Some(toml::Value::Table(t)) if *name == binary => own = t,
+                Some(toml::Value::Table(_)) => {}
+                Some(_) => anyhow::bail!("`{name}` must be a table ([{name}])"),
+            }
         }
-        if let Some(p) = a.strip_prefix("--config=") {
+        let typed = |table: toml::Table, at: &str| -> anyhow::Result<Settings> {
+            serde::Deserialize::deserialize(toml::Value::Table(table))
+                .map_err(|e: toml::de::Error| anyhow::anyhow!("{at}{}", e.message()))
+        };
+        let top_settings = typed(top.clone(), "")?;
+        let own_settings = typed(own.clone(), &format!("[{binary}]: "))?;
+        let mut unknown: Vec<String> = top_settings.unknown.keys().cloned().collect();
+        unknown.extend(own_settings.unknown.keys().map(|k| format!("{binary}.{k}")));
+        // The binary's table over the top level, key by key.
+        top.extend(own);
+        let mut settings = typed(top, "")?;
+        settings.unknown.clear();
+        Ok(FileLayer {
+            path: None,
+            settings,
+            unknown,
+        })
+    }
+
+    /// The file named by `--config` (or `CRAWLER_CONFIG`), read for
+    /// `binary`; an empty layer when none is named. A file that cannot be
+    /// read or parsed is an error that names it.
+    pub fn read(path: Option<std::path::PathBuf>, binary: &str) -> anyhow::Result<FileLayer> {
+        let Some(path) = path else {
+            return Ok(FileLayer::default());
+        };
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| anyhow::anyhow!("reading config file {}: {e}", path.display()))?;
+        let layer = FileLayer::from_toml(&text, binary)
+            .map_err(|e| anyhow::anyhow!("config file {}: {e}", path.display()))?;
+        Ok(FileLayer {
+            path: Some(path),
+            ..layer
+        })
+    }
+
+    /// The file's values by key, as the strings clap parses (a list: one
+    /// string per item).
+    fn values(&self) -> std::collections::BTreeMap<String, Vec<String>> {
+        let Ok(table) = toml::Table::try_from(&self.settings) else {
+            return Default::default();
+        };
+        table
+            .into_iter()
+            .map(|(key, value)| {
+                let strings = match value {
+                    toml::Value::String(s) => vec![s],
+                    toml::Value::Array(items) => items
+                        .into_iter()
+                        .map(|i| match i {
+                            toml::Value::String(s) => s,
+                            other => other.to_string(),
+                        })
+                        .collect(),
+                    other => vec![other.to_string()],
+                };
+                (key, strings)
+            })
+            .collect()
+    }
+
+    /// Sets up logs ([`init_tracing`]) and warns there about the file's
+    /// unknown keys: the first thing a binary does after [`parse`].
+    pub fn start_logs(&self, json: bool) {
+        init_tracing(json);
+        self.warn_unknown();
+    }
+
+    /// Logs a warning for each unknown key, naming the key and the file.
+    pub fn warn_unknown(&self) {
+        for line in self.unknown_lines() {
+            tracing::warn!("{line}");
+        }
+    }
+
+    /// The warnings [`FileLayer::warn_unknown`] logs.
+    pub fn unknown_lines(&self) -> Vec<String> {
+        let file = self
+            .path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        self.unknown
+            .iter()
+            .map(|key| format!("config file {file}: unknown key `{key}` ignored"))
+            .collect()
+    }
+}
+
+/// The config file key of a command-line argument: its `CRAWLER_*`
+/// variable's name without the prefix, in lower case (`--timeout-secs`
+/// of the fetcher is `fetch_timeout`, as `CRAWLER_FETCH_TIMEOUT`); for a
+/// crawl setting without a variable ([`CRAWL_SETTINGS`]), its flag's name
+/// with `_` for `-` (`max_depth`). Other arguments have none.
+pub fn setting_key(arg: &clap::Arg) -> Option<String> {
+    if let Some(env) = arg.get_env() {
+        return env
+            .to_str()?
+            .strip_prefix("CRAWLER_")
+            .map(str::to_ascii_lowercase);
+    }
+    let crawl = arg.get_help_heading() == Some(CRAWL_SETTINGS);
+    arg.get_long()
+        .filter(|_| crawl)
+        .map(|long| long.replace('-', "_"))
+}
+
+/// `command` with the file's values as the defaults of the arguments they
+/// set, in every subcommand: clap then takes a flag first, its variable
+/// next, the file's value next and the built-in default last, and parses
+/// each with the argument's own parser. A variable that is set but empty
+/// counts as unset: the argument stops reading it.
+pub fn with_file(command: clap::Command, file: &FileLayer) -> clap::Command {
+    apply_values(command, &file.values())
+}
+
+fn apply_values(
+    mut command: clap::Command,
+    values: &std::collections::BTreeMap<String, Vec<String>>,
+) -> clap::Command {
+    let ids: Vec<clap::Id> = command
+        .get_arguments()
+        .map(|a| a.get_id().clone())
+        .collect();
+    for id in ids {
+        command = command.mut_arg(id, |mut arg| {
+            let empty = arg
+                .get_env()
+                .and_then(std::env::var_os)
+                .is_some_and(|v| v.is_empty());
+            if let Some(strings) = setting_key(&arg).and_then(|k| values.get(&k)) {
+                arg = arg.default_values(strings.clone());
+            }
+            if empty {
+                arg = arg.env(None::<&'static str>);
+            }
+            arg
+        });
+    }
+    let subcommands: Vec<String> = command
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    for name in subcommands {
+        command = command.mut_subcommand(name, |c| apply_values(c, values));
+    }
+    command
+}
+
+/// The file named by `--config FILE`, `--config=FILE` or `CRAWLER_CONFIG`
+/// (an empty variable names none): read before clap parses, because the
+/// file sets the defaults clap parses with.
+pub fn config_path(args: &[std::ffi::OsString]) -> Option<std::path::PathBuf> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--config" {
+            return it.next().map(Into::into);
+        }
+        if let Some(p) = a.to_str().and_then(|a| a.strip_prefix("--config=")) {
             return Some(p.into());
         }
     }
-    std::env::var_os("CRAWLER_CONFIG").map(Into::into)
+    std::env::var_os("CRAWLER_CONFIG")
+        .filter(|v| !v.is_empty())
+        .map(Into::into)
 }
 
-/// The `CRAWLER_*` variables a config file sets for `binary`: top-level
-/// keys, overridden by the keys of the `[binary]` table.
-pub fn settings_from_toml(
-    text: &str,
-    binary: &str,
-) -> Result<Vec<(String, String)>, toml::de::Error> {
-    let table: toml::Table = text.parse()?;
-    let mut out: Vec<(String, String)> = Vec::new();
-    let mut put = |k: &str, v: &toml::Value| {
-        let value = match v {
-            toml::Value::String(s) => s.clone(),
-            toml::Value::Integer(i) => i.to_string(),
-            toml::Value::Float(f) => f.to_string(),
-            toml::Value::Boolean(b) => b.to_string(),
-            toml::Value::Array(items) => items
-                .iter()
-                .map(|i| {
-                    i.as_str()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| i.to_string())
-                })
-                .collect::<Vec<_>>()
-                .join(","),
-            _ => return,
-        };
-        let name = format!("CRAWLER_{}", k.to_ascii_uppercase().replace('-', "_"));
-        out.retain(|(n, _)| *n != name);
-        out.push((name, value));
-    };
-    for (k, v) in &table {
-        if !v.is_table() {
-            put(k, v);
-        }
-    }
-    if let Some(section) = table.get(binary).and_then(|v| v.as_table()) {
-        for (k, v) in section {
-            put(k, v);
-        }
-    }
-    Ok(out)
+/// `binary`'s command line `P`, with every layer: flags, then `CRAWLER_*`
+/// variables, then the config file, then the defaults. Call first in
+/// `main`; then [`FileLayer::start_logs`]. Exits
+/// as clap does on `--help`, `--version` and a bad command line.
+pub fn parse<P: clap::Parser>(binary: &str) -> anyhow::Result<(P, FileLayer)> {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let file = FileLayer::read(config_path(&args), binary)?;
+    let parsed = parse_from(args, &file).unwrap_or_else(|e| e.exit());
+    Ok((parsed, file))
 }
 
-/// Whether a setting's variable counts as set: an empty `CRAWLER_AMQP_URL=`
-/// is unset (the file's value or the default applies), not an empty URL.
-pub fn is_set(value: Option<&std::ffi::OsStr>) -> bool {
-    value.is_some_and(|v| !v.is_empty())
-}
-
-/// Reads the config file, if one is named, and sets its settings as
-/// environment variables that are not set already (empty ones count as
-/// unset and are removed, so that the file or the default applies). Call
-/// first in `main`.
-pub fn apply_config_file(binary: &str) -> anyhow::Result<()> {
-    for (name, value) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("CRAWLER_") && !is_set(Some(&value)) {
-            std::env::remove_var(name);
-        }
-    }
-    let Some(path) = config_path() else {
-        return Ok(());
-    };
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| anyhow::anyhow!("reading config file {}: {e}", path.display()))?;
-    let settings = settings_from_toml(&text, binary)
-        .map_err(|e| anyhow::anyhow!("config file {}: {e}", path.display()))?;
-    for (name, value) in settings {
-        if !is_set(std::env::var_os(&name).as_deref()) {
-            std::env::set_var(name, value);
-        }
-    }
-    Ok(())
+/// [`parse`] over given arguments and file layer.
+pub fn parse_from<P: clap::Parser>(
+    args: Vec<std::ffi::OsString>,
+    file: &FileLayer,
+) -> Result<P, clap::Error> {
+    let command = P::command();
+    // A flag with a `CRAWLER_*` variable that `Settings` lacks could not be
+    // set from the file: caught by any debug run of the binary (the tests').
+    debug_assert!(
+        keys_without_setting(&command).is_empty(),
+        "flags missing from config::Settings: {:?}",
+        keys_without_setting(&command)
+    );
+    let mut matches = with_file(command, file).try_get_matches_from(args)?;
+    P::from_arg_matches_mut(&mut matches)
 }
 
 /// Sets up `tracing` logs (RUST_LOG filter, default `info`).
@@ -258,38 +509,179 @@ mod tests {
     }
     use super::*;
 
+    const FILE: &str = r#"
+        amqp_url = "amqp://u:p@mq:5672/%2f"
+        namespace = "news"
+        concurrency = 8
+        max_depth = 7
+        colour = "blue"
+        [fetcher]
+        concurrency = 128
+        allow_private = true
+        fetch_timeout = 20
+        fetch_timout = 21
+        [frontier]
+        concurrency = "not read by the fetcher"
+        [fetchr]
+        concurrency = 1
+    "#;
+
     #[test]
-    fn an_empty_variable_counts_as_unset() {
-        use std::ffi::OsStr;
-        assert!(!is_set(None));
-        assert!(!is_set(Some(OsStr::new(""))));
-        assert!(is_set(Some(OsStr::new("amqp://x/"))));
+    fn a_worker_reads_the_top_level_and_its_own_table() {
+        let f = FileLayer::from_toml(FILE, "fetcher").unwrap();
+        assert_eq!(
+            f.settings.amqp_url.as_deref(),
+            Some("amqp://u:p@mq:5672/%2f")
+        );
+        assert_eq!(f.settings.namespace.as_deref(), Some("news"));
+        assert_eq!(f.settings.concurrency, Some(128));
+        assert_eq!(f.settings.allow_private, Some(true));
+        assert_eq!(f.settings.fetch_timeout, Some(20.0));
+        let c = FileLayer::from_toml(FILE, "contentseen").unwrap();
+        assert_eq!(c.settings.concurrency, Some(8));
+        assert_eq!(c.settings.allow_private, None);
+        // Another binary's table is read by that binary: a wrong type there
+        // is its error.
+        assert!(FileLayer::from_toml(FILE, "frontier")
+            .unwrap_err()
+            .to_string()
+            .contains("[frontier]"));
+        assert!(FileLayer::from_toml("not = [toml", "x").is_err());
+        assert!(FileLayer::from_toml("fetcher = 3", "fetcher").is_err());
     }
 
     #[test]
-    fn config_file_keys_become_variables_with_per_binary_tables() {
-        let text = r#"
-            amqp_url = "amqp://u:p@mq:5672/%2f"
-            namespace = "news"
-            concurrency = 8
-            [fetcher]
-            concurrency = 128
-            allow_private = true
-            fetch_timeout = 20
-        "#;
-        let f = settings_from_toml(text, "fetcher").unwrap();
-        let get = |k: &str| f.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
-        assert_eq!(get("CRAWLER_AMQP_URL"), Some("amqp://u:p@mq:5672/%2f"));
-        assert_eq!(get("CRAWLER_NAMESPACE"), Some("news"));
-        assert_eq!(get("CRAWLER_CONCURRENCY"), Some("128"));
-        assert_eq!(get("CRAWLER_ALLOW_PRIVATE"), Some("true"));
-        assert_eq!(get("CRAWLER_FETCH_TIMEOUT"), Some("20"));
-        let c = settings_from_toml(text, "contentseen").unwrap();
-        assert!(c
-            .iter()
-            .any(|(n, v)| n == "CRAWLER_CONCURRENCY" && v == "8"));
-        assert!(!c.iter().any(|(n, _)| n == "CRAWLER_ALLOW_PRIVATE"));
-        assert!(settings_from_toml("not = [toml", "x").is_err());
+    fn unknown_keys_are_named_with_the_file() {
+        let mut f = FileLayer::from_toml(FILE, "fetcher").unwrap();
+        assert_eq!(f.unknown, ["colour", "fetchr", "fetcher.fetch_timout"]);
+        f.path = Some("/etc/crawler.toml".into());
+        assert_eq!(
+            f.unknown_lines()[2],
+            "config file /etc/crawler.toml: unknown key `fetcher.fetch_timout` ignored"
+        );
+    }
+
+    #[test]
+    fn the_example_file_holds_only_known_keys() {
+        let text = include_str!("../../deploy/crawler.toml.example");
+        for binary in BINARIES {
+            let f = FileLayer::from_toml(text, binary).unwrap();
+            assert!(f.unknown.is_empty(), "{binary}: {:?}", f.unknown);
+        }
+    }
+
+    #[test]
+    fn a_known_key_is_told_from_an_unknown_one() {
+        for key in [
+            "amqp_url",
+            "concurrency",
+            "log_json",
+            "fetch_timeout",
+            "allow_domain",
+            "charset_override",
+            "warc_dir",
+        ] {
+            assert!(Settings::knows(key), "{key}");
+        }
+        assert!(!Settings::knows("fetch_timout"));
+        assert!(!Settings::knows("config"));
+    }
+
+    #[test]
+    fn list_settings_take_an_array_or_a_comma_separated_string() {
+        let f = FileLayer::from_toml(
+            "charset_override = \"a.com=gbk, b.com=big5\"\n[crawler]\ninclude = [\"x\", \"y\"]",
+            "crawler",
+        )
+        .unwrap();
+        assert_eq!(
+            f.settings.charset_override,
+            Some(vec!["a.com=gbk".into(), "b.com=big5".into()])
+        );
+        assert_eq!(f.settings.include, Some(vec!["x".into(), "y".into()]));
+    }
+
+    /// A command line like a binary's: a setting with a variable, a crawl
+    /// setting by its flag name, and an argument the file never sets.
+    #[derive(clap::Parser, Debug)]
+    struct Toy {
+        /// Its variable must be unset in tests: the other layers decide.
+        #[arg(long, env = "CRAWLER_CONCURRENCY", default_value_t = 1)]
+        concurrency: usize,
+        #[arg(long, default_value_t = 5)]
+        timeout_secs: u64,
+        // Last: its help heading holds for what follows.
+        #[command(flatten)]
+        crawl: ToyCrawl,
+    }
+
+    #[derive(clap::Args, Debug)]
+    #[command(next_help_heading = CRAWL_SETTINGS)]
+    struct ToyCrawl {
+        #[arg(long, default_value_t = 3)]
+        max_depth: u32,
+        #[arg(long = "allow-domain")]
+        allow_domains: Vec<String>,
+        #[arg(long)]
+        sort_query: bool,
+    }
+
+    fn toy(args: &[&str], file: &str) -> Toy {
+        assert!(
+            std::env::var_os("CRAWLER_CONCURRENCY").is_none(),
+            "unset CRAWLER_CONCURRENCY to run this test"
+        );
+        let layer = FileLayer::from_toml(file, "fetcher").unwrap();
+        let argv = std::iter::once("toy").chain(args.iter().copied());
+        parse_from(argv.map(Into::into).collect(), &layer).unwrap()
+    }
+
+    #[test]
+    fn precedence_is_flag_then_file_then_default() {
+        let t = toy(&[], "");
+        assert_eq!(
+            (t.concurrency, t.crawl.max_depth, t.timeout_secs),
+            (1, 3, 5)
+        );
+        assert!(t.crawl.allow_domains.is_empty() && !t.crawl.sort_query);
+        let file = "max_depth = 9\nallow_domain = [\"a.com\", \"b.com\"]\nsort_query = true\ntimeout_secs = 50\nconcurrency = 2\n[fetcher]\nconcurrency = 4\n";
+        let t = toy(&[], file);
+        assert_eq!((t.concurrency, t.crawl.max_depth), (4, 9));
+        assert_eq!(t.crawl.allow_domains, ["a.com", "b.com"]);
+        assert!(t.crawl.sort_query);
+        // Not a setting (no variable, not a crawl setting): the file's key
+        // does nothing.
+        assert_eq!(t.timeout_secs, 5);
+        let t = toy(
+            &[
+                "--max-depth",
+                "2",
+                "--allow-domain",
+                "c.com",
+                "--concurrency",
+                "3",
+            ],
+            file,
+        );
+        assert_eq!((t.concurrency, t.crawl.max_depth), (3, 2));
+        assert_eq!(t.crawl.allow_domains, ["c.com"]);
+    }
+
+    #[test]
+    fn the_config_path_comes_from_the_flag_in_either_form() {
+        let args = |a: &[&str]| {
+            a.iter()
+                .map(Into::into)
+                .collect::<Vec<std::ffi::OsString>>()
+        };
+        assert_eq!(
+            config_path(&args(&["x", "--config", "a.toml", "run"])),
+            Some("a.toml".into())
+        );
+        assert_eq!(
+            config_path(&args(&["x", "run", "--config=b.toml"])),
+            Some("b.toml".into())
+        );
     }
 
     #[test]

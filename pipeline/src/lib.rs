@@ -29,12 +29,21 @@
 //!   queue; reconnect with backoff.
 //! - [`crawls`]: crawl control (running, paused, cancelled) as the workers
 //!   see it, and the per-crawl counters beside the namespace's.
-//! - [`config`]: the settings every binary reads (flags and `CRAWLER_*` env).
+//! - [`config`]: the settings every binary reads, one typed layer: flags,
+//!   `CRAWLER_*` variables, the TOML config file (serde), defaults.
 //! - [`backoff`], [`shutdown`]: small named types for cross-cutting concerns.
 //! - [`keys`]: every Redis key name, in one place.
 //! - [`metrics`]: Prometheus counters and latency histograms of a worker.
-//! - [`rdb`]: the members of a set of integers from its `DUMP` payload.
+//! - [`rdb`]: the members of a set of integers from its `DUMP` payload (the
+//!   store's fast read of contentseen's band sets; LZF by the `lzf` crate).
 //! - [`script`]: which writing system a character or text is in.
+//!
+//! It consumes and produces no message of its own: the worker loop consumes
+//! a stage's queue and publishes what the stage returns. Queues it declares:
+//! every stage's `{ns}.<stage>` queue, the dead-letter exchange `{ns}.dlx`
+//! and the `{ns}.<stage>.dead` queues ([`topology`]). Redis keys it touches
+//! itself: a worker's heartbeat `{ns}:live:<worker>` ([`worker`]); every
+//! other key is named in [`keys`] and written by the stage that owns it.
 
 pub mod backoff;
 pub mod broker;

@@ -147,46 +147,19 @@ impl Reader<'_> {
     }
 }
 
-/// LZF (liblzf's format, which Redis uses for RDB strings): a control byte
-/// below 32 starts a run of that many plus one literal bytes; otherwise its
-/// top 3 bits are a length (7: plus the next byte), plus 2, and the rest
-/// with the next byte an offset back into the output, plus 1. `None` unless
-/// the input decodes to exactly `len` bytes.
+/// An LZF-compressed string (liblzf's format, which Redis uses for RDB
+/// strings), decoded by the `lzf` crate. `None` unless the input decodes to
+/// exactly `len` bytes.
 pub fn lzf_decompress(input: &[u8], len: usize) -> Option<Vec<u8>> {
     // Three input bytes give at most 264 output bytes: a longer claimed
-    // length is malformed (and must not allocate).
-    if len > input.len().saturating_mul(88) {
+    // length is malformed, and must not allocate (the crate allocates the
+    // claimed length before it decodes).
+    if input.is_empty() || len > input.len().saturating_mul(88) {
         return None;
     }
-    let mut out: Vec<u8> = Vec::with_capacity(len);
-    let mut i = 0;
-    while i < input.len() {
-        let ctrl = input[i] as usize;
-        i += 1;
-        if ctrl < 32 {
-            let run = input.get(i..i + ctrl + 1)?;
-            out.extend_from_slice(run);
-            i += ctrl + 1;
-        } else {
-            let mut n = ctrl >> 5;
-            if n == 7 {
-                n += *input.get(i)? as usize;
-                i += 1;
-            }
-            let back = ((ctrl & 0x1F) << 8) + *input.get(i)? as usize + 1;
-            i += 1;
-            let from = out.len().checked_sub(back)?;
-            // Byte by byte: the copy may overlap what it writes.
-            for k in 0..n + 2 {
-                let b = out[from + k];
-                out.push(b);
-            }
-        }
-        if out.len() > len {
-            return None;
-        }
-    }
-    (out.len() == len).then_some(out)
+    lzf::decompress(input, len)
+        .ok()
+        .filter(|out| out.len() == len)
 }
 
 #[cfg(test)]

@@ -61,6 +61,59 @@ pub fn bin(name: &str) -> PathBuf {
     bin_dir().join(name)
 }
 
+/// A first fetch task (depth `depth`, no redirect, no retry) of `url` in
+/// a crawl named `crawl` without delay between requests.
+pub fn fetch_task(crawl: &str, url: &str, depth: u32) -> pipeline::FetchTask {
+    pipeline::FetchTask {
+        v: pipeline::messages::VERSION,
+        crawl: pipeline::CrawlSpec {
+            name: crawl.into(),
+            delay_ms: 0,
+            ..pipeline::CrawlSpec::default()
+        },
+        url: url.to_string(),
+        depth,
+        redirects: 0,
+        attempt: 0,
+        recrawl: false,
+        id: String::new(),
+    }
+}
+
+/// What a process writes to stderr up to the first line that contains
+/// `marker` (20 s at most), after which it is killed: what a worker says
+/// as it starts, before it reaches any service.
+pub fn stderr_until(mut command: Command, marker: &str) -> Vec<String> {
+    let mut child = command
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starting the binary");
+    let stderr = child.stderr.take().expect("stderr");
+    let marker = marker.to_string();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut seen = Vec::new();
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let done = line.contains(&marker);
+            seen.push(line);
+            if done {
+                break;
+            }
+        }
+        seen
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !reader.is_finished() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    reader.join().expect("reader")
+}
+
 /// A worker process, killed when dropped.
 pub struct Worker {
     pub name: String,
@@ -312,6 +365,39 @@ impl TestEnv {
             redis_url: REDIS_URL.to_string(),
         }
     }
+
+    /// Seeds crawl `crawl` with `urls` (depth 5, no delay: the whole test
+    /// site, fast; `extra` flags after those).
+    pub fn seed(&self, crawl: &str, extra: &[&str], urls: &[String]) {
+        let mut args = vec![
+            "seed",
+            "--crawl",
+            crawl,
+            "--max-depth",
+            "5",
+            "--delay-ms",
+            "0",
+        ];
+        args.extend_from_slice(extra);
+        args.extend(urls.iter().map(String::as_str));
+        self.crawler_ok(&args);
+    }
+
+    /// [`TestEnv::seed`] of `url`, then waits until the workers are idle
+    /// (240 s at most).
+    pub fn crawl_until_idle(&self, crawl: &str, url: &str) {
+        self.seed(crawl, &[], &[url.to_string()]);
+        self.crawler_ok(&["stats", "--wait-idle", "--json", "--timeout-secs", "240"]);
+    }
+
+    /// [`TestEnv::in_process`] with what a stage run in this process on
+    /// the real Redis needs: a store on it and the namespace's keys.
+    pub async fn on_redis(name: &str) -> (TestEnv, pipeline::Store, pipeline::keys::Keys) {
+        let env = TestEnv::in_process(name);
+        let store = pipeline::Store::redis(REDIS_URL).await.expect("redis");
+        let keys = pipeline::keys::Keys::new(&env.namespace);
+        (env, store, keys)
+    }
 }
 
 /// The small test site of the fetcher tests: every kind of page, a few of each, and the
@@ -331,6 +417,23 @@ pub async fn serve_fetcher_site(robots_txt: Option<String>) -> testsite::ServerH
         hostile: testsite::HostileSettings::default(),
         ..testsite::SiteConfig::default()
     });
+    serve_site(site).await
+}
+
+/// The generated test site of `articles` English and `zh_articles`
+/// Chinese articles (everything else as by default), served on a free
+/// port of 127.0.0.1.
+pub async fn serve_news_site(articles: usize, zh_articles: usize) -> testsite::ServerHandle {
+    serve_site(testsite::Site::generate(&testsite::SiteConfig {
+        articles,
+        zh_articles,
+        ..testsite::SiteConfig::default()
+    }))
+    .await
+}
+
+/// `site`, served on a free port of 127.0.0.1.
+pub async fn serve_site(site: testsite::Site) -> testsite::ServerHandle {
     testsite::serve(site, "127.0.0.1:0".parse().expect("address"))
         .await
         .expect("serve the test site")

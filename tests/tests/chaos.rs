@@ -572,31 +572,16 @@ fn run_seed(
         .filter(|(_, n)| **n > 1)
         .map(|(u, n)| format!("{u} ×{n}"))
         .collect();
-    if !twice.is_empty() {
-        problems.push(format!(
-            "{} URLs exported more than once: {:?}",
-            twice.len(),
-            &twice[..twice.len().min(10)]
-        ));
-    }
+    some_problems(&mut problems, &twice, "URLs exported more than once");
     let stored: BTreeSet<String> = per_url.keys().map(|u| u.to_string()).collect();
     let missing: Vec<&String> = want.difference(&stored).collect();
     let extra: Vec<&String> = stored.difference(&want).collect();
-    if !missing.is_empty() {
-        problems.push(format!(
-            "{} of {} in-scope pages not stored: {:?}",
-            missing.len(),
-            want.len(),
-            &missing[..missing.len().min(10)]
-        ));
-    }
-    if !extra.is_empty() {
-        problems.push(format!(
-            "{} stored documents not expected: {:?}",
-            extra.len(),
-            &extra[..extra.len().min(10)]
-        ));
-    }
+    some_problems(
+        &mut problems,
+        &missing,
+        &format!("of {} in-scope pages not stored", want.len()),
+    );
+    some_problems(&mut problems, &extra, "stored documents not expected");
 
     let keys = Keys::new(&env.namespace);
     let (doc_keys, log_len, records) = rt.block_on(async {
@@ -691,26 +676,21 @@ fn run_seed(
         .map(|p| format!("{base}{p}"))
         .filter(|u| !records.contains_key(u))
         .collect();
-    if !no_record.is_empty() {
-        problems.push(format!(
-            "{} of {} reachable URLs have no fetch record: {:?}",
-            no_record.len(),
-            reachable.len(),
-            &no_record[..no_record.len().min(10)]
-        ));
-    }
+    some_problems(
+        &mut problems,
+        &no_record,
+        &format!("of {} reachable URLs have no fetch record", reachable.len()),
+    );
     let pending: Vec<String> = records
         .iter()
         .filter(|(_, r)| r["will_retry"].as_bool() != Some(false))
         .map(|(u, r)| format!("{u} {} attempt {}", r["outcome"], r["attempt"]))
         .collect();
-    if !pending.is_empty() {
-        problems.push(format!(
-            "{} fetch records still wait for a retry that never came: {:?}",
-            pending.len(),
-            &pending[..pending.len().min(10)]
-        ));
-    }
+    some_problems(
+        &mut problems,
+        &pending,
+        "fetch records still wait for a retry that never came",
+    );
     if let Some(qs) = stats["queues"].as_array() {
         for q in qs {
             let name = q["queue"].as_str().unwrap_or("");
@@ -733,13 +713,7 @@ fn run_seed(
         .keys()
         .filter(|p| !requests.contains_key(*p))
         .collect();
-    if !unasked.is_empty() {
-        problems.push(format!(
-            "{} reachable pages never requested: {:?}",
-            unasked.len(),
-            &unasked[..unasked.len().min(10)]
-        ));
-    }
+    some_problems(&mut problems, &unasked, "reachable pages never requested");
     let total_requests: usize = requests.values().sum();
 
     let mut figures = format!(
@@ -890,4 +864,16 @@ fn nothing_lost_under_faults() {
         seeds.len(),
         failed.join("\n")
     );
+}
+
+/// A problem when `items` is not empty: how many there are, `what` they
+/// are, and the first ten.
+fn some_problems<T: std::fmt::Debug>(problems: &mut Vec<String>, items: &[T], what: &str) {
+    if !items.is_empty() {
+        problems.push(format!(
+            "{} {what}: {:?}",
+            items.len(),
+            &items[..items.len().min(10)]
+        ));
+    }
 }

@@ -25,6 +25,38 @@ fn run(binary: &str, args: &[&str]) -> (bool, String) {
     (out.status.success(), text)
 }
 
+/// A folder of one test's files, removed when the test ends.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("cli-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        Scratch(dir)
+    }
+
+    /// Writes `text` to the file `name` in the folder; its path, as text.
+    fn file(&self, name: &str, text: &str) -> String {
+        let path = self.0.join(name);
+        std::fs::write(&path, text).expect("write");
+        path.to_str().expect("a UTF-8 temp path").to_string()
+    }
+}
+
+/// The first of `lines` that holds `marker`.
+fn line_with<'a>(lines: &'a [String], marker: &str) -> &'a str {
+    lines
+        .iter()
+        .find(|l| l.contains(marker))
+        .unwrap_or_else(|| panic!("no line with {marker:?} in {lines:?}"))
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 #[test]
 fn help_never_shows_secrets() {
     let cases: &[(&str, &[&str])] = &[
@@ -165,66 +197,30 @@ fn seeds_that_are_not_urls_are_refused() {
             "{text}"
         );
     }
-    let dir = std::env::temp_dir().join(format!("cli-inputs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
-    let file = dir.join("junk.txt");
+    let scratch = Scratch::new("inputs");
     let junk: String = (0..1000).map(|i| format!("junk line {i}\n")).collect();
-    std::fs::write(&file, junk).expect("write");
-    let (ok, text) = run(
-        "crawler",
-        &["seed", "--file", file.to_str().expect("utf-8 path")],
-    );
+    let file = scratch.file("junk.txt", &junk);
+    let (ok, text) = run("crawler", &["seed", "--file", &file]);
     assert!(!ok, "a file of junk was seeded: {text}");
     assert!(text.contains("junk.txt line 1:"), "line numbers: {text}");
     assert!(text.contains("980 more refused"), "{text}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn an_empty_variable_is_unset_and_the_start_line_reads_plainly() {
-    let dir = std::env::temp_dir().join(format!("cli-empty-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
-    let config = dir.join("crawler.toml");
-    std::fs::write(
-        &config,
+    let scratch = Scratch::new("empty");
+    let config = scratch.file(
+        "crawler.toml",
         "amqp_url = \"amqp://fileuser:filepass@127.0.0.1:1/%2f\"\nnamespace = \"from-file\"\n",
-    )
-    .expect("write");
-    let mut child = Command::new(bin("frontier"))
+    );
+    let mut frontier = Command::new(bin("frontier"));
+    frontier
         .env("CRAWLER_CONFIG", &config)
         .env("CRAWLER_AMQP_URL", "")
         .env("CRAWLER_NAMESPACE", "")
-        .env("CRAWLER_REDIS_URL", "redis://127.0.0.1:1/")
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("frontier");
-    let stderr = child.stderr.take().expect("stderr");
-    let reader = std::thread::spawn(move || {
-        use std::io::BufRead;
-        let mut seen = Vec::new();
-        for line in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            let done = line.contains("namespace=");
-            seen.push(line);
-            if done {
-                break;
-            }
-        }
-        seen
-    });
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !reader.is_finished() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    let lines = reader.join().expect("reader");
-    let start = lines
-        .iter()
-        .find(|l| l.contains("namespace="))
-        .unwrap_or_else(|| panic!("no start line in {lines:?}"));
+        .env("CRAWLER_REDIS_URL", "redis://127.0.0.1:1/");
+    let lines = crawler_tests::stderr_until(frontier, "namespace=");
+    let start = line_with(&lines, "namespace=");
     // The file's values, the password redacted, no colour codes, plain words.
     assert!(
         start.contains("amqp_url=amqp://fileuser:***@127.0.0.1:1/"),
@@ -236,7 +232,6 @@ fn an_empty_variable_is_unset_and_the_start_line_reads_plainly() {
         "{start}"
     );
     assert!(!start.contains("=="), "{start}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -288,4 +283,53 @@ fn an_error_says_its_cause_once() {
     assert!(err.contains("connecting to RabbitMQ"), "{err}");
     assert_eq!(err.matches("refused").count(), 1, "{err}");
     assert!(!err.contains("s3cret"), "{err}");
+}
+
+#[test]
+fn a_worker_takes_flag_then_variable_then_its_table_then_the_top_level() {
+    let scratch = Scratch::new("layers");
+    let config = scratch.file(
+        "crawler.toml",
+        "concurrency = 4\nfetch_timeout = 7\nmax_redirects = 3\nmax_retries = 1\n\
+         [fetcher]\nconcurrency = 9\nconnect_timeout = 3\nmax_retries = 5\n\
+         [frontier]\nconcurrency = 1\n",
+    );
+    let mut fetcher = Command::new(bin("fetcher"));
+    fetcher
+        .args(["--config", &config])
+        .args(["--connect-timeout-secs", "2"])
+        .env("CRAWLER_MAX_RETRIES", "6")
+        .env("CRAWLER_MAX_REDIRECTS", "")
+        .env("CRAWLER_AMQP_URL", "amqp://guest:guest@127.0.0.1:1/%2f")
+        .env("CRAWLER_REDIS_URL", "redis://127.0.0.1:1/");
+    let lines = crawler_tests::stderr_until(fetcher, "namespace=");
+    let settings = line_with(&lines, "fetch settings");
+    // Flag over the file; variable over the file; the fetcher's table over
+    // the top level; the top level over the default; an empty variable is
+    // unset.
+    for expected in [
+        "connect_timeout: 2s",
+        "max_retries: 6",
+        "total_timeout: 7s",
+        "max_redirects: 3",
+    ] {
+        assert!(settings.contains(expected), "{expected}: {settings}");
+    }
+    let start = line_with(&lines, "namespace=");
+    assert!(start.contains("concurrency=9"), "{start}");
+}
+
+#[test]
+fn unknown_config_keys_are_warned_about_with_the_file() {
+    let scratch = Scratch::new("unknown");
+    let config = scratch.file("typos.toml", "namespase = \"x\"\n[crawler]\nmax_dept = 3\n");
+    let page = scratch.file("page.html", "<html><body><p>hello</p></body></html>");
+    let (ok, text) = run("crawler", &["--config", &config, "charset", &page]);
+    assert!(ok, "an unknown key is no error: {text}");
+    for key in ["`namespase`", "`crawler.max_dept`"] {
+        let warned = text
+            .lines()
+            .any(|l| l.contains("WARN") && l.contains(key) && l.contains(&config));
+        assert!(warned, "no warning naming {key} and {config}: {text}");
+    }
 }

@@ -10,10 +10,8 @@ use contentseen::bands::Layout;
 use contentseen::reach::Probe;
 use contentseen::simhash::distance;
 use contentseen::table::Table;
-use crawler_tests::REDIS_URL;
 use evaluation::rng::{rng, EvalRng, Rng, RngCore};
 use pipeline::store::Op;
-use pipeline::Store;
 
 const STORED: usize = 1_000_000;
 const PROBES: usize = 2_000;
@@ -29,9 +27,8 @@ fn flip(rng: &mut EvalRng, fp: u64, n: u32) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn banded_lookups_return_exactly_what_a_scan_returns() {
-    let env = crawler_tests::TestEnv::in_process("csexact");
+    let (env, store, _) = crawler_tests::TestEnv::on_redis("csexact").await;
     let ns = env.namespace.clone();
-    let store = Store::redis(REDIS_URL).await.expect("redis");
     let layout = Layout::default();
     let k = layout.max_distance();
     let table = Table::new(store.clone(), &ns, layout);

@@ -9,11 +9,9 @@ use contentseen::reach::Reach;
 use contentseen::simhash::{distance, sketch, Fingerprint};
 use contentseen::table::Table;
 use contentseen::ContentSeenStage;
-use crawler_tests::{stored_document, REDIS_URL};
-use pipeline::keys::Keys;
+use crawler_tests::stored_document;
 use pipeline::messages::Document;
 use pipeline::worker::Stage;
-use pipeline::Store;
 use testsite::{PageKind, Site, SiteConfig};
 
 fn sim(text: &str) -> u64 {
@@ -44,10 +42,8 @@ fn first_words(body: &str, n: usize) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn light_edits_of_short_articles_are_found_past_k() {
-    let env = crawler_tests::TestEnv::in_process("csreach");
+    let (env, store, keys) = crawler_tests::TestEnv::on_redis("csreach").await;
     let ns = env.namespace.clone();
-    let store = Store::redis(REDIS_URL).await.expect("redis");
-    let keys = Keys::new(&ns);
     let layout = Layout::default();
     let reach = Reach::default();
     let k = layout.max_distance();

@@ -14,11 +14,9 @@ use contentseen::minhash::jaccard;
 use contentseen::reach::Reach;
 use contentseen::simhash::{distance, sketch, Fingerprint};
 use contentseen::ContentSeenStage;
-use crawler_tests::{stored_document, REDIS_URL};
-use pipeline::keys::Keys;
+use crawler_tests::stored_document;
 use pipeline::messages::Document;
 use pipeline::worker::Stage;
-use pipeline::Store;
 use testsite::{PageKind, Site, SiteConfig};
 
 fn sim(text: &str) -> u64 {
@@ -53,10 +51,8 @@ fn repost(body: &str, every: usize, headlines: &[&str]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reposts_beyond_the_radius_are_found_and_lookalikes_are_not() {
-    let env = crawler_tests::TestEnv::in_process("cssecond");
+    let (env, store, keys) = crawler_tests::TestEnv::on_redis("cssecond").await;
     let ns = env.namespace.clone();
-    let store = Store::redis(REDIS_URL).await.expect("redis");
-    let keys = Keys::new(&ns);
     let layout = Layout::default();
     let reach = Reach::default();
     let stage = ContentSeenStage::new(store.clone(), &ns, layout.clone());
@@ -157,10 +153,8 @@ async fn reposts_beyond_the_radius_are_found_and_lookalikes_are_not() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pages_without_an_article_are_never_near_duplicates() {
-    let env = crawler_tests::TestEnv::in_process("csnoart");
+    let (env, store, keys) = crawler_tests::TestEnv::on_redis("csnoart").await;
     let ns = env.namespace.clone();
-    let store = Store::redis(REDIS_URL).await.expect("redis");
-    let keys = Keys::new(&ns);
     let stage = ContentSeenStage::new(store.clone(), &ns, Layout::default());
     let listing = "Home | News | World | Business | Sport\n".repeat(30);
     let mut flagged = Document::new("t", "http://n/listing-1", &listing);

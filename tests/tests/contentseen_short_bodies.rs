@@ -6,11 +6,9 @@
 use contentseen::bands::Layout;
 use contentseen::simhash::{fingerprint, Fingerprint, MIN_TOKENS};
 use contentseen::ContentSeenStage;
-use crawler_tests::{stored_document, REDIS_URL};
-use pipeline::keys::Keys;
+use crawler_tests::stored_document;
 use pipeline::messages::Document;
 use pipeline::worker::Stage;
-use pipeline::Store;
 
 fn doc(url: &str, text: &str) -> Document {
     Document::new("short", url, text)
@@ -18,10 +16,8 @@ fn doc(url: &str, text: &str) -> Document {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn short_bodies_match_exactly_and_only_exactly() {
-    let env = crawler_tests::TestEnv::in_process("csshort");
+    let (env, store, keys) = crawler_tests::TestEnv::on_redis("csshort").await;
     let ns = env.namespace.clone();
-    let store = Store::redis(REDIS_URL).await.expect("redis");
-    let keys = Keys::new(&ns);
     let stage = ContentSeenStage::new(store.clone(), &ns, Layout::default());
 
     // Distinct words of letters (numbers are not features).

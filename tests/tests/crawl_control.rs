@@ -80,18 +80,7 @@ fn never_asked(site: &ServerHandle, whose: &str) {
 }
 
 fn seed(env: &TestEnv, crawl: &str, extra: &[&str], urls: &[String]) {
-    let mut args = vec![
-        "seed",
-        "--crawl",
-        crawl,
-        "--max-depth",
-        "5",
-        "--delay-ms",
-        "0",
-    ];
-    args.extend_from_slice(extra);
-    args.extend(urls.iter().map(String::as_str));
-    env.crawler_ok(&args);
+    env.seed(crawl, extra, urls);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,7 +8,7 @@ use crawler_tests::{
     check_clusters, expected_documents, expected_fetches, parse_documents, path_of, TestEnv,
 };
 use pipeline::StoredDocument;
-use testsite::{serve, PageKind, Site, SiteConfig};
+use testsite::PageKind;
 
 /// Deeper than the site (every page is within 3 hops of `/`): a URL is
 /// crawled at the depth it is first discovered, and with concurrent stages
@@ -19,27 +19,12 @@ const MAX_DEPTH: usize = 5;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn services_and_local_mode_crawl_the_site_alike() {
-    let site = Site::generate(&SiteConfig {
-        articles: 120,
-        zh_articles: 12,
-        ..SiteConfig::default()
-    });
-    let server = serve(site, "127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let server = crawler_tests::serve_news_site(120, 12).await;
     let base = server.base_url();
     let env = TestEnv::new("e2e");
     let workers = env.start_all();
 
-    env.crawler_ok(&[
-        "seed",
-        "--crawl",
-        "e2e",
-        "--max-depth",
-        "5",
-        "--delay-ms",
-        "0",
-        &server.url("/"),
-    ]);
-    env.crawler_ok(&["stats", "--wait-idle", "--json", "--timeout-secs", "240"]);
+    env.crawl_until_idle("e2e", &server.url("/"));
 
     // Every in-scope page fetched exactly once; nothing out of scope.
     let site = server.site();

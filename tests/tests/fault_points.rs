@@ -16,7 +16,7 @@ use pipeline::fault;
 use pipeline::keys::Keys;
 use pipeline::store::Op;
 use pipeline::Store;
-use testsite::{serve, Site, SiteConfig};
+use testsite::{Site, SiteConfig};
 
 const MAX_DEPTH: &str = "5";
 
@@ -31,7 +31,7 @@ async fn crawl_through(binary: &str, point: &str) {
         robots_txt: Some("User-agent: *\nDisallow: /error/\nDisallow: /private/\n".into()),
         ..SiteConfig::default()
     });
-    let server = serve(site, "127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let server = crawler_tests::serve_site(site).await;
     let env = TestEnv::new(&format!("fault-{binary}"));
     let mut workers: Vec<Worker> = ["frontier", "fetcher", "extractor", "contentseen"]
         .iter()

@@ -13,10 +13,11 @@ use crawler_tests::{serve_fetcher_site, TestEnv, REDIS_URL};
 use fetcher::http::{Client, FetchSettings, AGENT_NAME};
 use fetcher::FetcherStage;
 use pipeline::keys::Keys;
-use pipeline::messages::{decode, FetchTask, Page, UrlBatch, VERSION};
+use pipeline::messages::{decode, FetchTask, Page, UrlBatch};
 use pipeline::store::Op;
 use pipeline::worker::Stage;
-use pipeline::{CrawlSpec, Queue, Store};
+use pipeline::{Queue, Store};
+use politeness::record::{BACKOFF_UNTIL_MS, DELAY_MS, FAIL_STREAK};
 
 /// Short limits, so that each hostile fetch ends in about a second.
 fn test_settings() -> FetchSettings {
@@ -83,20 +84,7 @@ impl Fetcher {
     }
 
     fn task(url: &str) -> FetchTask {
-        FetchTask {
-            v: VERSION,
-            crawl: CrawlSpec {
-                name: "fetcher-test".into(),
-                delay_ms: 0,
-                ..CrawlSpec::default()
-            },
-            url: url.to_string(),
-            depth: 1,
-            redirects: 0,
-            attempt: 0,
-            recrawl: false,
-            id: String::new(),
-        }
+        crawler_tests::fetch_task("fetcher-test", url, 1)
     }
 
     /// Handles `task` as the worker loop would, store operations included.
@@ -338,11 +326,11 @@ async fn transient_failures_are_retried_a_bounded_number_of_times() {
     assert_final(&last, "http_error");
     assert_eq!(last.record["attempt"], 2);
     assert_eq!(site.request_count("/error/500"), 3);
-    assert_eq!(f.host(&origin).await["fail_streak"], "3");
+    assert_eq!(f.host(&origin).await[FAIL_STREAK], "3");
 
     // A success ends the streak.
     assert_eq!(f.fetch(&site.url("/article/1")).await.outcome(), "ok");
-    assert_eq!(f.host(&origin).await["fail_streak"], "0");
+    assert_eq!(f.host(&origin).await[FAIL_STREAK], "0");
 
     // 503 with Retry-After: 2 pauses the host about 2 s from now; 429 with
     // Retry-After: 1 about 1 s. Both are retried.
@@ -352,7 +340,7 @@ async fn transient_failures_are_retried_a_bounded_number_of_times() {
         assert_eq!(ran.outcome(), "http_error");
         assert_eq!(ran.record["will_retry"], true);
         assert_eq!(ran.batches()[0].attempt, 1);
-        let until: u64 = f.host(&origin).await["backoff_until_ms"].parse().unwrap();
+        let until: u64 = f.host(&origin).await[BACKOFF_UNTIL_MS].parse().unwrap();
         let expected = before + secs * 1000;
         assert!(
             until >= expected && until <= unix_ms() + secs * 1000,
@@ -368,7 +356,7 @@ async fn transient_failures_are_retried_a_bounded_number_of_times() {
     assert_eq!(closed.outcome(), "connection_error");
     assert_eq!(closed.batches()[0].attempt, 1);
     let closed_origin = origin_of(closed.record["url"].as_str().unwrap());
-    assert_eq!(f.host(&closed_origin).await["fail_streak"], "1");
+    assert_eq!(f.host(&closed_origin).await[FAIL_STREAK], "1");
 
     // Retries are counted apart: not (yet) failed.
     let stats = f.stats().await;
@@ -452,7 +440,7 @@ async fn robots_txt_disallow_and_crawl_delay_are_obeyed() {
     assert_final(&f.fetch(&site.url("/private/1")).await, "robots_disallowed");
     assert_eq!(site.request_count("/private/1"), 0);
     // The Crawl-delay lands in the host record, for the frontier.
-    assert_eq!(f.host(&origin).await["delay_ms"], "200");
+    assert_eq!(f.host(&origin).await[DELAY_MS], "200");
     // The rules are cached in Redis for every fetcher.
     let cached = f
         .store
@@ -470,7 +458,7 @@ async fn robots_txt_disallow_and_crawl_delay_are_obeyed() {
     let open = serve_fetcher_site(None).await;
     assert_eq!(f.fetch(&open.url("/private/0")).await.outcome(), "ok");
     let open_host = f.host(&origin_of(&open.base_url())).await;
-    assert!(!open_host.contains_key("delay_ms"), "{open_host:?}");
+    assert!(!open_host.contains_key(DELAY_MS), "{open_host:?}");
 
     // Rules for our agent win over the `*` group.
     let ours = local_server(HashMap::from([
@@ -488,7 +476,7 @@ async fn robots_txt_disallow_and_crawl_delay_are_obeyed() {
     .await;
     assert_final(&f.fetch(&ours.url("/news/1")).await, "robots_disallowed");
     assert_eq!(f.fetch(&ours.url("/other")).await.outcome(), "ok");
-    assert_eq!(f.host(&ours.origin()).await["delay_ms"], "1000");
+    assert_eq!(f.host(&ours.origin()).await[DELAY_MS], "1000");
 
     // With its own User-Agent, the crawler obeys the rules for that name.
     let custom = Fetcher::new(
@@ -572,7 +560,7 @@ async fn robots_txt_disallow_and_crawl_delay_are_obeyed() {
             "cached as unreachable: {record:?}"
         );
         // The frontier holds the host back until robots.txt may be asked again.
-        let until: u64 = f.host(&server.origin()).await["backoff_until_ms"]
+        let until: u64 = f.host(&server.origin()).await[BACKOFF_UNTIL_MS]
             .parse()
             .unwrap();
         assert!(until > unix_ms() + 60_000, "backoff until {until}");
@@ -850,7 +838,7 @@ async fn one_connection_serves_many_tasks_and_retry_after_dates_are_read() {
     let before = unix_ms();
     let busy = f.fetch(&server.url("/busy")).await;
     assert_eq!(busy.record["will_retry"], true);
-    let until: u64 = f.host(&server.origin()).await["backoff_until_ms"]
+    let until: u64 = f.host(&server.origin()).await[BACKOFF_UNTIL_MS]
         .parse()
         .unwrap();
     assert!(
@@ -863,7 +851,7 @@ async fn one_connection_serves_many_tasks_and_retry_after_dates_are_read() {
     let before = unix_ms();
     let slow = f.run(task).await;
     assert_eq!(slow.batches()[0].attempt, 2);
-    let until: u64 = f.host(&other.origin()).await["backoff_until_ms"]
+    let until: u64 = f.host(&other.origin()).await[BACKOFF_UNTIL_MS]
         .parse()
         .unwrap();
     let expected = fetcher::politeness::backoff_after(1).as_millis() as u64;

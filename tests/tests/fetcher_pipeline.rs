@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use crawler_tests::{peak_rss_bytes, serve_fetcher_site, TestEnv, AMQP_URL, REDIS_URL};
 use pipeline::keys::Keys;
-use pipeline::messages::{encode, FetchTask, VERSION};
+use pipeline::messages::encode;
 use pipeline::store::Op;
-use pipeline::{Broker, CrawlSpec, Queue, Store};
+use pipeline::{Broker, Queue, Store};
 use testsite::PageKind;
 
 /// Waits until every URL has a `fetch:<url>` record; returns them.
@@ -53,21 +53,7 @@ async fn wait_for_records(
 }
 
 fn task(url: &str) -> Vec<u8> {
-    encode(&FetchTask {
-        v: VERSION,
-        crawl: CrawlSpec {
-            name: "hostile".into(),
-            delay_ms: 0,
-            ..CrawlSpec::default()
-        },
-        url: url.to_string(),
-        depth: 0,
-        redirects: 0,
-        attempt: 0,
-        recrawl: false,
-        id: String::new(),
-    })
-    .unwrap()
+    encode(&crawler_tests::fetch_task("hostile", url, 0)).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -106,14 +92,15 @@ async fn the_fetcher_binary_survives_hostile_servers_in_bounded_time_and_memory(
     ];
     let urls: Vec<String> = expected.iter().map(|(p, _)| site.url(p)).collect();
     let start = Instant::now();
-    session
-        .publish(
-            Queue::Fetch,
-            &urls.iter().map(|u| task(u)).collect::<Vec<_>>(),
-        )
-        .await
-        .unwrap();
-    let records = wait_for_records(&store, &keys, &urls, Duration::from_secs(30)).await;
+    let fetch = |urls: Vec<String>, within: Duration| {
+        let (session, store, keys) = (&session, &store, &keys);
+        async move {
+            let tasks: Vec<Vec<u8>> = urls.iter().map(|u| task(u)).collect();
+            session.publish(Queue::Fetch, &tasks).await.unwrap();
+            wait_for_records(store, keys, &urls, within).await
+        }
+    };
+    let records = fetch(urls.clone(), Duration::from_secs(30)).await;
     let took = start.elapsed();
     for ((path, outcome), url) in expected.iter().zip(&urls) {
         assert_eq!(
@@ -130,14 +117,7 @@ async fn the_fetcher_binary_survives_hostile_servers_in_bounded_time_and_memory(
 
     // It keeps working.
     let after = vec![site.url("/article/1"), site.url("/zh/0")];
-    session
-        .publish(
-            Queue::Fetch,
-            &after.iter().map(|u| task(u)).collect::<Vec<_>>(),
-        )
-        .await
-        .unwrap();
-    let records = wait_for_records(&store, &keys, &after, Duration::from_secs(10)).await;
+    let records = fetch(after.clone(), Duration::from_secs(10)).await;
     for url in &after {
         assert_eq!(records[url]["outcome"], "ok", "{}", records[url]);
     }

@@ -4,16 +4,10 @@
 use std::time::{Duration, Instant};
 
 use crawler_tests::{free_port, http_get, metric, parse_documents, TestEnv};
-use testsite::{serve, Site, SiteConfig};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_export_and_shutdown() {
-    let site = Site::generate(&SiteConfig {
-        articles: 60,
-        zh_articles: 4,
-        ..SiteConfig::default()
-    });
-    let server = serve(site, "127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let server = crawler_tests::serve_news_site(60, 4).await;
     let env = TestEnv::new("operate");
     let metrics_port = free_port();
     let mut workers = vec![

@@ -8,7 +8,7 @@ use pipeline::keys::Keys;
 use pipeline::messages::{decode, encode, FetchTask, VERSION};
 use pipeline::store::Op;
 use pipeline::{CrawlSpec, Store};
-use politeness::{schedule, turn};
+use politeness::{record, schedule, turn};
 
 /// The slow host's delay and the sweep's stale time: long enough that the
 /// steps between (`waiting` scans the key space, slow on a Redis that holds
@@ -113,7 +113,7 @@ async fn scenario(store: Store, ns: &str) {
     store
         .one(Op::HSet {
             key: keys.host("http://bad"),
-            fields: vec![("fail_streak".into(), b"9".to_vec())],
+            fields: vec![(record::FAIL_STREAK.into(), b"9".to_vec())],
         })
         .await
         .unwrap();
@@ -130,7 +130,7 @@ async fn scenario(store: Store, ns: &str) {
     let parked = store
         .one(Op::HGet {
             key: keys.host("http://bad"),
-            field: "parked_until_ms".into(),
+            field: record::PARKED_UNTIL_MS.into(),
         })
         .await
         .unwrap()

@@ -6,16 +6,11 @@
 use std::collections::BTreeSet;
 
 use crawler_tests::TestEnv;
-use testsite::{serve, PageKind, Site, SiteConfig};
+use testsite::PageKind;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seeds_come_from_the_sitemaps() {
-    let site = Site::generate(&SiteConfig {
-        articles: 25,
-        zh_articles: 3,
-        ..SiteConfig::default()
-    });
-    let server = serve(site, "127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let server = crawler_tests::serve_news_site(25, 3).await;
     let env = TestEnv::new("sitemaps");
     let workers = env.start_all();
     // Depth 0: only the seeds themselves are fetched.

@@ -143,17 +143,7 @@ async fn both_crawls_write_warc_files_that_warcio_reads_and_replays() {
         env.start("extractor", &[]),
     ];
     let mut contentseen = env.start_with_env("contentseen", &[], &warc_env);
-    env.crawler_ok(&[
-        "seed",
-        "--crawl",
-        "warc",
-        "--max-depth",
-        "5",
-        "--delay-ms",
-        "0",
-        &server.url("/"),
-    ]);
-    env.crawler_ok(&["stats", "--wait-idle", "--json", "--timeout-secs", "240"]);
+    env.crawl_until_idle("warc", &server.url("/"));
     // Killed with its file open: the file stays `.open`.
     contentseen.kill();
     assert_eq!(

@@ -56,7 +56,7 @@ pub mod vocabulary;
 
 pub use bodies::crc32_of_zeros;
 pub use reach::RobotsRules;
-pub use server::{serve, RequestRecord, ServerHandle, MAX_LOGGED_REQUESTS};
+pub use server::{accept_until, serve, RequestRecord, ServerHandle, MAX_LOGGED_REQUESTS};
 pub use site::{
     robots_txt_with_crawl_delay, HostileKind, HostileSettings, PageKind, PageSpec, Site,
     SiteConfig, DEFAULT_ROBOTS_TXT, HOSTILE_PATHS, LOOPBACK_HOST, PORT_PLACEHOLDER,

@@ -182,12 +182,11 @@ pub async fn serve(mut site: Site, addr: SocketAddr) -> std::io::Result<ServerHa
         records: Mutex::new(Vec::new()),
     });
     let (shutdown, stopped) = watch::channel(());
-    let accept_loop = tokio::spawn(accept_connections(
-        listener,
-        Arc::clone(&site),
-        Arc::clone(&log),
-        stopped,
-    ));
+    let (served, logged) = (Arc::clone(&site), Arc::clone(&log));
+    let accept_loop = tokio::spawn(accept_until(listener, stopped, move |request| {
+        let (site, log) = (Arc::clone(&served), Arc::clone(&logged));
+        async move { respond(&site, &log, request).await }
+    }));
     Ok(ServerHandle {
         local_addr,
         site,
@@ -197,12 +196,20 @@ pub async fn serve(mut site: Site, addr: SocketAddr) -> std::io::Result<ServerHa
     })
 }
 
-async fn accept_connections(
+/// Accepts connections on `listener` until `stopped` changes, and serves
+/// each (HTTP/1.1, keep-alive) with `respond` until then: the accept loop
+/// of the test site and of the `evaluation` crate's bench site.
+pub async fn accept_until<R, Fut, B>(
     listener: TcpListener,
-    site: Arc<Site>,
-    log: Arc<RequestLog>,
     mut stopped: watch::Receiver<()>,
-) {
+    respond: R,
+) where
+    R: Fn(Request<Incoming>) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = Response<B>> + Send + 'static,
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -216,14 +223,12 @@ async fn accept_connections(
             _ = stopped.changed() => return,
         };
         let _ = stream.set_nodelay(true);
-        let site = Arc::clone(&site);
-        let log = Arc::clone(&log);
+        let respond = respond.clone();
         let mut connection_stopped = stopped.clone();
         tokio::spawn(async move {
             let service = service_fn(move |request| {
-                let site = Arc::clone(&site);
-                let log = Arc::clone(&log);
-                async move { Ok::<_, Infallible>(respond(&site, &log, request).await) }
+                let response = respond(request);
+                async move { Ok::<_, Infallible>(response.await) }
             });
             let connection = http1::Builder::new()
                 .keep_alive(true)
@@ -318,6 +323,11 @@ mod tests {
             .unwrap()
     }
 
+    /// `path` of the site, by the tests' client (no redirects followed).
+    async fn get(server: &ServerHandle, path: &str) -> reqwest::Response {
+        client().get(server.url(path)).send().await.unwrap()
+    }
+
     fn small_hostile_config() -> SiteConfig {
         SiteConfig {
             articles: 30,
@@ -345,7 +355,7 @@ mod tests {
             server.base_url(),
             format!("http://127.0.0.1:{}", server.port())
         );
-        let response = client().get(server.url("/article/3")).send().await.unwrap();
+        let response = get(&server, "/article/3").await;
         assert_eq!(response.status(), 200);
         assert_eq!(
             response.headers()["content-type"],
@@ -359,13 +369,9 @@ mod tests {
             server.site().response_bytes("/article/3").unwrap()
         );
 
-        let missing = client().get(server.url("/nowhere")).send().await.unwrap();
+        let missing = get(&server, "/nowhere").await;
         assert_eq!(missing.status(), 404);
-        let with_query = client()
-            .get(server.url("/article/3?ref=related"))
-            .send()
-            .await
-            .unwrap();
+        let with_query = get(&server, "/article/3?ref=related").await;
         assert_eq!(with_query.text().await.unwrap(), html);
 
         let log = server.requests();
@@ -393,7 +399,7 @@ mod tests {
     #[tokio::test]
     async fn gbk_pages_decode_to_the_expected_text() {
         let server = start(&SiteConfig::default()).await;
-        let response = client().get(server.url("/zh/2")).send().await.unwrap();
+        let response = get(&server, "/zh/2").await;
         assert_eq!(response.headers()["content-type"], "text/html; charset=gbk");
         let bytes = response.bytes().await.unwrap();
         let (text, _, had_errors) = encoding_rs::GBK.decode(&bytes);
@@ -403,11 +409,7 @@ mod tests {
         for paragraph in page.body_text.as_deref().unwrap().split('\n') {
             assert!(text.contains(paragraph));
         }
-        let lie = client()
-            .get(server.url("/lie/gbk-declared-utf8"))
-            .send()
-            .await
-            .unwrap();
+        let lie = get(&server, "/lie/gbk-declared-utf8").await;
         assert_eq!(lie.headers()["content-type"], "text/html; charset=utf-8");
         assert!(std::str::from_utf8(&lie.bytes().await.unwrap()).is_err());
     }
@@ -415,7 +417,7 @@ mod tests {
     #[tokio::test]
     async fn redirects_errors_robots_and_other_resources() {
         let server = start(&SiteConfig::default()).await;
-        let redirect = client().get(server.url("/r/0")).send().await.unwrap();
+        let redirect = get(&server, "/r/0").await;
         assert_eq!(redirect.status(), 301);
         let location = redirect.headers()["location"].to_str().unwrap().to_string();
         assert_eq!(
@@ -424,48 +426,30 @@ mod tests {
         );
         assert!(location.starts_with("/article/"));
 
-        let absolute = client()
-            .get(server.url("/r/absolute"))
-            .send()
-            .await
-            .unwrap();
+        let absolute = get(&server, "/r/absolute").await;
         assert_eq!(
             absolute.headers()["location"],
             format!("http://127.0.0.1:{}/about", server.port()).as_str()
         );
-        let looping = client().get(server.url("/loop/a")).send().await.unwrap();
+        let looping = get(&server, "/loop/a").await;
         assert_eq!(looping.headers()["location"], "/loop/b");
 
-        let unavailable = client().get(server.url("/error/503")).send().await.unwrap();
+        let unavailable = get(&server, "/error/503").await;
         assert_eq!(unavailable.status(), 503);
         assert_eq!(unavailable.headers()["retry-after"], "2");
-        let too_many = client().get(server.url("/error/429")).send().await.unwrap();
+        let too_many = get(&server, "/error/429").await;
         assert_eq!(too_many.status(), 429);
 
-        let robots = client()
-            .get(server.url("/robots.txt"))
-            .send()
-            .await
-            .unwrap();
+        let robots = get(&server, "/robots.txt").await;
         assert_eq!(robots.text().await.unwrap(), crate::DEFAULT_ROBOTS_TXT);
-        let pdf = client().get(server.url("/file.pdf")).send().await.unwrap();
+        let pdf = get(&server, "/file.pdf").await;
         assert_eq!(pdf.headers()["content-type"], "application/pdf");
 
         let spec = server.site().pages_of_kind(PageKind::Copy).next().unwrap();
         {
-            let copy = client()
-                .get(server.url(&spec.path))
-                .send()
+            let copy = get(&server, &spec.path).await.bytes().await.unwrap();
+            let original = get(&server, spec.duplicate_of.as_deref().unwrap())
                 .await
-                .unwrap()
-                .bytes()
-                .await
-                .unwrap();
-            let original = client()
-                .get(server.url(spec.duplicate_of.as_deref().unwrap()))
-                .send()
-                .await
-                .unwrap()
                 .bytes()
                 .await
                 .unwrap();
@@ -549,11 +533,7 @@ mod tests {
     async fn hostile_endpoints_misbehave_within_bounds() {
         let server = start(&small_hostile_config()).await;
 
-        let mut drip = client()
-            .get(server.url("/hostile/drip"))
-            .send()
-            .await
-            .unwrap();
+        let mut drip = get(&server, "/hostile/drip").await;
         assert_eq!(drip.status(), 200);
         let started = Instant::now();
         let mut received = 0;
@@ -569,19 +549,11 @@ mod tests {
         .await;
         assert!(slow.is_err(), "slow-headers answered");
 
-        let huge = client()
-            .get(server.url("/hostile/huge"))
-            .send()
-            .await
-            .unwrap();
+        let huge = get(&server, "/hostile/huge").await;
         assert_eq!(huge.content_length(), Some(3 * 1024 * 1024 + 17));
         assert_eq!(huge.bytes().await.unwrap().len(), 3 * 1024 * 1024 + 17);
 
-        let mut endless = client()
-            .get(server.url("/hostile/endless"))
-            .send()
-            .await
-            .unwrap();
+        let mut endless = get(&server, "/hostile/endless").await;
         assert_eq!(endless.content_length(), None);
         let mut received = 0;
         while received < 4 * 1024 * 1024 {
@@ -589,11 +561,7 @@ mod tests {
         }
         drop(endless);
 
-        let bomb = client()
-            .get(server.url("/hostile/bomb"))
-            .send()
-            .await
-            .unwrap();
+        let bomb = get(&server, "/hostile/bomb").await;
         assert_eq!(bomb.headers()["content-encoding"], "gzip");
         let compressed = bomb.bytes().await.unwrap();
         assert!(compressed.len() < 64 * 1024);

@@ -179,15 +179,8 @@ pub(crate) fn distributed_in(
 
         let seed = env
             .command("crawler", ns)
-            .args([
-                "seed",
-                "--crawl",
-                "bench",
-                "--max-depth",
-                "10",
-                "--delay-ms",
-                "0",
-            ])
+            .arg("seed")
+            .args(CRAWL_SETTINGS)
             .args(&env.seeds)
             .stdout(Stdio::null())
             .stderr(env.log("seed"))

@@ -35,6 +35,10 @@ use std::time::{Duration, Instant};
 use evaluation::bench_site::{BenchServer, BenchSiteConfig};
 
 mod distributed;
+
+/// The crawl both modes run: the whole bench site (deeper than its
+/// links go), no politeness delay.
+const CRAWL_SETTINGS: [&str; 6] = ["--crawl", "bench", "--max-depth", "10", "--delay-ms", "0"];
 mod procfs;
 mod rabbitmq;
 mod redis_client;
@@ -245,18 +249,11 @@ fn local_run(env: &Env) -> Outcome {
     };
     let docs = env.work.join("run.jsonl");
     let mut cmd = env.command("crawler", "pbench-run");
-    cmd.args([
-        "run",
-        "--crawl",
-        "bench",
-        "--max-depth",
-        "10",
-        "--delay-ms",
-        "0",
-        "--out",
-    ])
-    .arg(&docs)
-    .args(&env.seeds);
+    cmd.arg("run")
+        .args(CRAWL_SETTINGS)
+        .arg("--out")
+        .arg(&docs)
+        .args(&env.seeds);
     let Some(wall) = run_measured(env, &mut out, "crawler run", "run", cmd) else {
         return out;
     };

@@ -42,6 +42,15 @@ fn decided(bytes: &[u8], header: Option<&str>) -> Decision {
     )
 }
 
+/// The vote of the HTTP header's charset.
+fn header_vote(decision: &Decision) -> &Vote {
+    decision
+        .votes
+        .iter()
+        .find(|v| v.signal == "header")
+        .expect("a header vote")
+}
+
 #[test]
 fn a_short_utf8_page_with_one_cut_character_is_damaged_not_lying() {
     // About 250 Cyrillic letters and one character cut in half: far
@@ -112,11 +121,7 @@ fn same_lie_of_utf8_on_legacy_bytes_is_refuted_by_decoding() {
     let bytes = page(Some("utf-8"), CHINESE_TRADITIONAL, BIG5);
     let decision = decided(&bytes, Some("utf-8"));
     assert_eq!(decision.encoding(), BIG5);
-    let header = decision
-        .votes
-        .iter()
-        .find(|v| v.signal == "header")
-        .expect("a header vote");
+    let header = header_vote(&decision);
     assert_eq!(header.decodes_cleanly, Some(false));
 }
 
@@ -299,11 +304,7 @@ fn whole_content_type_is_accepted_as_header() {
     let bytes = page(None, CHINESE_TRADITIONAL, BIG5);
     let decision = decided(&bytes, Some("text/html; charset=Big5"));
     assert_eq!(decision.encoding(), BIG5);
-    let header = decision
-        .votes
-        .iter()
-        .find(|v| v.signal == "header")
-        .expect("a header vote");
+    let header = header_vote(&decision);
     assert_eq!(header.label.as_deref(), Some("Big5"));
 }
 
@@ -312,11 +313,7 @@ fn unknown_labels_are_recorded_and_ignored() {
     let bytes = page(Some("klingon"), CHINESE_SIMPLIFIED, GBK);
     let decision = decided(&bytes, Some("x-unknown"));
     assert_eq!(decision.encoding(), GBK);
-    let header = decision
-        .votes
-        .iter()
-        .find(|v| v.signal == "header")
-        .expect("a header vote");
+    let header = header_vote(&decision);
     assert_eq!(header.encoding, None);
 }
 

@@ -24,6 +24,14 @@ pub struct RedisStore {
 }
 
 impl RedisStore {
+    /// A Redis error, with the (redacted) URL of this store.
+    fn error(&self, source: redis::RedisError) -> StoreError {
+        StoreError::Redis {
+            url: self.url.clone(),
+            source,
+        }
+    }
+
     pub(super) async fn connect(url: &str) -> Result<Self, StoreError> {
         let shown = crate::config::redact_url(url);
         let err = |source| StoreError::Redis {
@@ -65,10 +73,7 @@ impl RedisStore {
                         tracing::warn!(redis = %self.url, error = %e, "DUMP refused: sets are read with SMEMBERS (slower)");
                         Ok(false)
                     }
-                    Err(source) => Err(StoreError::Redis {
-                        url: self.url.clone(),
-                        source,
-                    }),
+                    Err(source) => Err(self.error(source)),
                 }
             })
             .await
@@ -255,13 +260,10 @@ impl RedisStore {
             }
         }
         let mut conn = self.conn.clone();
-        let values: Vec<redis::Value> =
-            pipe.query_async(&mut conn)
-                .await
-                .map_err(|source| StoreError::Redis {
-                    url: self.url.clone(),
-                    source,
-                })?;
+        let values: Vec<redis::Value> = pipe
+            .query_async(&mut conn)
+            .await
+            .map_err(|e| self.error(e))?;
         let mut replies: Vec<Reply> = values.into_iter().map(reply_from_redis).collect();
         self.read_set_payloads(ops, &mut replies, dump).await?;
         Ok(replies)
@@ -305,13 +307,10 @@ impl RedisStore {
             pipe.smembers(*key);
         }
         let mut conn = self.conn.clone();
-        let sets: Vec<Vec<i64>> =
-            pipe.query_async(&mut conn)
-                .await
-                .map_err(|source| StoreError::Redis {
-                    url: self.url.clone(),
-                    source,
-                })?;
+        let sets: Vec<Vec<i64>> = pipe
+            .query_async(&mut conn)
+            .await
+            .map_err(|e| self.error(e))?;
         for ((i, _), members) in fallback.into_iter().zip(sets) {
             replies[i] = Reply::Ints(members);
         }
@@ -325,10 +324,7 @@ impl RedisStore {
             .arg("memory")
             .query_async(&mut conn)
             .await
-            .map_err(|source| StoreError::Redis {
-                url: self.url.clone(),
-                source,
-            })?;
+            .map_err(|e| self.error(e))?;
         Ok(info
             .lines()
             .find_map(|l| l.strip_prefix("used_memory:"))
@@ -341,10 +337,7 @@ impl RedisStore {
         pattern: &str,
     ) -> Result<BTreeMap<String, Stored>, StoreError> {
         let keys = self.keys_matching(pattern).await?;
-        let err = |source| StoreError::Redis {
-            url: self.url.clone(),
-            source,
-        };
+        let err = |source| self.error(source);
         let mut conn = self.conn.clone();
         let mut pipe = redis::pipe();
         for k in &keys {
@@ -420,10 +413,7 @@ impl RedisStore {
                 .arg(1000)
                 .query_async(&mut conn)
                 .await
-                .map_err(|source| StoreError::Redis {
-                    url: self.url.clone(),
-                    source,
-                })?;
+                .map_err(|e| self.error(e))?;
             keys.extend(batch);
             if next == 0 {
                 break;

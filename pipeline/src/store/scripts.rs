@@ -3,6 +3,24 @@
 
 use super::Op;
 
+/// Lua put before the scripts that end with writes and counters:
+/// `ARGV[at]` is a number n; `cmd` writes `ARGV[at + i]` to `KEYS[1 + i]`
+/// for i in 1..=n; then each key after those has its hash field `ARGV[a]`
+/// grown by `ARGV[a + 1]`, `a` from `at + n + 1` on in steps of two.
+const WRITES_THEN_COUNTS_LUA: &str = r#"
+local function writes_then_counts(cmd, at)
+  local n = tonumber(ARGV[at])
+  for i = 1, n do
+    redis.call(cmd, KEYS[1 + i], ARGV[at + i])
+  end
+  local a = at + n + 1
+  for k = 2 + n, #KEYS do
+    redis.call('HINCRBY', KEYS[k], ARGV[a], ARGV[a + 1])
+    a = a + 2
+  end
+end
+"#;
+
 /// Lua for [`Op::SetNxWith`]: KEYS = key, push keys..., count keys...;
 /// ARGV = value, number of pushes, push values..., then field and by of
 /// each count.
@@ -10,15 +28,7 @@ const SETNX_WITH_LUA: &str = r#"
 if redis.call('SETNX', KEYS[1], ARGV[1]) == 0 then
   return 0
 end
-local pushes = tonumber(ARGV[2])
-for i = 1, pushes do
-  redis.call('RPUSH', KEYS[1 + i], ARGV[2 + i])
-end
-local a = 3 + pushes
-for k = 2 + pushes, #KEYS do
-  redis.call('HINCRBY', KEYS[k], ARGV[a], ARGV[a + 1])
-  a = a + 2
-end
+writes_then_counts('RPUSH', 2)
 return 1
 "#;
 
@@ -41,15 +51,7 @@ if seen then
   end
 end
 redis.call('HSET', KEYS[1], ARGV[1], keep)
-local sets = tonumber(ARGV[4])
-for i = 1, sets do
-  redis.call('SET', KEYS[1 + i], ARGV[4 + i])
-end
-local a = 5 + sets
-for k = 2 + sets, #KEYS do
-  redis.call('HINCRBY', KEYS[k], ARGV[a], ARGV[a + 1])
-  a = a + 2
-end
+writes_then_counts('SET', 4)
 return 1
 "#;
 
@@ -94,10 +96,11 @@ pub(super) struct Scripts {
 impl Scripts {
     pub(super) fn new() -> Self {
         let timed = |body: &str| redis::Script::new(&format!("{NOW_LUA}{body}"));
+        let counting = |body: &str| redis::Script::new(&format!("{WRITES_THEN_COUNTS_LUA}{body}"));
         Scripts {
             claim: redis::Script::new(CLAIM_LUA),
-            setnx_with: redis::Script::new(SETNX_WITH_LUA),
-            once: redis::Script::new(ONCE_LUA),
+            setnx_with: counting(SETNX_WITH_LUA),
+            once: counting(ONCE_LUA),
             zadd_in: timed(ZADD_IN_LUA),
             zpop_due: timed(ZPOP_DUE_LUA),
         }
