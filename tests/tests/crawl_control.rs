@@ -79,6 +79,19 @@ fn never_asked(site: &ServerHandle, whose: &str) {
     );
 }
 
+/// The namespace's `seen` counter, if any.
+async fn seen(store: &Store, keys: &Keys) -> Option<String> {
+    store
+        .one(Op::HGet {
+            key: keys.stats(),
+            field: "seen".into(),
+        })
+        .await
+        .unwrap()
+        .string()
+        .unwrap()
+}
+
 fn seed(env: &TestEnv, crawl: &str, extra: &[&str], urls: &[String]) {
     env.seed(crawl, extra, urls);
 }
@@ -266,14 +279,7 @@ async fn reset_deletes_everything_of_its_namespace_and_nothing_else() {
     let deadline = Instant::now() + Duration::from_secs(120);
     // The frontier admitted the seed (and released it to the fetch queue).
     loop {
-        let seen = store
-            .one(Op::HGet {
-                key: keys.stats(),
-                field: "seen".into(),
-            })
-            .await
-            .unwrap();
-        if seen.string().unwrap().is_some() {
+        if seen(&store, &keys).await.is_some() {
             break;
         }
         assert!(
@@ -313,14 +319,7 @@ async fn reset_deletes_everything_of_its_namespace_and_nothing_else() {
         assert_eq!(q.ready, 0, "{} not purged", q.queue);
     }
     assert!(crawls(&env).is_empty());
-    let kept = store
-        .one(Op::HGet {
-            key: neighbour.stats(),
-            field: "seen".into(),
-        })
-        .await
-        .unwrap();
-    assert_eq!(kept.string().unwrap().as_deref(), Some("7"));
+    assert_eq!(seen(&store, &neighbour).await.as_deref(), Some("7"));
     store
         .delete_matching(&neighbour.namespace_pattern())
         .await
