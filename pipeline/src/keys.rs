@@ -66,7 +66,8 @@ impl Keys {
         format!("{}:crawl:*:spec", self.ns)
     }
 
-    /// A crawl's own counters (a hash with the fields of [`Keys::stats`]),
+    /// A crawl's own counters (a hash with the fields of [`Keys::stats`]
+    /// listed in [`crate::crawls::CRAWL_FIELDS`]),
     /// each counted in the same atomic op as the namespace counter it
     /// mirrors ([`crate::crawls::counts`]).
     pub fn crawl_stats(&self, crawl: &str) -> String {
