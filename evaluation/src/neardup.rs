@@ -351,7 +351,11 @@ fn join_units(p: &str, units: &[String]) -> String {
 
 /// The paragraphs with a share of their words (or characters) replaced by
 /// other words of the same text, and `drop` paragraphs (not the first)
-/// left out when there are enough.
+/// left out when there are enough. The words replaced are drawn over the
+/// whole text (a one-word paragraph is no likelier to change than any
+/// other word), and only a minor paragraph is dropped (one holding at most
+/// [`MAX_DROPPED_SHARE`] of the words): an edit that drops most of a text
+/// makes another text, not a repost.
 fn edit(rng: &mut EvalRng, paragraphs: &[String], share: f64, drop: usize) -> Vec<String> {
     let mut paras: Vec<Vec<String>> = paragraphs.iter().map(|p| units(p)).collect();
     let pool: Vec<String> = paras
@@ -362,29 +366,39 @@ fn edit(rng: &mut EvalRng, paragraphs: &[String], share: f64, drop: usize) -> Ve
         .collect();
     let total: usize = paras.iter().map(Vec::len).sum();
     let changes = ((total as f64 * share).round() as usize).max(1);
-    if !pool.is_empty() {
+    if !pool.is_empty() && total > 0 {
         for _ in 0..changes {
-            let p = rng.random_range(0..paras.len());
-            if paras[p].is_empty() {
+            let mut i = rng.random_range(0..total);
+            let Some(p) = paras.iter().position(|units| {
+                let here = i < units.len();
+                if !here {
+                    i -= units.len();
+                }
+                here
+            }) else {
                 continue;
-            }
-            let i = rng.random_range(0..paras[p].len());
+            };
             paras[p][i] = pick(rng, &pool).clone();
         }
     }
-    let mut out: Vec<String> = paras
+    let mut kept: Vec<(usize, String)> = paras
         .iter()
         .zip(paragraphs)
-        .map(|(u, p)| join_units(p, u))
+        .map(|(u, p)| (u.len(), join_units(p, u)))
         .collect();
     for _ in 0..drop {
-        if out.len() >= 4 {
-            let i = rng.random_range(1..out.len());
-            out.remove(i);
+        let minor: Vec<usize> = (1..kept.len())
+            .filter(|&i| kept[i].0 as f64 <= total as f64 * MAX_DROPPED_SHARE)
+            .collect();
+        if kept.len() >= 4 && !minor.is_empty() {
+            kept.remove(*pick(rng, &minor));
         }
     }
-    out
+    kept.into_iter().map(|(_, p)| p).collect()
 }
+
+/// The largest share of a text's words one dropped paragraph may hold.
+pub const MAX_DROPPED_SHARE: f64 = 0.25;
 
 /// Cuts a corpus text into texts of the [`CUT_TOKENS`] sizes, in turn.
 fn cut(lines: &[String], per_file: usize, first: usize) -> Vec<Vec<String>> {

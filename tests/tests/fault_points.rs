@@ -100,7 +100,13 @@ async fn crawl_through(binary: &str, point: &str) {
     let repeated: Vec<_> = lines.iter().filter(|(_, n)| **n > 1).collect();
     assert!(repeated.is_empty(), "exported twice: {repeated:?}");
     let stored: BTreeSet<String> = lines.keys().map(|u| u.to_string()).collect();
-    assert_eq!(stored, want, "stored documents differ from the pages");
+    if stored != want {
+        let why = explain_missing(&env, &want, &stored).await;
+        panic!(
+            "stored documents differ from the pages after {binary} died at {point}:\n{why}\n{}",
+            env.logs()
+        );
+    }
 
     // Counted once.
     let stats: serde_json::Value =
@@ -136,6 +142,54 @@ async fn crawl_through(binary: &str, point: &str) {
     drop(armed);
     drop(workers);
     env.cleanup().await;
+}
+
+/// Where each page that was not stored got to, and whether the crawl was
+/// still moving: what a failure needs to be understood.
+async fn explain_missing(
+    env: &TestEnv,
+    want: &BTreeSet<String>,
+    stored: &BTreeSet<String>,
+) -> String {
+    let missing: Vec<&String> = want.difference(stored).collect();
+    let extra: Vec<&String> = stored.difference(want).collect();
+    let keys = Keys::new(&env.namespace);
+    let mut conn = redis::Client::open(REDIS_URL)
+        .and_then(|c| c.get_connection())
+        .expect("redis");
+    let mut out = format!(
+        "{} missing, {} unexpected {extra:?}\n",
+        missing.len(),
+        extra.len()
+    );
+    for url in &missing {
+        let h = frontier::seen::url_hash(url);
+        let seen: bool = redis::cmd("SISMEMBER")
+            .arg(keys.seen(frontier::seen::shard_of(h)))
+            .arg(h)
+            .query(&mut conn)
+            .unwrap_or(false);
+        let fetched: Option<Vec<u8>> = redis::cmd("GET")
+            .arg(keys.fetch_outcome(url))
+            .query(&mut conn)
+            .unwrap_or(None);
+        out += &format!(
+            "  {url}: in the seen set {seen}, fetch record {}\n",
+            fetched.map_or("none".into(), |f| String::from_utf8_lossy(&f).into_owned())
+        );
+    }
+    out += &format!(
+        "stats then: {}\n",
+        env.crawler_ok(&["stats", "--json"]).trim()
+    );
+    tokio::time::sleep(Duration::from_secs(15)).await;
+    let later: BTreeSet<String> = env.export().into_iter().map(|d| d.url).collect();
+    out += &format!(
+        "15 s later, {} of them stored; stats: {}",
+        missing.iter().filter(|u| later.contains(**u)).count(),
+        env.crawler_ok(&["stats", "--json"]).trim()
+    );
+    out
 }
 
 fn after_store(stage: &str, nth: u32) -> String {
