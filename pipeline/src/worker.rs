@@ -33,7 +33,7 @@ use crate::backoff::Backoff;
 use crate::broker::{Broker, Delivery, Session};
 use crate::crawls::{CrawlState, CrawlStates};
 use crate::keys::Keys;
-use crate::messages::{decode, Versioned};
+use crate::messages::{decode, OfCrawl, Versioned};
 use crate::metrics::{MessageOutcome, Metrics};
 use crate::shutdown::Shutdown;
 use crate::store::{Op, Store};
@@ -88,7 +88,7 @@ impl From<crate::messages::CodecError> for StageError {
 
 /// One stage of the pipeline: reads one kind of message, writes others.
 pub trait Stage: Send + Sync + 'static {
-    type Input: DeserializeOwned + Versioned + Send + 'static;
+    type Input: DeserializeOwned + Versioned + OfCrawl + Send + 'static;
     /// The queue this stage consumes.
     const QUEUE: Queue;
     /// Messages handled at once unless configured.
@@ -101,7 +101,9 @@ pub trait Stage: Send + Sync + 'static {
 
     /// The crawl a message belongs to: a message of a cancelled crawl is
     /// acked without being handed to the stage ([`crate::crawls`]).
-    fn crawl(input: &Self::Input) -> &str;
+    fn crawl(input: &Self::Input) -> &str {
+        input.crawl_name()
+    }
 }
 
 /// Where a worker runs and how much it takes at once.
@@ -152,15 +154,13 @@ pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Sh
     tracing::info!(worker = %worker_id, concurrency, prefetch = settings.prefetch, "worker started");
 
     'sessions: while !shutdown.is_triggered() {
-        let session = match settings.broker.open().await {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot open broker session; retrying");
-                tokio::select! {
-                    _ = backoff.wait() => continue,
-                    _ = shutdown.wait() => break,
-                }
-            }
+        let failed = "cannot open broker session; retrying";
+        let Some(session) = settings
+            .broker
+            .open_until(failed, &mut backoff, &shutdown)
+            .await
+        else {
+            break;
         };
         let mut consumer = match session.consume(S::QUEUE, settings.prefetch).await {
             Ok(c) => c,
