@@ -465,20 +465,26 @@ async fn dead_letter(
 /// are replaced, so the name can be matched with a pattern; `unknown` where
 /// the kernel does not say.
 pub fn host_name() -> String {
+    host_name_as(
+        |c| match c {
+            ':' | '*' | '?' | '[' | ']' | '\\' => Some('_'),
+            c => Some(c),
+        },
+        "unknown",
+    )
+}
+
+/// This machine's (or container's) host name as the kernel (or else
+/// `HOSTNAME`) says it, each character as `map` maps it (`None` drops it);
+/// `unknown` where that leaves nothing.
+pub fn host_name_as(map: impl FnMut(char) -> Option<char>, unknown: &str) -> String {
     let name = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
         .or_else(|| std::env::var("HOSTNAME").ok())
         .unwrap_or_default();
-    let name: String = name
-        .trim()
-        .chars()
-        .map(|c| match c {
-            ':' | '*' | '?' | '[' | ']' | '\\' => '_',
-            c => c,
-        })
-        .collect();
+    let name: String = name.trim().chars().filter_map(map).collect();
     if name.is_empty() {
-        "unknown".into()
+        unknown.into()
     } else {
         name
     }
