@@ -179,6 +179,16 @@ const MARK: u8 = 2;
 /// when URL parsing keeps them as they are: plain bytes only ([`URL_BYTES`]), and no dot
 /// segment in the path (`.`, `..`, or any `%2e`, which URL parsing reads as a dot).
 fn plain_path_and_query(rest: &str, out: &mut String) -> Option<()> {
+    path_and_query_skipping(rest, out, skip_plain)
+}
+
+/// [`plain_path_and_query`] with `skip` finding, from a byte on, the first byte that is not
+/// plain: [`skip_plain`], or in the tests a byte-by-byte scan to check it against.
+fn path_and_query_skipping(
+    rest: &str,
+    out: &mut String,
+    skip: impl Fn(&[u8], usize) -> usize,
+) -> Option<()> {
     let bytes = rest.as_bytes();
     let dot_segment = |segment: &[u8]| matches!(segment, b"." | b"..");
     let mut path_end = None;
@@ -187,7 +197,7 @@ fn plain_path_and_query(rest: &str, out: &mut String) -> Option<()> {
     let mut i = 0;
     loop {
         // Runs of plain bytes skipped whole; a mark is looked at, anything else refused.
-        i = skip_plain(bytes, i);
+        i = skip(bytes, i);
         let Some(&b) = bytes.get(i) else {
             break;
         };
@@ -634,51 +644,12 @@ mod tests {
 
     /// `plain_path_and_query` byte by byte, as it was before runs were skipped.
     fn path_by_bytes(rest: &str) -> Option<String> {
-        let bytes = rest.as_bytes();
-        let dot_segment = |segment: &[u8]| matches!(segment, b"." | b"..");
-        let mut path_end = None;
-        let mut segment_start = 0;
-        let mut end = bytes.len();
-        for (i, &b) in bytes.iter().enumerate() {
-            let plain = b.is_ascii_alphanumeric() || b"-._~!$&()*+,;=:@".contains(&b);
-            if plain {
-                continue;
-            }
-            if !b"/?%#".contains(&b) {
-                return None;
-            }
-            match b {
-                b'#' => {
-                    end = i;
-                    break;
-                }
-                b'/' | b'?' if path_end.is_none() => {
-                    if dot_segment(&bytes[segment_start..i]) {
-                        return None;
-                    }
-                    segment_start = i + 1;
-                    if b == b'?' {
-                        path_end = Some(i);
-                    }
-                }
-                b'%' if path_end.is_none()
-                    && bytes
-                        .get(i + 1..i + 3)
-                        .is_some_and(|h| h.eq_ignore_ascii_case(b"2e")) =>
-                {
-                    return None;
-                }
-                _ => {}
-            }
-        }
-        if path_end.is_none() && dot_segment(&bytes[segment_start..end]) {
-            return None;
-        }
+        let by_bytes = |bytes: &[u8], from: usize| {
+            let plain = |b: &u8| b.is_ascii_alphanumeric() || b"-._~!$&()*+,;=:@".contains(b);
+            from + bytes[from..].iter().take_while(|b| plain(b)).count()
+        };
         let mut out = String::new();
-        if path_end.unwrap_or(end) == 0 {
-            out.push('/');
-        }
-        out.push_str(&rest[..end]);
+        path_and_query_skipping(rest, &mut out, by_bytes)?;
         Some(out)
     }
 

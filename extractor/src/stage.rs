@@ -1,7 +1,7 @@
 //! The extractor stage: a [`Page`] in; a [`Document`] to contentseen and one
 //! [`UrlBatch`] of the page's outlinks (depth + 1) to the frontier.
 
-use pipeline::messages::{encode, new_id, Document, Page, UrlBatch, VERSION};
+use pipeline::messages::{encode, Document, Page, UrlBatch, VERSION};
 use pipeline::store::Op;
 use pipeline::worker::{Outcome, Stage, StageError};
 use pipeline::{keys::Keys, Queue};
@@ -23,10 +23,6 @@ impl Stage for ExtractorStage {
     type Input = Page;
     const QUEUE: Queue = Queue::Extract;
     const DEFAULT_CONCURRENCY: usize = 4;
-
-    fn crawl(page: &Page) -> &str {
-        &page.crawl.name
-    }
 
     async fn handle(&self, mut page: Page) -> Result<Outcome, StageError> {
         // The raw HTTP exchange (kept when the crawl writes WARC files)
@@ -71,17 +67,8 @@ impl Stage for ExtractorStage {
         let next_depth = page.depth + 1;
         if next_depth <= page.crawl.max_depth && !article.outlinks.is_empty() {
             let batch = UrlBatch {
-                v: VERSION,
-                id: new_id(),
-                crawl: page.crawl.clone(),
-                depth: next_depth,
-                seeds: false,
                 source: Some(page.final_url.clone()),
-                redirects: 0,
-                attempt: 0,
-                rescheduled: false,
-                task: None,
-                links: article.outlinks,
+                ..UrlBatch::new(&page.crawl, next_depth, article.outlinks)
             };
             publish.push((Queue::Frontier, encode(&batch)?));
         }

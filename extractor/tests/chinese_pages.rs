@@ -8,6 +8,13 @@ fn url() -> Url {
     Url::parse("https://news.example.cn/a/20190220/1.html").unwrap()
 }
 
+/// Every paragraph of `body` is in the extracted `text`.
+fn assert_has_body(text: &str, body: &[&str]) {
+    for p in body {
+        assert!(text.contains(p), "missing paragraph {p:?} in {text:?}");
+    }
+}
+
 const BODY_1: [&str; 3] = [
     "新华社北京2月20日电，记者从国家气象局获悉，今年春节期间全国大部地区天气晴好，气温较常年同期偏高，出行条件总体良好。",
     "气象专家表示，受冷空气影响，本周后期北方地区将有一次降温过程，提醒公众注意添衣保暖，合理安排出行计划。",
@@ -48,13 +55,7 @@ fn portal_article() {
     assert_eq!(a.title.as_deref(), Some("春节期间全国大部天气晴好"));
     assert_eq!(a.published.as_deref(), Some("2019-02-20T02:26:00"));
     assert_eq!(a.author.as_deref(), Some("张三"));
-    for p in BODY_1 {
-        assert!(
-            a.text.contains(p),
-            "missing paragraph {p:?} in {:?}",
-            a.text
-        );
-    }
+    assert_has_body(&a.text, &BODY_1);
     assert!(
         !a.text.contains("分享到"),
         "share bar in body: {:?}",
@@ -109,13 +110,7 @@ fn newspaper_table_layout() {
         "author {:?}",
         a.author
     );
-    for p in BODY_2 {
-        assert!(
-            a.text.contains(p),
-            "missing paragraph {p:?} in {:?}",
-            a.text
-        );
-    }
+    assert_has_body(&a.text, &BODY_2);
     assert!(!a.text.contains("热点排行"));
     assert!(!a.text.contains("地铁五号线"));
 }
@@ -183,12 +178,6 @@ fn forum_thread() {
     let a = extract(&html, &url());
     assert_eq!(a.author.as_deref(), Some("路人甲"));
     assert_eq!(a.published.as_deref(), Some("2019-03-02T10:21:00"));
-    for p in BODY_2 {
-        assert!(
-            a.text.contains(p),
-            "missing paragraph {p:?} in {:?}",
-            a.text
-        );
-    }
+    assert_has_body(&a.text, &BODY_2);
     assert!(!a.text.contains("Powered by"), "{:?}", a.text);
 }

@@ -329,10 +329,6 @@ impl Stage for FetcherStage {
     const QUEUE: Queue = Queue::Fetch;
     const DEFAULT_CONCURRENCY: usize = 64;
 
-    fn crawl(task: &FetchTask) -> &str {
-        &task.crawl.name
-    }
-
     async fn handle(&self, task: FetchTask) -> Result<Outcome, StageError> {
         let mut turn = None;
         let result = self.fetch(task, &mut turn).await;

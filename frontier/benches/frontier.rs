@@ -16,7 +16,7 @@ use frontier::scope::in_scope;
 use frontier::seen::{shard_of, url_hash, SEEN_SHARDS};
 use frontier::FrontierStage;
 use pipeline::keys::Keys;
-use pipeline::messages::{new_id, UrlBatch, VERSION};
+use pipeline::messages::{new_id, UrlBatch};
 use pipeline::store::Op;
 use pipeline::worker::Stage;
 use pipeline::{CrawlSpec, Link, Store};
@@ -81,25 +81,19 @@ async fn main() {
     let ns = format!("bench-frontier-{}", &new_id()[..8]);
     let stage = Arc::new(FrontierStage::new(store.clone(), &ns));
     let batches: Vec<UrlBatch> = (0..2000u64)
-        .map(|b| UrlBatch {
-            v: VERSION,
-            id: new_id(),
-            crawl: crawl.clone(),
-            depth: 1,
-            seeds: false,
-            source: Some(base.to_string()),
-            redirects: 0,
-            attempt: 0,
-            rescheduled: false,
-            task: None,
-            links: (0..100u64)
+        .map(|b| {
+            let links = (0..100u64)
                 .map(|j| {
                     let i = b * 100 + j;
                     // 30% repeats of earlier links.
                     let n = if i % 10 < 3 { i / 3 } else { i };
                     Link::new(outlink(n))
                 })
-                .collect(),
+                .collect();
+            UrlBatch {
+                source: Some(base.to_string()),
+                ..UrlBatch::new(&crawl, 1, links)
+            }
         })
         .collect();
     let total_links: usize = batches.iter().map(|b| b.links.len()).sum();

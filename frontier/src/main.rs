@@ -1,28 +1,19 @@
 //! The `frontier` worker binary: [`frontier::FrontierStage`] and the
 //! politeness releaser over RabbitMQ and Redis.
 
-use clap::Parser;
 use frontier::release::{self, ReleaseSettings};
-
-/// Admits seed and discovered URLs (normalized, in scope, never seen) into
-/// per-host queues, and releases them to the fetchers when each host is due.
-#[derive(Parser)]
-#[command(name = "frontier", version)]
-struct Args {
-    #[command(flatten)]
-    worker: pipeline::WorkerConfig,
-    #[command(flatten)]
-    _config_file: pipeline::config::ConfigFile,
-}
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let (args, file) = pipeline::config::parse::<Args>("frontier")?;
-    file.start_logs(args.worker.service.log_json);
-    let ns = args.worker.service.namespace.clone();
+    let worker = pipeline::config::start_worker(
+        "frontier",
+        "Admits seed and discovered URLs (normalized, in scope, never seen) into \
+         per-host queues, and releases them to the fetchers when each host is due",
+    )?;
+    let ns = worker.service.namespace.clone();
     let release_ns = ns.clone();
     pipeline::worker::serve_with(
-        &args.worker,
+        &worker,
         |store| frontier::FrontierStage::new(store, &ns),
         move |store, broker, shutdown| {
             release::run(

@@ -248,15 +248,9 @@ pub async fn run(
     let mut last_sweep = Instant::now();
     let mut unfinished: Option<Unfinished> = None;
     'sessions: while !shutdown.is_triggered() {
-        let session = match broker.open().await {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::warn!(error = %e, "releaser cannot open a broker session; retrying");
-                tokio::select! {
-                    _ = backoff.wait() => continue,
-                    _ = shutdown.wait() => break,
-                }
-            }
+        let failed = "releaser cannot open a broker session; retrying";
+        let Some(session) = broker.open_until(failed, &mut backoff, &shutdown).await else {
+            break;
         };
         backoff.reset();
         loop {

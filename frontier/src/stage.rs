@@ -64,10 +64,6 @@ impl Stage for FrontierStage {
     const QUEUE: Queue = Queue::Frontier;
     const DEFAULT_CONCURRENCY: usize = 16;
 
-    fn crawl(batch: &UrlBatch) -> &str {
-        &batch.crawl.name
-    }
-
     async fn handle(&self, batch: UrlBatch) -> Result<Outcome, StageError> {
         let mut tally = Tally::default();
         let mut outcome = Outcome::default();
@@ -321,25 +317,18 @@ mod tests {
     use pipeline::{CrawlSpec, Link};
 
     fn batch(id: &str, depth: u32, urls: &[&str]) -> UrlBatch {
+        let crawl = CrawlSpec {
+            name: "t".into(),
+            allow_domains: vec!["example.com".into()],
+            max_depth: 2,
+            max_pages: Some(5),
+            delay_ms: 0,
+            ..CrawlSpec::default()
+        };
         UrlBatch {
-            v: VERSION,
             id: id.into(),
-            crawl: CrawlSpec {
-                name: "t".into(),
-                allow_domains: vec!["example.com".into()],
-                max_depth: 2,
-                max_pages: Some(5),
-                delay_ms: 0,
-                ..CrawlSpec::default()
-            },
-            depth,
-            seeds: false,
             source: Some("http://example.com/".into()),
-            redirects: 0,
-            attempt: 0,
-            rescheduled: false,
-            task: None,
-            links: urls.iter().map(|u| Link::new(*u)).collect(),
+            ..UrlBatch::new(&crawl, depth, urls.iter().map(|u| Link::new(*u)).collect())
         }
     }
 

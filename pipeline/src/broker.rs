@@ -66,6 +66,28 @@ impl Broker {
             Broker::Memory(bus) => Ok(Session::Memory(bus.clone())),
         }
     }
+
+    /// [`Broker::open`], tried again after each failure (logged as
+    /// `failed`, with the error) once `backoff` has waited; `None` when
+    /// `shutdown` fires first.
+    pub async fn open_until(
+        &self,
+        failed: &str,
+        backoff: &mut crate::backoff::Backoff,
+        shutdown: &crate::shutdown::Shutdown,
+    ) -> Option<Session> {
+        while !shutdown.is_triggered() {
+            match self.open().await {
+                Ok(session) => return Some(session),
+                Err(e) => tracing::warn!(error = %e, "{failed}"),
+            }
+            tokio::select! {
+                _ = backoff.wait() => {}
+                _ = shutdown.wait() => break,
+            }
+        }
+        None
+    }
 }
 
 /// A live connection to the broker. When it is lost, operations fail and the
@@ -705,27 +727,25 @@ impl Delivery {
 
     /// Unprocessable: to the stage's dead-letter queue.
     pub async fn dead_letter(self) -> Result<(), lapin::Error> {
-        match self.acker {
-            Acker::Amqp(a) => a
-                .reject(BasicRejectOptions { requeue: false })
-                .await
-                .map(|_| ()),
-            Acker::Memory { bus, queue } => {
-                bus.dead_letter(queue, self.data, None);
-                Ok(())
-            }
-        }
+        self.reject(false).await
     }
 
     /// Not now: back to the queue for another try.
     pub async fn requeue(self) -> Result<(), lapin::Error> {
+        self.reject(true).await
+    }
+
+    /// Rejected: back to the queue when `requeue`, else to the dead-letter
+    /// queue.
+    async fn reject(self, requeue: bool) -> Result<(), lapin::Error> {
         match self.acker {
-            Acker::Amqp(a) => a
-                .reject(BasicRejectOptions { requeue: true })
-                .await
-                .map(|_| ()),
+            Acker::Amqp(a) => a.reject(BasicRejectOptions { requeue }).await.map(|_| ()),
             Acker::Memory { bus, queue } => {
-                bus.requeue(queue, self.data);
+                if requeue {
+                    bus.requeue(queue, self.data);
+                } else {
+                    bus.dead_letter(queue, self.data, None);
+                }
                 Ok(())
             }
         }

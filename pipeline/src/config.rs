@@ -471,12 +471,47 @@ pub fn parse<P: clap::Parser>(binary: &str) -> anyhow::Result<(P, FileLayer)> {
     Ok((parsed, file))
 }
 
+/// The command line of a worker binary without flags of its own: the
+/// worker's settings and `--config`. Read by [`start_worker`].
+#[derive(clap::Parser)]
+#[command(version)]
+struct WorkerArgs {
+    #[command(flatten)]
+    worker: WorkerConfig,
+    #[command(flatten)]
+    _config_file: ConfigFile,
+}
+
+/// The start of a worker binary that has no flags of its own (named
+/// `binary`, described by `about` in `--help`): its [`WorkerConfig`] read
+/// from every layer as [`parse`] does, then its logs started.
+pub fn start_worker(binary: &'static str, about: &'static str) -> anyhow::Result<WorkerConfig> {
+    use clap::CommandFactory;
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let file = FileLayer::read(config_path(&args), binary)?;
+    let command = WorkerArgs::command()
+        .name(binary)
+        .about(about)
+        .long_about(None);
+    let parsed: WorkerArgs = parse_command(command, args, &file).unwrap_or_else(|e| e.exit());
+    file.start_logs(parsed.worker.service.log_json);
+    Ok(parsed.worker)
+}
+
 /// [`parse`] over given arguments and file layer.
 pub fn parse_from<P: clap::Parser>(
     args: Vec<std::ffi::OsString>,
     file: &FileLayer,
 ) -> Result<P, clap::Error> {
-    let command = P::command();
+    parse_command(P::command(), args, file)
+}
+
+/// [`parse_from`] with `P`'s command as given (renamed, described).
+fn parse_command<P: clap::FromArgMatches>(
+    command: clap::Command,
+    args: Vec<std::ffi::OsString>,
+    file: &FileLayer,
+) -> Result<P, clap::Error> {
     // A flag with a `CRAWLER_*` variable that `Settings` lacks could not be
     // set from the file: caught by any debug run of the binary (the tests').
     debug_assert!(

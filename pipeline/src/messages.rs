@@ -196,23 +196,35 @@ pub struct UrlBatch {
 }
 
 impl UrlBatch {
+    /// A batch (with a fresh id) of new links of `crawl` at `depth`: no
+    /// seeds, found on no page, neither redirected nor retried. Callers
+    /// adjust what differs.
+    pub fn new(crawl: &CrawlSpec, depth: u32, links: Vec<Link>) -> UrlBatch {
+        UrlBatch {
+            v: VERSION,
+            id: new_id(),
+            crawl: crawl.clone(),
+            depth,
+            seeds: false,
+            source: None,
+            redirects: 0,
+            attempt: 0,
+            rescheduled: false,
+            task: None,
+            links,
+        }
+    }
+
     /// One URL that a fetch of `task` sends back to the frontier (a retry, a
     /// redirect target, a task whose host was not due): same crawl, depth,
     /// redirect count and attempt as the task, found on the task's URL.
     /// Callers adjust what differs.
     pub fn follow_up(task: &FetchTask, url: &str) -> UrlBatch {
         UrlBatch {
-            v: VERSION,
-            id: new_id(),
-            crawl: task.crawl.clone(),
-            depth: task.depth,
-            seeds: false,
             source: Some(task.url.clone()),
             redirects: task.redirects,
             attempt: task.attempt,
-            rescheduled: false,
-            task: None,
-            links: vec![Link::new(url)],
+            ..UrlBatch::new(&task.crawl, task.depth, vec![Link::new(url)])
         }
     }
 }
@@ -593,6 +605,26 @@ macro_rules! versioned {
     )*};
 }
 versioned!(UrlBatch, FetchTask, Page, Document);
+
+/// Every message belongs to one crawl.
+pub trait OfCrawl {
+    /// The name of the crawl the message belongs to.
+    fn crawl_name(&self) -> &str;
+}
+
+macro_rules! of_crawl {
+    ($($t:ty => $($field:ident).+),*) => {$(
+        impl OfCrawl for $t {
+            fn crawl_name(&self) -> &str { &self.$($field).+ }
+        }
+    )*};
+}
+of_crawl!(
+    UrlBatch => crawl.name,
+    FetchTask => crawl.name,
+    Page => crawl.name,
+    Document => crawl
+);
 
 /// A fresh unique id for a published [`UrlBatch`].
 pub fn new_id() -> String {

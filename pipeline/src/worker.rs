@@ -33,7 +33,7 @@ use crate::backoff::Backoff;
 use crate::broker::{Broker, Delivery, Session};
 use crate::crawls::{CrawlState, CrawlStates};
 use crate::keys::Keys;
-use crate::messages::{decode, Versioned};
+use crate::messages::{decode, OfCrawl, Versioned};
 use crate::metrics::{MessageOutcome, Metrics};
 use crate::shutdown::Shutdown;
 use crate::store::{Op, Store};
@@ -88,7 +88,7 @@ impl From<crate::messages::CodecError> for StageError {
 
 /// One stage of the pipeline: reads one kind of message, writes others.
 pub trait Stage: Send + Sync + 'static {
-    type Input: DeserializeOwned + Versioned + Send + 'static;
+    type Input: DeserializeOwned + Versioned + OfCrawl + Send + 'static;
     /// The queue this stage consumes.
     const QUEUE: Queue;
     /// Messages handled at once unless configured.
@@ -101,7 +101,9 @@ pub trait Stage: Send + Sync + 'static {
 
     /// The crawl a message belongs to: a message of a cancelled crawl is
     /// acked without being handed to the stage ([`crate::crawls`]).
-    fn crawl(input: &Self::Input) -> &str;
+    fn crawl(input: &Self::Input) -> &str {
+        input.crawl_name()
+    }
 }
 
 /// Where a worker runs and how much it takes at once.
@@ -152,15 +154,13 @@ pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Sh
     tracing::info!(worker = %worker_id, concurrency, prefetch = settings.prefetch, "worker started");
 
     'sessions: while !shutdown.is_triggered() {
-        let session = match settings.broker.open().await {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot open broker session; retrying");
-                tokio::select! {
-                    _ = backoff.wait() => continue,
-                    _ = shutdown.wait() => break,
-                }
-            }
+        let failed = "cannot open broker session; retrying";
+        let Some(session) = settings
+            .broker
+            .open_until(failed, &mut backoff, &shutdown)
+            .await
+        else {
+            break;
         };
         let mut consumer = match session.consume(S::QUEUE, settings.prefetch).await {
             Ok(c) => c,
@@ -465,20 +465,26 @@ async fn dead_letter(
 /// are replaced, so the name can be matched with a pattern; `unknown` where
 /// the kernel does not say.
 pub fn host_name() -> String {
+    host_name_as(
+        |c| match c {
+            ':' | '*' | '?' | '[' | ']' | '\\' => Some('_'),
+            c => Some(c),
+        },
+        "unknown",
+    )
+}
+
+/// This machine's (or container's) host name as the kernel (or else
+/// `HOSTNAME`) says it, each character as `map` maps it (`None` drops it);
+/// `unknown` where that leaves nothing.
+pub fn host_name_as(map: impl FnMut(char) -> Option<char>, unknown: &str) -> String {
     let name = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
         .or_else(|| std::env::var("HOSTNAME").ok())
         .unwrap_or_default();
-    let name: String = name
-        .trim()
-        .chars()
-        .map(|c| match c {
-            ':' | '*' | '?' | '[' | ']' | '\\' => '_',
-            c => c,
-        })
-        .collect();
+    let name: String = name.trim().chars().filter_map(map).collect();
     if name.is_empty() {
-        "unknown".into()
+        unknown.into()
     } else {
         name
     }

@@ -11,10 +11,13 @@ use crate::record::{lua_names, BACKOFF_UNTIL_MS, NEXT_FETCH_MS};
 /// backoff holds), take the turn for `hold_ms` and reply Int(0); otherwise
 /// reply Int(milliseconds to wait).
 pub fn gate(keys: &Keys, origin: &str, hold_ms: u64) -> Op {
-    ScriptCall::new(&GATE)
-        .key(keys.host(origin))
-        .int(hold_ms)
-        .op()
+    on_host(&GATE, keys, origin, hold_ms)
+}
+
+/// A call of `script` (both scripts of a turn) on the host record of
+/// `origin`, with one number of milliseconds.
+fn on_host(script: &'static Script, keys: &Keys, origin: &str, ms: u64) -> Op {
+    ScriptCall::new(script).key(keys.host(origin)).int(ms).op()
 }
 
 /// KEYS = record; ARGV = hold ms.
@@ -54,10 +57,7 @@ fn gate_twin(m: &mut Memory<'_>, keys: &[String], args: &[Vec<u8>]) -> Result<Re
 /// Turn done: the host's next request may start `delay_ms` from now.
 /// Reply Int(0).
 pub fn done(keys: &Keys, origin: &str, delay_ms: u64) -> Op {
-    ScriptCall::new(&TURN_DONE)
-        .key(keys.host(origin))
-        .int(delay_ms)
-        .op()
+    on_host(&TURN_DONE, keys, origin, delay_ms)
 }
 
 /// KEYS = record; ARGV = delay ms.

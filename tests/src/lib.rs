@@ -220,13 +220,25 @@ impl TestEnv {
 
     /// Runs `crawler`, panicking with its stderr unless it succeeds; returns stdout.
     pub fn crawler_ok(&self, args: &[&str]) -> String {
-        let out = self.crawler(args);
-        assert!(
-            out.status.success(),
-            "crawler {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        succeeded(&self.crawler(args), format_args!("crawler {args:?}"))
+    }
+
+    /// `crawler run` writing to `out`, private addresses allowed and no
+    /// delay between requests, with these further arguments (the seeds
+    /// among them); the documents it wrote.
+    pub fn run_locally(&self, out: &std::path::Path, args: &[&str]) -> Vec<StoredDocument> {
+        let out_arg = out.to_str().expect("a UTF-8 path");
+        let mut all = vec![
+            "run",
+            "--allow-private",
+            "--delay-ms",
+            "0",
+            "--out",
+            out_arg,
+        ];
+        all.extend_from_slice(args);
+        self.crawler_ok(&all);
+        parse_documents(&std::fs::read_to_string(out).expect("crawler run wrote its documents"))
     }
 
     /// Every stored document, through `crawler export`.
@@ -482,6 +494,29 @@ impl TestEnv {
         }
         out
     }
+}
+
+/// The stdout of a command that must have succeeded: else a panic naming
+/// it (`what`) with its stderr.
+pub fn succeeded(out: &Output, what: std::fmt::Arguments) -> String {
+    assert!(
+        out.status.success(),
+        "{what} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The body texts of the article pages of a generated test site with this
+/// many articles.
+pub fn article_bodies(articles: usize) -> Vec<String> {
+    testsite::Site::generate(&testsite::SiteConfig {
+        articles,
+        ..testsite::SiteConfig::default()
+    })
+    .pages_of_kind(testsite::PageKind::Article)
+    .filter_map(|p| p.body_text.clone())
+    .collect()
 }
 
 /// The "story" of a served page: pages with the same story carry the same

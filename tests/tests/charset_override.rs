@@ -5,7 +5,7 @@
 //! it (the override decides), by `crawler run` in one process and by
 //! `crawler seed` and the four workers over the real RabbitMQ and Redis.
 
-use crawler_tests::{parse_documents, stub_site, TestEnv};
+use crawler_tests::{stub_site, TestEnv};
 use encoding_rs::WINDOWS_1252;
 use fetcher::charset::{vote, Signals};
 use pipeline::StoredDocument;
@@ -66,21 +66,11 @@ fn run(env: &TestEnv, url: &str, extra: &[&str]) -> StoredDocument {
         env.namespace,
         extra.len()
     ));
-    let out_arg = out.to_str().expect("a UTF-8 temp path").to_string();
-    let mut args = vec![
-        "run",
-        "--allow-private",
-        "--delay-ms",
-        "0",
-        "--out",
-        &out_arg,
-    ];
-    args.extend_from_slice(extra);
+    let mut args = extra.to_vec();
     args.push(url);
-    env.crawler_ok(&args);
-    let jsonl = std::fs::read_to_string(&out).expect("crawler run wrote its documents");
+    let documents = env.run_locally(&out, &args);
     let _ = std::fs::remove_file(&out);
-    only_document(parse_documents(&jsonl))
+    only_document(documents)
 }
 
 /// What the document holds when the override decided.

@@ -15,7 +15,6 @@ use pipeline::keys::Keys;
 use pipeline::messages::{encode, Document};
 use pipeline::store::Op;
 use pipeline::{Broker, Queue, Store, StoredDocument};
-use testsite::{PageKind, Site, SiteConfig};
 
 const CLUSTERS: usize = 40;
 const WORKERS: usize = 3;
@@ -86,15 +85,8 @@ fn variants(text: &str) -> Vec<String> {
 async fn concurrent_workers_elect_one_original_per_cluster() {
     let env = TestEnv::new("csrace");
     // Distinct articles of the test site (pairwise far apart).
-    let site = Site::generate(&SiteConfig {
-        articles: CLUSTERS,
-        ..SiteConfig::default()
-    });
-    let bodies: Vec<String> = site
-        .pages_of_kind(PageKind::Article)
-        .filter_map(|p| p.body_text.clone())
-        .take(CLUSTERS)
-        .collect();
+    let mut bodies = crawler_tests::article_bodies(CLUSTERS);
+    bodies.truncate(CLUSTERS);
     assert_eq!(bodies.len(), CLUSTERS);
     for i in 0..bodies.len() {
         for j in i + 1..bodies.len() {

@@ -9,10 +9,9 @@ use contentseen::reach::Reach;
 use contentseen::simhash::{distance, sketch, Fingerprint};
 use contentseen::table::Table;
 use contentseen::ContentSeenStage;
-use crawler_tests::stored_document;
+use crawler_tests::{article_bodies, stored_document};
 use pipeline::messages::Document;
 use pipeline::worker::Stage;
-use testsite::{PageKind, Site, SiteConfig};
 
 fn sim(text: &str) -> u64 {
     match sketch(text).fingerprint {
@@ -48,14 +47,9 @@ async fn light_edits_of_short_articles_are_found_past_k() {
     let reach = Reach::default();
     let k = layout.max_distance();
 
-    let site = Site::generate(&SiteConfig {
-        articles: 12,
-        ..SiteConfig::default()
-    });
-    let bodies: Vec<String> = site
-        .pages_of_kind(PageKind::Article)
-        .filter_map(|p| p.body_text.clone())
-        .map(|b| first_words(&b, 100))
+    let bodies: Vec<String> = article_bodies(12)
+        .iter()
+        .map(|b| first_words(b, 100))
         .collect();
     assert!(bodies.len() >= 6);
     let article = &bodies[0];

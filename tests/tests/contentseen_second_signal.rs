@@ -14,10 +14,9 @@ use contentseen::minhash::jaccard;
 use contentseen::reach::Reach;
 use contentseen::simhash::{distance, sketch, Fingerprint};
 use contentseen::ContentSeenStage;
-use crawler_tests::stored_document;
+use crawler_tests::{article_bodies, stored_document};
 use pipeline::messages::Document;
 use pipeline::worker::Stage;
-use testsite::{PageKind, Site, SiteConfig};
 
 fn sim(text: &str) -> u64 {
     match sketch(text).fingerprint {
@@ -57,14 +56,7 @@ async fn reposts_beyond_the_radius_are_found_and_lookalikes_are_not() {
     let reach = Reach::default();
     let stage = ContentSeenStage::new(store.clone(), &ns, layout.clone());
 
-    let site = Site::generate(&SiteConfig {
-        articles: 40,
-        ..SiteConfig::default()
-    });
-    let bodies: Vec<String> = site
-        .pages_of_kind(PageKind::Article)
-        .filter_map(|p| p.body_text.clone())
-        .collect();
+    let bodies = article_bodies(40);
     assert!(bodies.len() >= 40, "the test site has its articles");
     let headlines = [
         "Council approves the new harbour budget after a long night",

@@ -139,18 +139,7 @@ async fn services_and_local_mode_crawl_the_site_alike() {
     // The same crawl with no services at all.
     server.clear_requests();
     let out = tempfile_path("local-run.jsonl");
-    env.crawler_ok(&[
-        "run",
-        "--allow-private",
-        "--max-depth",
-        "5",
-        "--delay-ms",
-        "0",
-        "--out",
-        out.to_str().unwrap(),
-        &server.url("/"),
-    ]);
-    let local = parse_documents(&std::fs::read_to_string(&out).unwrap());
+    let local = env.run_locally(&out, &["--max-depth", "5", &server.url("/")]);
     let local_set: BTreeSet<String> = local.iter().map(|d| path_of(&base, &d.url)).collect();
     assert_eq!(
         local_set, stored,

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use crawler_tests::{TestEnv, AMQP_URL};
-use pipeline::messages::{encode, new_id, UrlBatch, VERSION};
+use pipeline::messages::{encode, UrlBatch};
 use pipeline::{Broker, CrawlSpec, Link, Queue};
 
 fn lines(out: &str) -> Vec<serde_json::Value> {
@@ -22,22 +22,15 @@ async fn dead_letters_say_why_and_can_be_replayed() {
     let session = Broker::amqp(AMQP_URL, &env.namespace).open().await.unwrap();
     // Bytes that are no message at all, and a batch whose crawl has a
     // pattern that does not compile.
+    let crawl = CrawlSpec {
+        name: "dl".into(),
+        include: vec!["(unclosed".into()],
+        ..CrawlSpec::default()
+    };
     let bad_pattern = UrlBatch {
-        v: VERSION,
-        id: new_id(),
-        crawl: CrawlSpec {
-            name: "dl".into(),
-            include: vec!["(unclosed".into()],
-            ..CrawlSpec::default()
-        },
-        depth: 0,
         seeds: true,
         source: Some("http://127.0.0.1:9/source".into()),
-        redirects: 0,
-        attempt: 0,
-        rescheduled: false,
-        task: None,
-        links: vec![Link::new("http://127.0.0.1:9/a")],
+        ..UrlBatch::new(&crawl, 0, vec![Link::new("http://127.0.0.1:9/a")])
     };
     session
         .publish(

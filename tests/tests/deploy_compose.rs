@@ -161,7 +161,7 @@ use std::io::{Read, Write};
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use crawler_tests::{check_clusters, expected_documents, parse_documents, path_of};
+use crawler_tests::{check_clusters, expected_documents, parse_documents, path_of, succeeded};
 use pipeline::keys::Keys;
 use testsite::{Site, SiteConfig};
 
@@ -267,13 +267,7 @@ impl Stack {
     }
 
     fn cli_ok(&self, args: &[&str]) -> String {
-        let out = self.cli(args);
-        assert!(
-            out.status.success(),
-            "crawler {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        succeeded(&self.cli(args), format_args!("crawler {args:?}"))
     }
 
     /// A docker-compose command's output as a user sees it: stdout, then
@@ -281,12 +275,7 @@ impl Stack {
     /// succeeds.
     fn shown(&self, args: &[&str]) -> String {
         let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "docker-compose {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let mut text = succeeded(&out, format_args!("docker-compose {args:?}"));
         for line in String::from_utf8_lossy(&out.stderr).lines() {
             let line = line.trim_end_matches('\r');
             // "Creating x ... " before its "Creating x ... done".
@@ -396,12 +385,7 @@ fn docker_ok(args: &[&str]) -> String {
         .args(args)
         .output()
         .unwrap_or_else(|e| panic!("running docker {args:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "docker {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    succeeded(&out, format_args!("docker {args:?}"))
 }
 
 /// The site the `testsite` service serves, as the test sees it.

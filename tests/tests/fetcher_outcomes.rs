@@ -172,6 +172,23 @@ fn assert_final(ran: &Ran, outcome: &str) {
     );
 }
 
+/// This process's peak RSS (0 where it cannot be read).
+fn peak_rss() -> u64 {
+    crawler_tests::peak_rss_bytes(std::process::id()).unwrap_or(0)
+}
+
+/// The peak RSS grew by less than 64 MiB since `before` ([`peak_rss`]),
+/// whatever the pages fetched meanwhile (the body cap is 1 MiB); by how
+/// much it grew.
+fn assert_peak_rss_grew_little(before: u64) -> u64 {
+    let grown = peak_rss().saturating_sub(before);
+    assert!(
+        grown < 64 * 1024 * 1024,
+        "peak memory grew by {grown} bytes for a 1 MiB cap"
+    );
+    grown
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pages_redirects_and_errors_end_in_their_outcomes() {
     let site = serve_fetcher_site(Some(testsite::DEFAULT_ROBOTS_TXT.into())).await;
@@ -373,7 +390,7 @@ async fn hostile_servers_end_in_bounded_time_and_memory() {
     let limit = settings.total_timeout + Duration::from_millis(700);
     let f = Fetcher::new("fetch-hostile", settings).await;
     assert_eq!(f.fetch(&site.url("/about")).await.outcome(), "ok");
-    let rss_before = crawler_tests::peak_rss_bytes(std::process::id()).unwrap_or(0);
+    let rss_before = peak_rss();
 
     for (path, outcome) in [
         // One byte per second: the total timeout ends it.
@@ -398,15 +415,10 @@ async fn hostile_servers_end_in_bounded_time_and_memory() {
         assert_eq!(after.outcome(), "ok", "after {path}: {}", after.record);
         assert!(after.page().is_some());
     }
-    let rss_after = crawler_tests::peak_rss_bytes(std::process::id()).unwrap_or(0);
-    let grown = rss_after.saturating_sub(rss_before);
+    let grown = assert_peak_rss_grew_little(rss_before);
     eprintln!(
         "peak RSS grew by {} KiB over the hostile fetches",
         grown / 1024
-    );
-    assert!(
-        grown < 64 * 1024 * 1024,
-        "peak memory grew by {grown} bytes for a 1 MiB cap"
     );
     f.env.cleanup().await;
 }
@@ -666,19 +678,13 @@ async fn content_encodings_are_decoded_and_bombs_stop_at_the_cap() {
             "{encoding} not offered: {asked}"
         );
     }
-    let rss_before = crawler_tests::peak_rss_bytes(std::process::id()).unwrap_or(0);
+    let rss_before = peak_rss();
     for (encoding, _) in ENCODERS {
         let ran = f.fetch(&server.url(&format!("/bomb/{encoding}"))).await;
         assert_final(&ran, "too_large");
         eprintln!("{encoding} bomb: too_large in {:?}", ran.took);
     }
-    let grown = crawler_tests::peak_rss_bytes(std::process::id())
-        .unwrap_or(0)
-        .saturating_sub(rss_before);
-    assert!(
-        grown < 64 * 1024 * 1024,
-        "peak memory grew by {grown} bytes"
-    );
+    assert_peak_rss_grew_little(rss_before);
     f.env.cleanup().await;
 }
 

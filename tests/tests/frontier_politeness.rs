@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use crawler_tests::{expected_fetches, TestEnv};
-use pipeline::messages::{decode, encode, new_id, FetchTask, UrlBatch, VERSION};
+use pipeline::messages::{decode, encode, FetchTask, UrlBatch};
 use pipeline::{Broker, CrawlSpec, Link, Queue};
 use testsite::{robots_txt_with_crawl_delay, serve, Site, SiteConfig};
 
@@ -149,19 +149,11 @@ async fn release_through_two_frontiers(
     let batches: Vec<Vec<u8>> = urls
         .chunks(500)
         .map(|chunk| {
-            encode(&UrlBatch {
-                v: VERSION,
-                id: new_id(),
-                crawl: crawl.clone(),
-                depth: 1,
-                seeds: false,
-                source: None,
-                redirects: 0,
-                attempt: 0,
-                rescheduled: false,
-                task: None,
-                links: chunk.iter().map(Link::new).collect(),
-            })
+            encode(&UrlBatch::new(
+                &crawl,
+                1,
+                chunk.iter().map(Link::new).collect(),
+            ))
             .unwrap()
         })
         .collect();

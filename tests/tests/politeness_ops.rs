@@ -30,14 +30,12 @@ fn task(url: &str) -> Vec<u8> {
     .unwrap()
 }
 
-async fn enqueue(store: &Store, keys: &Keys, origin: &str, delay: u64, urls: &[&str]) {
+/// Two tasks of `origin` (a host with a delay of `delay` ms) queued:
+/// `{origin}/1` and `{origin}/2`.
+async fn enqueue_two(store: &Store, keys: &Keys, origin: &str, delay: u64) {
+    let tasks = (1..=2).map(|n| task(&format!("{origin}/{n}"))).collect();
     store
-        .one(schedule::enqueue(
-            keys,
-            origin,
-            delay,
-            urls.iter().map(|u| task(u)).collect(),
-        ))
+        .one(schedule::enqueue(keys, origin, delay, tasks))
         .await
         .unwrap();
 }
@@ -55,22 +53,8 @@ fn urls(t: &Taken) -> Vec<String> {
 async fn scenario(store: Store, ns: &str) {
     let keys = Keys::new(ns);
     let s = ReleaseSettings::default();
-    enqueue(
-        &store,
-        &keys,
-        "http://slow",
-        SLOW_MS,
-        &["http://slow/1", "http://slow/2"],
-    )
-    .await;
-    enqueue(
-        &store,
-        &keys,
-        "http://fast",
-        0,
-        &["http://fast/1", "http://fast/2"],
-    )
-    .await;
+    enqueue_two(&store, &keys, "http://slow", SLOW_MS).await;
+    enqueue_two(&store, &keys, "http://fast", 0).await;
 
     // The fast host bursts, the slow host gives one task per turn.
     let t = take_due(&store, &keys, &s).await.unwrap();
@@ -117,14 +101,7 @@ async fn scenario(store: Store, ns: &str) {
         })
         .await
         .unwrap();
-    enqueue(
-        &store,
-        &keys,
-        "http://bad",
-        0,
-        &["http://bad/1", "http://bad/2"],
-    )
-    .await;
+    enqueue_two(&store, &keys, "http://bad", 0).await;
     let t = take_due(&store, &keys, &s).await.unwrap();
     assert_eq!(urls(&t), ["http://bad/1"]);
     let parked = store

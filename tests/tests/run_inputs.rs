@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crawler_tests::{parse_documents, stub_site, TestEnv};
+use crawler_tests::{stub_site, TestEnv};
 
 const AGENT: &str = "RunInputsBot/1.0 (+mailto:ops@example.org)";
 
@@ -81,26 +81,18 @@ fn run_takes_a_seed_file_sitemaps_and_a_user_agent() {
     )
     .expect("write the seed file");
     let out = dir.join("crawl.jsonl");
-    let (seeds_arg, out_arg) = (
-        seeds.to_str().expect("UTF-8 path").to_string(),
-        out.to_str().expect("UTF-8 path").to_string(),
+    let documents = env.run_locally(
+        &out,
+        &[
+            "--max-depth",
+            "0",
+            "--user-agent",
+            AGENT,
+            "--sitemaps",
+            "--file",
+            seeds.to_str().expect("UTF-8 path"),
+        ],
     );
-    env.crawler_ok(&[
-        "run",
-        "--allow-private",
-        "--delay-ms",
-        "0",
-        "--max-depth",
-        "0",
-        "--user-agent",
-        AGENT,
-        "--sitemaps",
-        "--file",
-        &seeds_arg,
-        "--out",
-        &out_arg,
-    ]);
-    let documents = parse_documents(&std::fs::read_to_string(&out).expect("crawl output"));
     let mut urls: Vec<String> = documents.iter().map(|d| d.url.clone()).collect();
     urls.sort();
     assert_eq!(

@@ -88,19 +88,10 @@ async fn claim_first_and_its_memory_twin_agree() {
         Reply::Array(items) => items.clone(),
         other => panic!("{other:?}"),
     };
-    assert_eq!(
-        owners(&r[0][0]),
-        vec![Reply::Int(1), Reply::Int(1), Reply::Int(1)]
-    );
-    assert_eq!(
-        owners(&r[1][0]),
-        vec![Reply::Int(0), Reply::Int(1), Reply::Int(0), Reply::Int(3)]
-    );
-    assert_eq!(owners(&r[2][0]), vec![Reply::Int(4)]);
-    assert_eq!(
-        owners(&r[3][1]),
-        vec![Reply::Int(0), Reply::Int(0), Reply::Int(8)]
-    );
+    assert_eq!(owners(&r[0][0]), ints(&[1, 1, 1]));
+    assert_eq!(owners(&r[1][0]), ints(&[0, 1, 0, 3]));
+    assert_eq!(owners(&r[2][0]), ints(&[4]));
+    assert_eq!(owners(&r[3][1]), ints(&[0, 0, 8]));
     assert_eq!(
         r[4],
         vec![
@@ -133,8 +124,8 @@ async fn hset_and_its_memory_twin_agree() {
         ])
     })
     .await;
-    assert_eq!(run.replies[0], vec![Reply::Int(2)]);
-    assert_eq!(run.replies[1], vec![Reply::Int(1)]);
+    assert_eq!(run.replies[0], ints(&[2]));
+    assert_eq!(run.replies[1], ints(&[1]));
     assert_eq!(run.replies[2], vec![Reply::Data(b"2".to_vec())]);
 }
 
@@ -190,7 +181,7 @@ async fn setnx_with_and_its_memory_twin_agree() {
     .await;
     let r = &run.replies;
     assert_eq!(r[0][0], Reply::Int(1));
-    assert_eq!(r[2], vec![Reply::Int(0), Reply::Int(0)]);
+    assert_eq!(r[2], ints(&[0, 0]));
     assert_eq!(
         r[3][0],
         Reply::Array(vec![Reply::Data(b"a".to_vec()), Reply::Data(b"b".to_vec())])
@@ -257,27 +248,17 @@ async fn once_and_its_memory_twin_agree() {
     .await;
     // (The mark's hash is compared with the rest of the state.)
     let r = &run.replies;
-    assert_eq!(r[0], vec![Reply::Int(1)]);
-    assert_eq!(r[1], vec![Reply::Int(0)]);
-    assert_eq!(r[2], vec![Reply::Int(1), Reply::Int(1)]);
-    assert_eq!(
-        r[3],
-        vec![Reply::Int(0)],
-        "a late delivery is not counted again"
-    );
+    assert_eq!(r[0], ints(&[1]));
+    assert_eq!(r[1], ints(&[0]));
+    assert_eq!(r[2], ints(&[1, 1]));
+    assert_eq!(r[3], ints(&[0]), "a late delivery is not counted again");
     assert_eq!(
         r[4],
-        vec![
-            Reply::Int(1),
-            Reply::Int(1),
-            Reply::Int(1),
-            Reply::Int(0),
-            Reply::Int(1)
-        ],
+        ints(&[1, 1, 1, 0, 1]),
         "the mark remembers {} ids",
         pipeline::store::ONCE_HISTORY
     );
-    assert_eq!(r[5], vec![Reply::Int(1)]);
+    assert_eq!(r[5], ints(&[1]));
     assert_eq!(r[6][0], Reply::Data(b"1 forgotten".to_vec()));
     assert_eq!(r[6][1], Reply::Data(b"b".to_vec()));
     assert_eq!(r[6][2], Reply::Data(b"7".to_vec()));
@@ -303,6 +284,11 @@ const PARK_MS: u64 = 3_600_000;
 
 fn tasks(names: &[&str]) -> Vec<Vec<u8>> {
     names.iter().map(|n| n.as_bytes().to_vec()).collect()
+}
+
+/// Integer replies, one per value.
+fn ints(values: &[i64]) -> Vec<Reply> {
+    values.iter().map(|&v| Reply::Int(v)).collect()
 }
 
 /// How many tasks each reply of a release step took, and how many tasks
@@ -338,8 +324,8 @@ async fn politeness_on_an_empty_store() {
     .await;
     assert_eq!(taken(&run.replies[0]), 0);
     assert_eq!(moved(&run.replies[1]), 0);
-    assert_eq!(run.replies[2], vec![Reply::Int(0)]);
-    assert_eq!(run.replies[3], vec![Reply::Int(0)]);
+    assert_eq!(run.replies[2], ints(&[0]));
+    assert_eq!(run.replies[3], ints(&[0]));
     assert_eq!(taken(&run.replies[4]), 0);
     assert!(
         !run.state.keys().any(|k| k.contains("schedule")),
@@ -474,17 +460,7 @@ async fn politeness_failures_parking_backoffs_and_turns() {
     .await;
     assert_eq!(taken(&run.replies[2]), 4, "one task per host");
     assert_eq!(taken(&run.replies[3]), 0);
-    assert_eq!(
-        run.replies[5],
-        vec![
-            Reply::Int(0),
-            Reply::Int(10_000),
-            Reply::Int(0),
-            Reply::Int(2000),
-            Reply::Int(0),
-            Reply::Int(0)
-        ]
-    );
+    assert_eq!(run.replies[5], ints(&[0, 10_000, 0, 2000, 0, 0]));
     let parked = run
         .state
         .iter()
@@ -596,16 +572,7 @@ async fn politeness_paused_and_cancelled_crawls() {
     first.sort();
     assert_eq!(first, vec!["?", "a", "a", "a"]);
     assert_eq!(taken(&run.replies[4]), 0);
-    assert_eq!(
-        run.replies[7],
-        vec![
-            Reply::Int(3),
-            Reply::Int(1),
-            Reply::Int(0),
-            Reply::Int(1),
-            Reply::Int(0)
-        ]
-    );
+    assert_eq!(run.replies[7], ints(&[3, 1, 0, 1, 0]));
     let queue = |origin: &str| {
         run.state
             .iter()
@@ -639,6 +606,25 @@ async fn plain_and_scripted_ops_agree() {
             claim: k(&format!("claim:{{0}}:{batch}")),
             members,
             ttl_secs: 60,
+        };
+        // The list `l` and the sorted set `z`.
+        let rpush = |value: &[u8]| Op::RPush {
+            key: k("l"),
+            value: value.to_vec(),
+        };
+        let lrange = |start, stop| Op::LRange {
+            key: k("l"),
+            start,
+            stop,
+        };
+        let zadd_in = |member: &[u8], in_ms| Op::ZAddIn {
+            key: k("z"),
+            member: member.to_vec(),
+            in_ms,
+        };
+        let zpop_due = || Op::ZPopDue {
+            key: k("z"),
+            max: 10,
         };
         steps(vec![
             vec![
@@ -696,47 +682,18 @@ async fn plain_and_scripted_ops_agree() {
                 Op::Del { key: k("t") },
             ],
             vec![
-                Op::RPush {
-                    key: k("l"),
-                    value: b"a".to_vec(),
-                },
-                Op::RPush {
-                    key: k("l"),
-                    value: b"b".to_vec(),
-                },
-                Op::RPush {
-                    key: k("l"),
-                    value: b"c".to_vec(),
-                },
-                Op::LRange {
-                    key: k("l"),
-                    start: 1,
-                    stop: -1,
-                },
-                Op::LRange {
-                    key: k("l"),
-                    start: -2,
-                    stop: 10,
-                },
-                Op::LRange {
-                    key: k("l"),
-                    start: 5,
-                    stop: 9,
-                },
+                rpush(b"a"),
+                rpush(b"b"),
+                rpush(b"c"),
+                lrange(1, -1),
+                lrange(-2, 10),
+                lrange(5, 9),
                 Op::LLen { key: k("l") },
                 Op::LLen { key: k("none") },
             ],
             vec![
-                Op::ZAddIn {
-                    key: k("z"),
-                    member: b"due".to_vec(),
-                    in_ms: 0,
-                },
-                Op::ZAddIn {
-                    key: k("z"),
-                    member: b"later".to_vec(),
-                    in_ms: 60_000,
-                },
+                zadd_in(b"due", 0),
+                zadd_in(b"later", 60_000),
                 Op::ZAddIn {
                     key: k("z"),
                     member: b"later".to_vec(),
@@ -745,14 +702,8 @@ async fn plain_and_scripted_ops_agree() {
                 Op::ZCard { key: k("z") },
             ],
             vec![
-                Op::ZPopDue {
-                    key: k("z"),
-                    max: 10,
-                },
-                Op::ZPopDue {
-                    key: k("z"),
-                    max: 10,
-                },
+                zpop_due(),
+                zpop_due(),
                 Op::ZRem {
                     key: k("z"),
                     members: vec![b"later".to_vec(), b"none".to_vec()],

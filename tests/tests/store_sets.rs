@@ -40,6 +40,20 @@ fn sets() -> Vec<(&'static str, Vec<i64>)> {
     ]
 }
 
+/// The reply of the Redis command `words` (the command's name, then its
+/// arguments).
+async fn command<T: redis::FromRedisValue>(
+    conn: &mut redis::aio::MultiplexedConnection,
+    words: &[&str],
+) -> T {
+    let (name, args) = words.split_first().expect("a command");
+    redis::cmd(name)
+        .arg(args)
+        .query_async(conn)
+        .await
+        .unwrap_or_else(|e| panic!("{}: {e}", words.join(" ")))
+}
+
 #[tokio::test]
 async fn set_members_match_smembers_for_every_encoding() {
     let env = crawler_tests::TestEnv::in_process("storesets");
@@ -62,27 +76,15 @@ async fn set_members_match_smembers_for_every_encoding() {
                 .await
                 .expect("SADD");
         }
-        let encoding: String = redis::cmd("OBJECT")
-            .arg("ENCODING")
-            .arg(&key)
-            .query_async(&mut conn)
+        let encoding: String = command(&mut conn, &["OBJECT", "ENCODING", &key]).await;
+        let expected: BTreeSet<i64> = command::<Vec<i64>>(&mut conn, &["SMEMBERS", &key])
             .await
-            .expect("OBJECT ENCODING");
-        let expected: BTreeSet<i64> = redis::cmd("SMEMBERS")
-            .arg(&key)
-            .query_async::<Vec<i64>>(&mut conn)
-            .await
-            .expect("SMEMBERS")
             .into_iter()
             .collect();
         assert_eq!(expected, members.iter().copied().collect(), "{name}");
         // The fast path itself understands this server's payload (no
         // silent fallback to SMEMBERS).
-        let payload: Vec<u8> = redis::cmd("DUMP")
-            .arg(&key)
-            .query_async(&mut conn)
-            .await
-            .expect("DUMP");
+        let payload: Vec<u8> = command(&mut conn, &["DUMP", &key]).await;
         let decoded: Option<BTreeSet<i64>> =
             pipeline::rdb::set_members(&payload).map(|m| m.into_iter().collect());
         assert_eq!(
@@ -101,18 +103,13 @@ async fn set_members_match_smembers_for_every_encoding() {
     }
     // A client whose user may not DUMP: probed at connect, SMEMBERS instead.
     let user = format!("crawler-test-nodump-{ns}");
-    let () = redis::cmd("ACL")
-        .arg("SETUSER")
-        .arg(&user)
-        .arg("on")
-        .arg("nopass")
-        .arg("~*")
-        .arg("&*")
-        .arg("+@all")
-        .arg("-dump")
-        .query_async(&mut conn)
-        .await
-        .expect("ACL SETUSER");
+    let () = command(
+        &mut conn,
+        &[
+            "ACL", "SETUSER", &user, "on", "nopass", "~*", "&*", "+@all", "-dump",
+        ],
+    )
+    .await;
     let restricted = Store::redis(&format!("redis://{user}:x@127.0.0.1:6379/"))
         .await
         .expect("connect as the restricted user");
@@ -125,12 +122,7 @@ async fn set_members_match_smembers_for_every_encoding() {
         let got: BTreeSet<i64> = replies[0].ints().expect("ints").into_iter().collect();
         assert_eq!(got, members.into_iter().collect(), "{name} without DUMP");
     }
-    let _: i64 = redis::cmd("ACL")
-        .arg("DELUSER")
-        .arg(&user)
-        .query_async(&mut conn)
-        .await
-        .expect("ACL DELUSER");
+    let _: i64 = command(&mut conn, &["ACL", "DELUSER", &user]).await;
 
     // A missing key is an empty set.
     let replies = redis

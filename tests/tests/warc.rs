@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crawler_tests::{parse_documents, TestEnv};
+use crawler_tests::TestEnv;
 use pipeline::StoredDocument;
 use testsite::{serve, Site, SiteConfig};
 
@@ -110,22 +110,18 @@ async fn both_crawls_write_warc_files_that_warcio_reads_and_replays() {
     let local_dir = fresh_dir("run");
     let out = local_dir.join("crawl.jsonl");
     let warc_dir = local_dir.join("warc");
-    env.crawler_ok(&[
-        "run",
-        "--allow-private",
-        "--max-depth",
-        "5",
-        "--delay-ms",
-        "0",
-        "--warc-max-bytes",
-        "200000",
-        "--out",
-        out.to_str().unwrap(),
-        "--warc-dir",
-        warc_dir.to_str().unwrap(),
-        &server.url("/"),
-    ]);
-    let local = parse_documents(&std::fs::read_to_string(&out).unwrap());
+    let local = env.run_locally(
+        &out,
+        &[
+            "--max-depth",
+            "5",
+            "--warc-max-bytes",
+            "200000",
+            "--warc-dir",
+            warc_dir.to_str().unwrap(),
+            &server.url("/"),
+        ],
+    );
     let summary = warcio_check(&warc_dir);
     check_counts(&summary, &local, "crawler run");
     assert!(

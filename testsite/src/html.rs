@@ -63,6 +63,14 @@ impl HtmlWriter {
         self
     }
 
+    /// `<p>text</p>` and a line break for every paragraph.
+    pub fn paragraphs(&mut self, paragraphs: &[String]) -> &mut Self {
+        for paragraph in paragraphs {
+            self.element("p", "", paragraph).raw("\n");
+        }
+        self
+    }
+
     /// `<li><a href=...>text</a></li>` for every item.
     pub fn link_list(&mut self, list_tag: &str, class: &str, items: &[LinkItem]) -> &mut Self {
         self.raw(&format!("<{list_tag} class=\"{class}\">\n"));
@@ -149,11 +157,9 @@ pub fn news_article(view: &ArticleView, list_pages: usize) -> (String, Vec<Strin
         .raw(view.date_iso)
         .raw("\">")
         .text(view.date_display)
-        .raw("</time></p>\n<div class=\"content\">\n");
-    for paragraph in view.paragraphs {
-        page.element("p", "", paragraph).raw("\n");
-    }
-    page.raw("</div>\n<div class=\"tags\">Filed under: ")
+        .raw("</time></p>\n<div class=\"content\">\n")
+        .paragraphs(view.paragraphs)
+        .raw("</div>\n<div class=\"tags\">Filed under: ")
         .link("/list/1", "News")
         .raw(" ")
         .link("/#top", "Top stories")
@@ -194,11 +200,9 @@ pub fn mirror_article(view: &ArticleView) -> (String, Vec<String>) {
         .text(view.author)
         .raw(" on ")
         .text(view.date_display)
-        .raw("</div>\n<div class=\"story-body\">\n");
-    for paragraph in view.paragraphs {
-        page.element("p", "", paragraph).raw("\n");
-    }
-    page.raw("</div>\n</section>\n<aside class=\"more-stories\">\n<h3>More stories</h3>\n")
+        .raw("</div>\n<div class=\"story-body\">\n")
+        .paragraphs(view.paragraphs)
+        .raw("</div>\n</section>\n<aside class=\"more-stories\">\n<h3>More stories</h3>\n")
         .link_list("ol", "more", view.most_read)
         .raw("<p class=\"promo\">Support independent journalism: become a member today.</p>\n</aside>\n</div>\n<div class=\"site-info\">Copyright 2024 Morning Courier Media Group &middot; ")
         .link("http://outside.invalid/privacy", "Privacy")
@@ -249,11 +253,9 @@ pub fn chinese_article(view: &ChineseArticleView) -> (String, Vec<String>) {
         .text(view.author)
         .raw("</span> <span class=\"time\">")
         .text(view.date_display)
-        .raw("</span> <span class=\"source\">来源：环球日报</span></div>\n<div class=\"content\">\n");
-    for paragraph in view.paragraphs {
-        page.element("p", "", paragraph).raw("\n");
-    }
-    page.raw("</div>\n<div class=\"editor\">（责任编辑：")
+        .raw("</span> <span class=\"source\">来源：环球日报</span></div>\n<div class=\"content\">\n")
+        .paragraphs(view.paragraphs)
+        .raw("</div>\n<div class=\"editor\">（责任编辑：")
         .text(view.author)
         .raw("）</div>\n</div>\n<div class=\"side\">\n<h3>相关新闻</h3>\n")
         .link_list("ul", "related", view.related)
@@ -341,11 +343,9 @@ pub fn simple_page(
         .text(title)
         .raw("</title>\n</head>\n<body>\n")
         .element("h1", "", title)
-        .raw("\n<div class=\"content\">\n");
-    for paragraph in paragraphs {
-        page.element("p", "", paragraph).raw("\n");
-    }
-    page.raw("</div>\n");
+        .raw("\n<div class=\"content\">\n")
+        .paragraphs(paragraphs)
+        .raw("</div>\n");
     if !links.is_empty() {
         page.link_list("ul", "links", links);
     }

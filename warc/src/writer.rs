@@ -426,20 +426,10 @@ fn sync_dir(dir: &Path) {
 
 /// This machine's name for file names: letters, digits, `.` and `-` only.
 fn host_name() -> String {
-    let raw = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .unwrap_or_default();
-    let name: String = raw
-        .trim()
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || *c == '.' || *c == '-')
-        .collect();
-    if name.is_empty() {
-        "host".into()
-    } else {
-        name
-    }
+    pipeline::worker::host_name_as(
+        |c| (c.is_ascii_alphanumeric() || c == '.' || c == '-').then_some(c),
+        "host",
+    )
 }
 
 /// Now as `YYYYMMDDhhmmssmmm` (UTC), for file names.

@@ -314,29 +314,28 @@ mod tests {
         author(&page, None, "", None, None)
     }
 
+    /// Each page's byline is the name given (`None`: no author).
+    fn assert_bylines(cases: &[(&str, Option<&str>)]) {
+        for &(html, name) in cases {
+            assert_eq!(byline(html).as_deref(), name, "{html}");
+        }
+    }
+
     #[test]
     fn meta_json_and_marked() {
-        assert_eq!(
-            byline("<meta name=author content='By Jane Doe'>").as_deref(),
-            Some("Jane Doe")
-        );
-        assert_eq!(
-            byline("<meta name=author content='L_104485'><p>x</p>"),
-            None
-        );
-        assert_eq!(
-            byline(r#"<script type="application/ld+json">{"author":[{"@type":"Person","name":"Ann Lee"}]}</script>"#)
-                .as_deref(),
-            Some("Ann Lee")
-        );
-        assert_eq!(
-            byline("<span class=byline>By Tom Smith</span>").as_deref(),
-            Some("Tom Smith")
-        );
-        assert_eq!(
-            byline("<meta name=citation_authors content='赵  培'>").as_deref(),
-            Some("赵培")
-        );
+        assert_bylines(&[
+            ("<meta name=author content='By Jane Doe'>", Some("Jane Doe")),
+            ("<meta name=author content='L_104485'><p>x</p>", None),
+            (
+                r#"<script type="application/ld+json">{"author":[{"@type":"Person","name":"Ann Lee"}]}</script>"#,
+                Some("Ann Lee"),
+            ),
+            ("<span class=byline>By Tom Smith</span>", Some("Tom Smith")),
+            (
+                "<meta name=citation_authors content='赵  培'>",
+                Some("赵培"),
+            ),
+        ]);
     }
 
     #[test]
@@ -357,19 +356,11 @@ mod tests {
         for html in none {
             assert_eq!(byline(html), None, "{html}");
         }
-        assert_eq!(
-            byline("<meta name=author content='By Paul Takahashi, Staff writer'>").as_deref(),
-            Some("Paul Takahashi")
-        );
-        assert_eq!(
-            byline("<meta name=author content='Rachael Link, MS, RD'>").as_deref(),
-            Some("Rachael Link")
-        );
-        assert_eq!(
-            byline("<meta property=og:site_name content='Business Insider'><meta name=author content='Charlie Wood, Business Insider'>")
-                .as_deref(),
-            Some("Charlie Wood")
-        );
+        assert_bylines(&[
+            ("<meta name=author content='By Paul Takahashi, Staff writer'>", Some("Paul Takahashi")),
+            ("<meta name=author content='Rachael Link, MS, RD'>", Some("Rachael Link")),
+            ("<meta property=og:site_name content='Business Insider'><meta name=author content='Charlie Wood, Business Insider'>", Some("Charlie Wood")),
+        ]);
     }
 
     #[test]
@@ -428,44 +419,29 @@ mod tests {
 
     #[test]
     fn bracket_after_a_linked_headline_is_a_tag() {
-        assert_eq!(
-            byline("<p>正文很长的一段话。</p><p>编辑：山石</p><div><a href=/a>歌坛大哥大刘欢的家(组图)</a>\
-                    <span>(房产)</span></div>")
-            .as_deref(),
-            Some("山石")
-        );
-        assert_eq!(
-            byline("<p>正文很长的一段话，最后一句。（姚峰 上海报道）</p>").as_deref(),
-            Some("姚峰")
-        );
+        assert_bylines(&[
+            ("<p>正文很长的一段话。</p><p>编辑：山石</p><div><a href=/a>歌坛大哥大刘欢的家(组图)</a>\
+                    <span>(房产)</span></div>", Some("山石")),
+            ("<p>正文很长的一段话，最后一句。（姚峰 上海报道）</p>", Some("姚峰")),
+        ]);
     }
 
     #[test]
     fn chinese_labels_ranked() {
-        assert_eq!(
-            byline("<p>来源：新华网 作者：李四</p>").as_deref(),
-            Some("李四")
-        );
-        assert_eq!(
-            byline("<p>光明日报记者 王建宏 张文攀</p>").as_deref(),
-            Some("王建宏 张文攀")
-        );
-        assert_eq!(
-            byline("<p>来源：巴彦淖尔日报 编辑：苏亮 扫一扫在手机打开</p>").as_deref(),
-            Some("苏亮")
-        );
-        assert_eq!(
-            byline("<p>来源: 尹娟 【发表评论】</p>").as_deref(),
-            Some("尹娟")
-        );
-        assert_eq!(byline("<p>来源：新华网</p>"), None);
-        // A pen name alone after the label, with no common surname.
-        assert_eq!(
-            byline("<p>来源：新闻晨报</p><p>编辑：山石</p>").as_deref(),
-            Some("山石")
-        );
-        assert_eq!(byline("<p>编辑：本报</p>"), None);
-        assert_eq!(byline("<p>来源：央视</p>"), None);
-        assert_eq!(byline("<p>记者 山石流水 报道</p>"), None);
+        assert_bylines(&[
+            ("<p>来源：新华网 作者：李四</p>", Some("李四")),
+            ("<p>光明日报记者 王建宏 张文攀</p>", Some("王建宏 张文攀")),
+            (
+                "<p>来源：巴彦淖尔日报 编辑：苏亮 扫一扫在手机打开</p>",
+                Some("苏亮"),
+            ),
+            ("<p>来源: 尹娟 【发表评论】</p>", Some("尹娟")),
+            ("<p>来源：新华网</p>", None),
+            // A pen name alone after the label, with no common surname.
+            ("<p>来源：新闻晨报</p><p>编辑：山石</p>", Some("山石")),
+            ("<p>编辑：本报</p>", None),
+            ("<p>来源：央视</p>", None),
+            ("<p>记者 山石流水 报道</p>", None),
+        ]);
     }
 }

@@ -182,55 +182,24 @@ impl Tag {
         )
     }
 
-    /// Elements that start a new line in the text.
+    /// Elements that start a new line in the text: the blocks that close a
+    /// `<p>`, and the document and table structure.
     pub fn is_block(self) -> bool {
-        matches!(
-            self,
-            Tag::Root
-                | Tag::Html
-                | Tag::Body
-                | Tag::Nav
-                | Tag::Header
-                | Tag::Footer
-                | Tag::Aside
-                | Tag::Form
-                | Tag::Menu
-                | Tag::Figure
-                | Tag::Figcaption
-                | Tag::P
-                | Tag::Div
-                | Tag::Br
-                | Tag::Hr
-                | Tag::H1
-                | Tag::H2
-                | Tag::H3
-                | Tag::H4
-                | Tag::H5
-                | Tag::H6
-                | Tag::Ul
-                | Tag::Ol
-                | Tag::Li
-                | Tag::Dl
-                | Tag::Dt
-                | Tag::Dd
-                | Tag::Table
-                | Tag::Thead
-                | Tag::Tbody
-                | Tag::Tfoot
-                | Tag::Tr
-                | Tag::Td
-                | Tag::Th
-                | Tag::Caption
-                | Tag::Blockquote
-                | Tag::Pre
-                | Tag::Article
-                | Tag::Section
-                | Tag::Main
-                | Tag::Address
-                | Tag::Center
-                | Tag::Details
-                | Tag::Summary
-        )
+        self.is_p_closing_block()
+            || matches!(
+                self,
+                Tag::Root
+                    | Tag::Html
+                    | Tag::Body
+                    | Tag::Br
+                    | Tag::Thead
+                    | Tag::Tbody
+                    | Tag::Tfoot
+                    | Tag::Tr
+                    | Tag::Td
+                    | Tag::Th
+                    | Tag::Caption
+            )
     }
 
     pub fn is_heading(self) -> bool {
@@ -242,6 +211,12 @@ impl Tag {
 
     /// Elements that close an open `<p>` when they start (HTML "close a p element").
     pub(super) fn closes_p(self) -> bool {
+        self.is_p_closing_block() || self == Tag::Dialog
+    }
+
+    /// The block elements that close an open `<p>` (all but `<dialog>`,
+    /// which is no block in the text: its content is skipped).
+    fn is_p_closing_block(self) -> bool {
         matches!(
             self,
             Tag::P
@@ -271,7 +246,6 @@ impl Tag {
                 | Tag::Center
                 | Tag::Details
                 | Tag::Summary
-                | Tag::Dialog
         ) || self.is_heading()
     }
 

@@ -302,20 +302,32 @@ fn typed_mut<'a, T>(
         .ok_or_else(|| StoreError::WrongType(key.to_string()))
 }
 
-fn set_mut<'a>(
-    map: &'a mut HashMap<String, Value>,
-    key: &str,
-) -> Result<&'a mut HashSet<i64>, StoreError> {
-    typed_mut(
-        map,
-        key,
-        || Value::Set(HashSet::new()),
-        |v| match v {
-            Value::Set(s) => Some(s),
-            _ => None,
-        },
-    )
+/// The accessors `fn name(map, key)`: the value of one kind at `key`, by
+/// [`typed_mut`].
+macro_rules! kind_mut {
+    ($($name:ident: $kind:ident($t:ty)),* $(,)?) => {$(
+        fn $name<'a>(
+            map: &'a mut HashMap<String, Value>,
+            key: &str,
+        ) -> Result<&'a mut $t, StoreError> {
+            typed_mut(
+                map,
+                key,
+                || Value::$kind(<$t>::default()),
+                |v| match v {
+                    Value::$kind(x) => Some(x),
+                    _ => None,
+                },
+            )
+        }
+    )*};
 }
+kind_mut!(
+    set_mut: Set(HashSet<i64>),
+    hash_mut: Hash(HashMap<String, Vec<u8>>),
+    list_mut: List(Vec<Vec<u8>>),
+    zset_mut: ZSet(HashMap<Vec<u8>, i64>),
+);
 
 /// The counters of [`Op::SetNxWith`] and [`Op::Once`] (key, field, by), in
 /// the memory store: `HINCRBY` each.
@@ -334,51 +346,6 @@ fn apply_counts(
         )?;
     }
     Ok(())
-}
-
-fn hash_mut<'a>(
-    map: &'a mut HashMap<String, Value>,
-    key: &str,
-) -> Result<&'a mut HashMap<String, Vec<u8>>, StoreError> {
-    typed_mut(
-        map,
-        key,
-        || Value::Hash(HashMap::new()),
-        |v| match v {
-            Value::Hash(h) => Some(h),
-            _ => None,
-        },
-    )
-}
-
-fn list_mut<'a>(
-    map: &'a mut HashMap<String, Value>,
-    key: &str,
-) -> Result<&'a mut Vec<Vec<u8>>, StoreError> {
-    typed_mut(
-        map,
-        key,
-        || Value::List(Vec::new()),
-        |v| match v {
-            Value::List(l) => Some(l),
-            _ => None,
-        },
-    )
-}
-
-fn zset_mut<'a>(
-    map: &'a mut HashMap<String, Value>,
-    key: &str,
-) -> Result<&'a mut HashMap<Vec<u8>, i64>, StoreError> {
-    typed_mut(
-        map,
-        key,
-        || Value::ZSet(HashMap::new()),
-        |v| match v {
-            Value::ZSet(z) => Some(z),
-            _ => None,
-        },
-    )
 }
 
 fn parse_int(bytes: &[u8]) -> i64 {
@@ -664,31 +631,22 @@ mod tests {
             members,
             ttl_secs: 60,
         };
-        let mut r = store
-            .one(claim("a", vec![1, 2, 3]))
-            .await
-            .unwrap()
-            .ints()
-            .unwrap();
-        r.sort();
-        assert_eq!(r, vec![1, 2, 3]);
+        // The members a claim took, sorted.
+        let claimed = async |batch: &str, members: Vec<i64>| {
+            let mut r = store
+                .one(claim(batch, members))
+                .await
+                .unwrap()
+                .ints()
+                .unwrap();
+            r.sort();
+            r
+        };
+        assert_eq!(claimed("a", vec![1, 2, 3]).await, vec![1, 2, 3]);
         // Another batch with overlapping URLs claims only the new one.
-        let r = store
-            .one(claim("b", vec![3, 4]))
-            .await
-            .unwrap()
-            .ints()
-            .unwrap();
-        assert_eq!(r, vec![4]);
+        assert_eq!(claimed("b", vec![3, 4]).await, vec![4]);
         // A redelivery of batch a gets its own claims back.
-        let mut r = store
-            .one(claim("a", vec![1, 2, 3]))
-            .await
-            .unwrap()
-            .ints()
-            .unwrap();
-        r.sort();
-        assert_eq!(r, vec![1, 2, 3]);
+        assert_eq!(claimed("a", vec![1, 2, 3]).await, vec![1, 2, 3]);
     }
 
     #[test]

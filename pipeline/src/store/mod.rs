@@ -304,15 +304,7 @@ impl Store {
 
     /// Runs `ops` in order, in one round trip; one reply per op.
     pub async fn exec(&self, ops: &[Op]) -> Result<Vec<Reply>, StoreError> {
-        if ops.is_empty() {
-            return Ok(Vec::new());
-        }
-        let replies = match self {
-            Store::Redis(r) => r.exec(ops, false).await,
-            Store::Memory(m) => m.exec(ops),
-        }?;
-        crate::metrics::mirror_counts(ops, &replies);
-        Ok(replies)
+        self.exec_as(ops, false).await
     }
 
     /// [`Store::exec`] as one transaction (`MULTI`/`EXEC` on Redis; the
@@ -320,11 +312,17 @@ impl Store {
     /// around it leaves all of `ops` or none. Not for [`Op::ClaimFirst`]
     /// (a transaction itself) or [`Op::SMembers`] of unknown encoding.
     pub async fn exec_atomic(&self, ops: &[Op]) -> Result<Vec<Reply>, StoreError> {
+        self.exec_as(ops, true).await
+    }
+
+    /// [`Store::exec`], or as one transaction when `atomic`
+    /// ([`Store::exec_atomic`]).
+    async fn exec_as(&self, ops: &[Op], atomic: bool) -> Result<Vec<Reply>, StoreError> {
         if ops.is_empty() {
             return Ok(Vec::new());
         }
         let replies = match self {
-            Store::Redis(r) => r.exec(ops, true).await,
+            Store::Redis(r) => r.exec(ops, atomic).await,
             Store::Memory(m) => m.exec(ops),
         }?;
         crate::metrics::mirror_counts(ops, &replies);

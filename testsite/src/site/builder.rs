@@ -580,35 +580,24 @@ impl<'a> SiteBuilder<'a> {
     /// absolute URLs. Not linked from any page.
     fn add_sitemaps(&mut self) {
         let origin = format!("http://127.0.0.1:{PORT_PLACEHOLDER}");
-        let urlset = |paths: Vec<String>| {
+        // The sitemap of every page of one kind.
+        let urlset = |kind: PageKind| {
             let mut xml = String::from(
                 "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n",
             );
-            for p in paths {
-                xml.push_str(&format!("  <url><loc>{origin}{p}</loc></url>\n"));
+            for p in self.pages.iter().filter(|p| p.kind == kind) {
+                xml.push_str(&format!("  <url><loc>{origin}{}</loc></url>\n", p.path));
             }
             xml.push_str("</urlset>\n");
             xml
         };
-        let articles: Vec<String> = self
-            .pages
-            .iter()
-            .filter(|p| p.kind == PageKind::Article)
-            .map(|p| p.path.clone())
-            .collect();
-        let zh: Vec<String> = self
-            .pages
-            .iter()
-            .filter(|p| p.kind == PageKind::ZhArticle)
-            .map(|p| p.path.clone())
-            .collect();
         let index = format!(
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n  <sitemap><loc>{origin}/sitemap-articles.xml</loc></sitemap>\n  <sitemap><loc>{origin}/sitemap-zh.xml</loc></sitemap>\n</sitemapindex>\n"
         );
         for (path, body) in [
             ("/sitemap.xml", index),
-            ("/sitemap-articles.xml", urlset(articles)),
-            ("/sitemap-zh.xml", urlset(zh)),
+            ("/sitemap-articles.xml", urlset(PageKind::Article)),
+            ("/sitemap-zh.xml", urlset(PageKind::ZhArticle)),
         ] {
             let spec = PageSpec::new(path, PageKind::NonHtml, 200, "application/xml");
             self.add(spec, Vec::new(), StoredBody::Bytes(body.into()), None);
