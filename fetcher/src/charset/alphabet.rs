@@ -3,7 +3,10 @@
 //! a wrong one shows in the text: KOI8-R read as windows-1251 swaps the case
 //! of every Cyrillic letter, windows-1251 read as ISO-8859-5 turns half the
 //! letters Serbian, and Cyrillic or CJK read as windows-1252 makes words of
-//! accented capitals with no plain Latin letter in them. A declaration whose
+//! accented capitals with no plain Latin letter in them; Greek read as
+//! x-mac-cyrillic or Hebrew read as windows-1251 gives lower-case words of
+//! a plausible case, but letter frequencies far from Russian's or
+//! Ukrainian's. A declaration whose
 //! reading passes is trusted without the detector; one that fails goes to it.
 
 use encoding_rs::{Encoding, IBM866, ISO_8859_5, KOI8_R, KOI8_U, WINDOWS_1251, X_MAC_CYRILLIC};
