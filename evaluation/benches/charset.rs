@@ -44,6 +44,10 @@ fn main() {
     lying_table(&lying);
     let corpus = lying::corpus_files().unwrap_or_else(|e| panic!("charset bench: {e}"));
     corpus_with_both_lies(&corpus);
+    // CHARSET_BENCH_SAME_LIE_ONLY=1: the same-lie table alone, for a quick look.
+    if std::env::var_os("CHARSET_BENCH_SAME_LIE_ONLY").is_some() {
+        return;
+    }
     corpus_table(&corpus);
     corpus_with_lying_headers(&corpus);
     skip_rates(&lying, &corpus);
@@ -235,15 +239,25 @@ fn corpus_with_both_lies(files: &[CorpusFile]) {
         let cell = &mut table.entry(file.truth.name()).or_default()[usize::from(file.held)];
         cell.1 += 1;
         cell.0 += usize::from(right);
+        if built.lie.is_none() && !right && verbose && !file.held {
+            println!(
+                "  honest tuned page decoded wrong: {} {}: chose {} ({})",
+                file.id, built.form, decision.encoding, decision.reason
+            );
+        }
         if let (Some(lie), false) = (built.lie, right) {
             *misses
                 .entry(unless_held(file.held, || {
-                    format!(
+                    let mut miss = format!(
                         "{} {} told {lie}: chose {}",
                         if verbose { &file.id } else { &file.label },
                         built.form,
                         decision.encoding
-                    )
+                    );
+                    if verbose {
+                        miss.push_str(&format!(" ({})", decision.reason));
+                    }
+                    miss
                 }))
                 .or_default() += 1;
         }

@@ -3,7 +3,10 @@
 //! a wrong one shows in the text: KOI8-R read as windows-1251 swaps the case
 //! of every Cyrillic letter, windows-1251 read as ISO-8859-5 turns half the
 //! letters Serbian, and Cyrillic or CJK read as windows-1252 makes words of
-//! accented capitals with no plain Latin letter in them. A declaration whose
+//! accented capitals with no plain Latin letter in them; Greek read as
+//! x-mac-cyrillic or Hebrew read as windows-1251 gives lower-case words of
+//! a plausible case, but letter frequencies far from Russian's or
+//! Ukrainian's. A declaration whose
 //! reading passes is trusted without the detector; one that fails goes to it.
 
 use encoding_rs::{Encoding, IBM866, ISO_8859_5, KOI8_R, KOI8_U, WINDOWS_1251, X_MAC_CYRILLIC};
@@ -92,11 +95,17 @@ struct WordStats {
     /// Non-ASCII characters that are neither letters of the alphabet nor
     /// common punctuation: box drawing, C1 controls, letters of other scripts.
     odd: usize,
+    /// How often each lower-case Cyrillic letter U+0430-U+045F occurs
+    /// (capitals folded in).
+    cyrillic_counts: Vec<u32>,
 }
 
 impl WordStats {
     fn of(text: &str, alphabet: Alphabet) -> WordStats {
-        let mut stats = WordStats::default();
+        let mut stats = WordStats {
+            cyrillic_counts: vec![0; 48],
+            ..WordStats::default()
+        };
         let mut word: Vec<char> = Vec::new();
         for c in text.chars().chain(std::iter::once(' ')) {
             if c.is_alphabetic() {
@@ -145,6 +154,25 @@ impl WordStats {
             self.in_words_without_ascii += letters;
         }
         self.rare_cyrillic += word.iter().filter(|c| is_rare_cyrillic(**c)).count();
+        if alphabet == Alphabet::Cyrillic {
+            for c in word.iter().flat_map(|c| c.to_lowercase()) {
+                if let Some(slot) = (c as usize)
+                    .checked_sub(0x430)
+                    .and_then(|i| self.cyrillic_counts.get_mut(i))
+                {
+                    *slot += 1;
+                }
+            }
+        }
+    }
+
+    /// The cosine between the reading's letter frequencies and Russian's
+    /// or Ukrainian's, whichever is closer (1: the same proportions).
+    fn cyrillic_frequency_fit(&self) -> f64 {
+        LETTER_FREQUENCIES
+            .iter()
+            .map(|reference| cosine(&self.cyrillic_counts, reference))
+            .fold(0.0, f64::max)
     }
 
     fn cyrillic_plausible(&self) -> bool {
@@ -157,6 +185,8 @@ impl WordStats {
             && self.in_odd_case_words * 10 <= self.letters
             && self.rare_cyrillic * 10 <= self.letters
             && self.odd * 20 <= self.letters
+            && (self.letters < MIN_LETTERS_FOR_FREQUENCIES
+                || self.cyrillic_frequency_fit() >= MIN_FREQUENCY_FIT)
     }
 
     fn latin_plausible(&self) -> bool {
@@ -165,6 +195,46 @@ impl WordStats {
             && self.in_odd_case_words * 10 <= self.letters
             && self.odd * 10 <= self.letters
     }
+}
+
+/// Below this many letters the frequencies of a reading are too noisy to judge.
+const MIN_LETTERS_FOR_FREQUENCIES: usize = 40;
+
+/// A Cyrillic reading whose letter frequencies are further than this from
+/// Russian's and Ukrainian's is another script's letters mapped onto
+/// Cyrillic ones: Greek read as x-mac-cyrillic or Hebrew read as
+/// windows-1251 gives lower-case words of plausible case, but `б`, `п`, `ф`
+/// or `й`, `ш`, `ъ` among the commonest letters. Real text of either
+/// language, even a pangram, scores above 0.8, Bulgarian too; such
+/// misreadings score about 0.55-0.7.
+const MIN_FREQUENCY_FIT: f64 = 0.75;
+
+/// Letter frequencies (per mille) of Russian and Ukrainian text, indexed from
+/// U+0430 like [`WordStats::cyrillic_counts`]: а-я, then ѐ-џ (ё, є, і, ї).
+const LETTER_FREQUENCIES: [[u16; 48]; 2] = [
+    // а б в г д е ж з и й к л м н о п р с т у ф х ц ч ш щ ъ ы ь э ю я
+    [
+        80, 16, 45, 17, 30, 85, 9, 17, 74, 12, 35, 44, 32, 67, 110, 28, 47, 55, 63, 26, 3, 10, 5,
+        14, 7, 4, 1, 19, 17, 3, 6, 20, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    ],
+    [
+        84, 15, 54, 16, 32, 50, 9, 22, 61, 9, 39, 36, 30, 65, 94, 28, 46, 42, 51, 35, 2, 10, 10,
+        13, 8, 5, 0, 0, 18, 0, 6, 25, 0, 0, 0, 0, 4, 0, 59, 9, 0, 0, 0, 0, 0, 0, 0, 0,
+    ],
+];
+
+fn cosine(counts: &[u32], reference: &[u16; 48]) -> f64 {
+    let (mut dot, mut norm_a, mut norm_b) = (0.0, 0.0, 0.0);
+    for (&a, &b) in counts.iter().zip(reference) {
+        let (a, b) = (f64::from(a), f64::from(b));
+        dot += a * b;
+        norm_a += a * a;
+        norm_b += b * b;
+    }
+    if norm_a == 0.0 || norm_b == 0.0 {
+        return 0.0;
+    }
+    dot / (norm_a.sqrt() * norm_b.sqrt())
 }
 
 /// Cyrillic letters that Russian and Ukrainian text do not use.
@@ -273,6 +343,20 @@ mod tests {
         assert!(!reads_plausibly(WINDOWS_1252, true, &koi8));
         let (gbk, _, _) = GBK.encode("我们的网站提供最新的新闻和评论。今天的天气很好。");
         assert!(!reads_plausibly(WINDOWS_1252, true, &gbk));
+    }
+
+    #[test]
+    fn other_scripts_mapped_onto_cyrillic_letters_fail_on_frequencies() {
+        let greek = "Ζητείται βοηθός νοσοκόμα για την φροντίδα ηλικιωμένου ατόμου στην \
+            περιοχή της Αθήνας. Οι ενδιαφερόμενοι μπορούν να επικοινωνήσουν μαζί μας.";
+        let (bytes, _, _) = encoding_rs::ISO_8859_7.encode(greek);
+        assert!(!reads_plausibly(X_MAC_CYRILLIC, false, &bytes));
+        let hebrew = "שלום עולם, זהו טקסט בעברית שנכתב לבדיקה של הקידוד הנכון של העמוד \
+            ואנחנו מקווים שהוא יעבוד היטב גם כאשר הכותרת משקרת";
+        let (bytes, _, _) = encoding_rs::WINDOWS_1255.encode(hebrew);
+        assert!(!reads_plausibly(WINDOWS_1251, false, &bytes));
+        let (bytes, _, _) = X_MAC_CYRILLIC.encode(RUSSIAN);
+        assert!(reads_plausibly(X_MAC_CYRILLIC, false, &bytes));
     }
 
     #[test]
