@@ -13,7 +13,7 @@
 
 use pipeline::keys::Keys;
 use pipeline::messages::{encode, Document, FetchTask, RawExchange, VERSION};
-use pipeline::store::{Op, Reply};
+use pipeline::store::{Op, Reply, StoreError};
 use pipeline::worker::{Outcome, Stage, StageError};
 use pipeline::CrawlSpec;
 use pipeline::{Queue, Store, StoredDocument};
@@ -301,13 +301,7 @@ impl ContentSeenStage {
                 let mut ops = vec![stored];
                 ops.extend(self.table.insert_ops(&[probe]));
                 let replies = self.store.exec(&ops).await?;
-                if replies
-                    .first()
-                    .map(Reply::data)
-                    .transpose()?
-                    .flatten()
-                    .is_some()
-                {
+                if already_stored(&replies)? {
                     return Ok(None);
                 }
                 let claimed = replies.last().ok_or_else(|| {
@@ -334,13 +328,7 @@ impl ContentSeenStage {
                         Op::Get { key },
                     ])
                     .await?;
-                if replies
-                    .first()
-                    .map(Reply::data)
-                    .transpose()?
-                    .flatten()
-                    .is_some()
-                {
+                if already_stored(&replies)? {
                     return Ok(None);
                 }
                 Ok(Some(
@@ -478,6 +466,17 @@ impl Stage for ContentSeenStage {
             .int()?;
         Ok(Outcome::default())
     }
+}
+
+/// Whether the first reply (the read of the document's stored record that
+/// leads every lookup) found it stored: a redelivery, nothing to decide.
+fn already_stored(replies: &[Reply]) -> Result<bool, StoreError> {
+    Ok(replies
+        .first()
+        .map(Reply::data)
+        .transpose()?
+        .flatten()
+        .is_some())
 }
 
 #[cfg(test)]
