@@ -84,10 +84,14 @@ fn sorted_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(files)
 }
 
-/// The first words of a body, as a title.
+/// The first words of a body, as a title: nine words, or eighteen
+/// characters of a script written without spaces (whose "words" between
+/// the odd spaces are whole sentences).
 fn title_of(paragraphs: &[String]) -> String {
     let first = paragraphs.first().map(String::as_str).unwrap_or("");
-    if first.contains(' ') {
+    let unspaced =
+        pipeline::script::dominant(first).is_some_and(pipeline::script::Script::is_unspaced);
+    if first.contains(' ') && !unspaced {
         first
             .split_whitespace()
             .take(9)
