@@ -24,7 +24,9 @@ pub struct StatsArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
-    /// Return once every queue is empty and nothing is in flight.
+    /// Return once every queue is empty and nothing is in flight (a paused
+    /// crawl's tasks wait in their hosts' queues: it returns once that crawl
+    /// is resumed and done, or cancelled).
     #[arg(long)]
     pub wait_idle: bool,
     /// Refresh every second: rates, errors by kind, busiest hosts, progress.
@@ -429,6 +431,23 @@ pub async fn connect(
     Ok((store, session))
 }
 
+/// The crawls of a snapshot that are paused.
+fn paused_crawls(s: &Snapshot) -> Vec<String> {
+    s.crawls
+        .iter()
+        .filter(|c| c.state == "paused")
+        .map(|c| c.crawl.clone())
+        .collect()
+}
+
+/// What `--wait-idle` says about paused crawls: their tasks keep it waiting.
+fn paused_hint(paused: &[String]) -> String {
+    format!(
+        "paused: {}; their tasks wait in the hosts' queues until `crawler resume --crawl NAME` (or `crawler cancel --crawl NAME`)",
+        paused.join(", ")
+    )
+}
+
 /// `--wait-idle`: polls until the crawl has been idle for [`IDLE_FOR`],
 /// riding out a broker or Redis that is down or restarting (it reconnects
 /// at every poll) until its own deadline.
@@ -443,6 +462,7 @@ async fn wait_idle(
     let mut conns = None;
     let mut last: Option<Snapshot> = None;
     let mut down: Option<String> = None;
+    let mut told_paused = false;
     loop {
         if conns.is_none() {
             match connect(service).await {
@@ -463,6 +483,11 @@ async fn wait_idle(
                 Ok(s) => {
                     if down.take().is_some() {
                         eprintln!("services back");
+                    }
+                    let paused = paused_crawls(&s);
+                    if !paused.is_empty() && !told_paused {
+                        eprintln!("{}", paused_hint(&paused));
+                        told_paused = true;
                     }
                     if s.idle() {
                         let since = *idle_since.get_or_insert_with(Instant::now);
@@ -490,9 +515,13 @@ async fn wait_idle(
             if let Some(s) = &last {
                 print(s, json)?;
             }
+            let paused = last.as_ref().map(paused_crawls).unwrap_or_default();
             match &down {
                 Some(e) => {
                     anyhow::bail!("not idle after {timeout_secs} s (services unreachable: {e})")
+                }
+                None if !paused.is_empty() => {
+                    anyhow::bail!("not idle after {timeout_secs} s: {}", paused_hint(&paused))
                 }
                 None => anyhow::bail!("not idle after {timeout_secs} s"),
             }

@@ -116,6 +116,14 @@ async fn a_paused_crawl_releases_nothing_while_another_goes_on_until_resumed() {
     assert_eq!(int(&a, "fetched") + int(&a, "failed"), 0, "{a}");
     never_asked(&site_a, "a paused");
     assert!(int(&stats(&env), "waiting_for_host") >= 1);
+    // Waiting for idleness cannot end while a crawl is paused, and says why.
+    let out = env.crawler(&["stats", "--wait-idle", "--timeout-secs", "3"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "idle with a paused crawl: {said}");
+    assert!(
+        said.contains("paused: a;") && said.contains("crawler resume --crawl"),
+        "{said}"
+    );
     // The other crawl went on, within its limit.
     assert_eq!(int(&b, "of"), 15);
     assert_eq!(b["max_pages"], 15);
