@@ -21,13 +21,15 @@ pub struct FrontierStage {
     keys: Keys,
     /// Compiled include/exclude patterns per crawl (crawls are few).
     patterns: Mutex<HashMap<String, Arc<Patterns>>>,
-    /// URL hashes this process knows are in the seen set: a batch's links
-    /// found here skip the claim. Exact, because the seen set only grows,
-    /// and a hash enters only after its batch's tasks and dropped claims are
-    /// stored (a batch that failed before that is redelivered and claims
-    /// again, getting its own claims back). Most outlinks of a site repeat
-    /// (navigation), so this saves most of the frontier's Redis work.
-    /// Cleared when full ([`SEEN_CACHE_MAX`]).
+    /// URL hashes this process claimed and queued (or dropped for a limit)
+    /// for good: a batch's links found here skip the claim. Exact, because
+    /// the seen set only grows, and a hash enters only after the batch that
+    /// claimed it stored its tasks and dropped its claims. A hash a batch
+    /// found claimed by another never enters: that other batch may have
+    /// died before queueing it, and its redelivery must find its claim
+    /// (skipping the claim there would lose the URL for good). Most outlinks
+    /// of a site repeat (navigation), so this saves most of the frontier's
+    /// Redis work. Cleared when full ([`SEEN_CACHE_MAX`]).
     seen_cache: Mutex<HashSet<i64>>,
 }
 
@@ -168,12 +170,13 @@ impl Stage for FrontierStage {
         let mut then = drop_claims;
         then.extend(self.counted(&batch, &tally));
         self.enqueue(&batch, released, then).await?;
-        // Stored: every claimed hash is in the seen set for good.
+        // Stored: the hashes this batch claimed are queued (or dropped for a
+        // limit) for good. Not the others: see `seen_cache`.
         let mut cache = self.seen_cache.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() + hashes.len() > SEEN_CACHE_MAX {
+        if cache.len() + claimed.len() > SEEN_CACHE_MAX {
             cache.clear();
         }
-        cache.extend(hashes);
+        cache.extend(claimed);
         Ok(outcome)
     }
 }
@@ -419,6 +422,25 @@ mod tests {
         // A redelivery after they were queued (died before the ack) adds nothing.
         stage.handle(b).await.unwrap();
         assert!(fetched(&stage).await.is_empty());
+    }
+
+    /// The fault test's loss, found with its diagnostics: a batch claimed a
+    /// URL and its process died before queueing it; in the next process
+    /// another batch with the same link came first (finding it seen, not
+    /// its own); then the redelivery must still get its claim back.
+    #[tokio::test]
+    async fn a_link_seen_in_another_batch_does_not_hide_a_dead_batchs_claim() {
+        let stage = FrontierStage::new(Store::memory(), "t");
+        let dead = batch("dead", 1, &["/a"]);
+        let (_, ops) = claim_ops(&stage.keys, &dead.id, &[url_hash("http://example.com/a")]);
+        stage.store.exec(&ops).await.unwrap();
+        stage
+            .handle(batch("other", 1, &["/a", "/b"]))
+            .await
+            .unwrap();
+        assert_eq!(fetched(&stage).await, ["http://example.com/b"]);
+        stage.handle(dead).await.unwrap();
+        assert_eq!(fetched(&stage).await, ["http://example.com/a"]);
     }
 
     #[tokio::test]

@@ -23,15 +23,43 @@ pub struct Step {
     pub ops: Vec<Op>,
     /// Its integer replies are waits, compared to the second.
     pub timed: bool,
+    /// The members of its array replies are compared as sets: their order
+    /// follows clock ticks between earlier ops, which differ between runs.
+    pub unordered: bool,
 }
 
 impl Step {
     pub fn new(ops: Vec<Op>) -> Step {
-        Step { ops, timed: false }
+        Step {
+            ops,
+            timed: false,
+            unordered: false,
+        }
     }
 
     pub fn timed(ops: Vec<Op>) -> Step {
-        Step { ops, timed: true }
+        Step {
+            timed: true,
+            ..Step::new(ops)
+        }
+    }
+
+    pub fn unordered(ops: Vec<Op>) -> Step {
+        Step {
+            unordered: true,
+            ..Step::new(ops)
+        }
+    }
+}
+
+/// An array reply with its members in one order.
+fn sorted(reply: Reply) -> Reply {
+    match reply {
+        Reply::Array(mut items) => {
+            items.sort_by_cached_key(|r| format!("{r:?}"));
+            Reply::Array(items)
+        }
+        other => other,
     }
 }
 
@@ -129,8 +157,12 @@ pub async fn run(store: &Store, ns: &str, steps: &[Step]) -> Run {
     for step in steps {
         let got = store.exec(&step.ops).await.expect("exec");
         let got: Vec<Reply> = got.into_iter().map(plain).collect();
-        replies.push(match step.timed {
+        let got: Vec<Reply> = match step.timed {
             true => got.into_iter().map(rounded).collect(),
+            false => got,
+        };
+        replies.push(match step.unordered {
+            true => got.into_iter().map(sorted).collect(),
             false => got,
         });
     }
