@@ -352,10 +352,6 @@ impl Stage for ContentSeenStage {
     const QUEUE: Queue = Queue::ContentSeen;
     const DEFAULT_CONCURRENCY: usize = 32;
 
-    fn crawl(doc: &Document) -> &str {
-        &doc.crawl
-    }
-
     async fn handle(&self, mut doc: Document) -> Result<Outcome, StageError> {
         let raw = doc.raw.take();
         let doc_key = self.keys.document(&doc.url);

@@ -364,20 +364,17 @@ fn edit(rng: &mut EvalRng, paragraphs: &[String], share: f64, drop: usize) -> Ve
         .filter(|u| u.chars().any(char::is_alphanumeric))
         .cloned()
         .collect();
-    let total: usize = paras.iter().map(Vec::len).sum();
+    // Every word's (paragraph, index): the draws are over the whole text.
+    let words: Vec<(usize, usize)> = paras
+        .iter()
+        .enumerate()
+        .flat_map(|(p, units)| (0..units.len()).map(move |i| (p, i)))
+        .collect();
+    let total = words.len();
     let changes = ((total as f64 * share).round() as usize).max(1);
     if !pool.is_empty() && total > 0 {
         for _ in 0..changes {
-            let mut i = rng.random_range(0..total);
-            let Some(p) = paras.iter().position(|units| {
-                let here = i < units.len();
-                if !here {
-                    i -= units.len();
-                }
-                here
-            }) else {
-                continue;
-            };
+            let (p, i) = *pick(rng, &words);
             paras[p][i] = pick(rng, &pool).clone();
         }
     }

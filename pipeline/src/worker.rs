@@ -98,12 +98,6 @@ pub trait Stage: Send + Sync + 'static {
         &self,
         input: Self::Input,
     ) -> impl Future<Output = Result<Outcome, StageError>> + Send;
-
-    /// The crawl a message belongs to: a message of a cancelled crawl is
-    /// acked without being handed to the stage ([`crate::crawls`]).
-    fn crawl(input: &Self::Input) -> &str {
-        input.crawl_name()
-    }
 }
 
 /// Where a worker runs and how much it takes at once.
@@ -359,11 +353,11 @@ async fn handle<S: Stage>(
     let input = decode::<S::Input>(raw).map_err(|e| {
         StageError::Malformed(format!("undecodable {} message: {e}", S::QUEUE.stage()))
     })?;
-    if crawls.state(S::crawl(&input)).await == CrawlState::Cancelled {
-        tracing::debug!(
-            crawl = S::crawl(&input),
-            "message of a cancelled crawl dropped"
-        );
+    // A message of a cancelled crawl is acked without being handed to the
+    // stage ([`crate::crawls`]).
+    let crawl = input.crawl_name();
+    if crawls.state(crawl).await == CrawlState::Cancelled {
+        tracing::debug!(crawl, "message of a cancelled crawl dropped");
         return Ok(Outcome::default());
     }
     std::panic::AssertUnwindSafe(stage.handle(input))
