@@ -4,10 +4,16 @@
 //! The 64 bits are cut into disjoint bands that together cover all bits. If
 //! there are at least k+1 bands, two fingerprints that differ in at most k
 //! bits leave at least one band untouched (pigeonhole), so they share that
-//! band's value. Storing each fingerprint in one set per band, keyed by the
-//! band's value, and reading the k+1 sets of a query therefore returns every
+//! band's value. Storing each fingerprint in one table per band, keyed by the
+//! band's value, and reading the k+1 tables of a query therefore returns every
 //! fingerprint within distance k: no false negatives. A layout that breaks
 //! this (too few bands, overlapping or missing bits) is refused.
+//!
+//! A band's table stores a fingerprint as its **member**: the bits outside
+//! the band, packed into [`Band::member_bytes`] bytes (6 for a 16-bit
+//! band), since the key already holds the band's own bits. A table is the
+//! concatenation of its members in the order they were added
+//! ([`Band::member`], [`Band::members`]).
 
 use crate::reach::Probe;
 
@@ -26,6 +32,59 @@ impl Band {
             (1u64 << self.bits) - 1
         };
         (fp >> self.shift) & mask
+    }
+
+    /// Bytes of a stored member: the bits outside the band, rounded up.
+    pub fn member_bytes(&self) -> usize {
+        (64 - self.bits.min(64) as usize).div_ceil(8)
+    }
+
+    /// The member of `fp` in this band's table: its bits below the band,
+    /// then those above it shifted down, little endian.
+    pub fn member(&self, fp: u64) -> Vec<u8> {
+        let rest = self.rest(fp);
+        rest.to_le_bytes()[..self.member_bytes()].to_vec()
+    }
+
+    /// The bits of `fp` outside the band, as one number.
+    fn rest(&self, fp: u64) -> u64 {
+        let low = if self.shift == 0 {
+            0
+        } else {
+            fp & (u64::MAX >> (64 - self.shift))
+        };
+        let top = self.shift + self.bits;
+        let high = if top >= 64 { 0 } else { fp >> top };
+        low | high.checked_shl(self.shift).unwrap_or(0)
+    }
+
+    /// The fingerprints of a table stored under band value `value`;
+    /// `None` when its length is not a whole number of members (not a
+    /// table this layout wrote).
+    pub fn members(&self, value: u64, table: &[u8]) -> Option<Vec<u64>> {
+        let n = self.member_bytes();
+        if n == 0 || !table.len().is_multiple_of(n) {
+            return (table.is_empty()).then(Vec::new);
+        }
+        let low_mask = if self.shift == 0 {
+            0
+        } else {
+            u64::MAX >> (64 - self.shift)
+        };
+        Some(
+            table
+                .chunks_exact(n)
+                .map(|m| {
+                    let mut b = [0u8; 8];
+                    b[..n].copy_from_slice(m);
+                    let rest = u64::from_le_bytes(b);
+                    let high = (rest >> self.shift)
+                        .checked_shl(self.shift + self.bits)
+                        .unwrap_or(0);
+                    (rest & low_mask) | (value << self.shift) | high
+                })
+                .collect(),
+        )
     }
 }
 
@@ -148,6 +207,39 @@ impl Default for Layout {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_member_and_its_band_value_give_back_the_fingerprint() {
+        let layouts = [
+            Layout::default(),
+            Layout::even(4).unwrap(),
+            Layout::new(3, &[1, 20, 40, 3]).unwrap(),
+        ];
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for layout in &layouts {
+            for _ in 0..1000 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let fps = [x, 0, u64::MAX, x.rotate_left(17)];
+                for band in layout.bands() {
+                    let table: Vec<u8> = fps.iter().flat_map(|&f| band.member(f)).collect();
+                    assert_eq!(table.len(), fps.len() * band.member_bytes());
+                    for (i, &fp) in fps.iter().enumerate() {
+                        let back = band.members(
+                            band.value(fp),
+                            &table[i * band.member_bytes()..][..band.member_bytes()],
+                        );
+                        assert_eq!(back, Some(vec![fp]), "{band:?} {fp:016x}");
+                    }
+                }
+            }
+        }
+        let band = Layout::default().bands()[1];
+        assert_eq!(band.member_bytes(), 6);
+        assert_eq!(band.members(7, &[]), Some(vec![]));
+        assert_eq!(band.members(7, &[1, 2, 3]), None, "not a whole member");
+    }
 
     #[test]
     fn refuses_layouts_that_lose_matches() {

@@ -30,7 +30,8 @@
 //! fingerprint: `cargo bench -p evaluation --bench contentseen` (its set:
 //! `evaluation::clean_text`). No evaluation code lives here.
 //!
-//! Redis keys: `band:<i>:<value>` (sets of i64 fingerprints), `fpr:<shard>`
+//! Redis keys: `bands:<i>:<value>` (strings of the fingerprints' bits
+//! outside band i, 6 bytes each, in the order added), `fpr:<shard>`
 //! (fingerprint → sequence number, search radius and MinHash signature of
 //! its first document), `lsh:<band>:<shard>` (MinHash LSH band value → the
 //! first fingerprint that had it), `sequrl:<block>` (sequence number →

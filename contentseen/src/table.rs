@@ -3,11 +3,17 @@
 //!
 //! ## Keys (Redis, or the memory store of `crawler run`: same ops, same logic)
 //!
-//! - `<ns>:band:<i>:<value>`: for band i of the [`Layout`] and the band's
-//!   value, the set of fingerprints (as i64, so a set of up to 512 members
-//!   is an intset: 8 bytes each). The hot path: every lookup reads k+1 of
-//!   them. 4 × 65,536 keys with the default layout, spread over the whole
-//!   key space (no hash tag), so Redis Cluster shards them evenly.
+//! - `<ns>:bands:<i>:<value>`: for band i of the [`Layout`] and the band's
+//!   value, a string: the members of the fingerprints filed there, in the
+//!   order they were added ([`crate::bands::Band::member`]: the 48 bits
+//!   outside a 16-bit band, 6 bytes each). Added with `APPEND`, read with
+//!   `GET`: a plain string is the cheapest thing Redis can hand back (a
+//!   set's `DUMP` compresses its payload with LZF first, which cost 2.5 µs a
+//!   call at 15 members and grows with the set; `SMEMBERS` formats every
+//!   member). The hot path: every lookup reads k+1 of them. 4 × 65,536
+//!   keys with the default layout, spread over the whole key space (no
+//!   hash tag), so Redis Cluster shards them evenly. A redelivered
+//!   document appends its member again (6 bytes; lookups skip repeats).
 //! - `<ns>:fpr:<shard>`: the fingerprint's top [`SEQUENCE_SHARD_BITS`] bits
 //!   pick the shard, a hash from fingerprint (i64) to the record of the
 //!   first document that had it: its sequence number and its search radius
@@ -27,7 +33,7 @@
 //!
 //! ## Rounds (each op touches one key)
 //!
-//! 1. `SADD` the fingerprint to its k+1 band sets, then one transaction
+//! 1. `APPEND` the fingerprint to its k+1 band tables, then one transaction
 //!    ([`Op::ClaimFirst`], `MULTI`/`EXEC`): `HSETNX` its LSH slots, then
 //!    `INCRBY` the counter by the batch size: every document of the batch
 //!    gets a number taken after its insert, and the owner of an LSH slot is
@@ -41,10 +47,9 @@
 //! 2. Record: `HSETNX fpr` (fingerprint → number and radius; the first
 //!    document with this fingerprint keeps it), `HSET sequrl` (number →
 //!    URL; one command per block of numbers the batch took); then look up
-//!    the k+1 band sets, and for a short body 2 more
-//!    ([`Layout::lookup_keys`]) (`DUMP`, read as their members:
-//!    [`pipeline::rdb`]); and `HGET` the owners of the LSH slots found
-//!    taken (a slot never changes once claimed).
+//!    the k+1 band tables, and for a short body 2 more
+//!    ([`Layout::lookup_keys`]) (`GET`); and `HGET` the owners of the LSH
+//!    slots found taken (a slot never changes once claimed).
 //! 3. Only when needed (a match within the radius, or a fingerprint
 //!    recorded before): `HGET fpr` of those fingerprints.
 //! 4. Only for duplicates: `HGET sequrl` of the earliest match's number.
@@ -53,7 +58,7 @@
 //! each insert precedes the counter and each record precedes the lookups
 //! (the memory store applies a batch in order under one lock). On Redis
 //! Cluster, where a pipeline's commands to different nodes run
-//! concurrently, a client must wait for round 1's `SADD` replies before the
+//! concurrently, a client must wait for round 1's `APPEND` replies before the
 //! `INCRBY`, and for the records before the lookups: two more round trips,
 //! the same rule. A document that sees a match recorded in `fpr` but no URL
 //! for its number (only possible on a cluster) retries later
@@ -99,6 +104,8 @@ pub enum TableError {
     Replies { sent: usize, got: usize },
     #[error("sequence number {seq} (fingerprint {fingerprint:016x}) has no URL recorded yet")]
     MissingUrl { seq: i64, fingerprint: u64 },
+    #[error("band table {key} holds {len} bytes, not whole members: not written by this layout")]
+    BadTable { key: String, len: usize },
 }
 
 impl From<TableError> for StageError {
@@ -245,11 +252,58 @@ impl Table {
         self.keys.sequence_url(seq as u64 >> URL_BLOCK_BITS)
     }
 
-    /// The band set keys of a fingerprint.
-    pub fn band_keys(&self, fp: u64) -> impl Iterator<Item = String> + '_ {
+    /// The band tables of a fingerprint, each with the member it adds there
+    /// ([`crate::bands::Band::member`]).
+    pub fn band_entries(&self, fp: u64) -> impl Iterator<Item = (String, Vec<u8>)> + '_ {
+        self.layout.keys(fp).map(move |(band, value)| {
+            (
+                self.keys.band(band, value),
+                self.layout.bands()[band].member(fp),
+            )
+        })
+    }
+
+    /// The reads of a lookup: one `GET` per band table it reaches
+    /// ([`Layout::lookup_keys`]), with the band and value each belongs to.
+    fn lookup_ops(&self, probe: &Probe) -> Vec<((usize, u64), Op)> {
         self.layout
-            .keys(fp)
-            .map(|(band, value)| self.keys.band(band, value))
+            .lookup_keys(probe)
+            .map(|(band, value)| {
+                (
+                    (band, value),
+                    Op::Get {
+                        key: self.keys.band(band, value),
+                    },
+                )
+            })
+            .collect()
+    }
+
+    /// The fingerprints in the reply to a band table's `GET`.
+    fn band_members(
+        &self,
+        (band, value): (usize, u64),
+        reply: &Reply,
+    ) -> Result<Vec<u64>, TableError> {
+        let bytes: &[u8] = match reply {
+            Reply::Nil => return Ok(Vec::new()),
+            Reply::Data(d) => d,
+            other => {
+                return Err(StoreError::Reply {
+                    op: "GET",
+                    reply: other.clone(),
+                }
+                .into())
+            }
+        };
+        self.layout
+            .bands()
+            .get(band)
+            .and_then(|b| b.members(value, bytes))
+            .ok_or_else(|| TableError::BadTable {
+                key: self.keys.band(band, value),
+                len: bytes.len(),
+            })
     }
 
     /// The MinHash LSH key and field of band `band`'s value `value`.
@@ -272,11 +326,8 @@ impl Table {
         let mut ops: Vec<Op> = probes
             .iter()
             .flat_map(|p| {
-                let fp = p.fingerprint;
-                self.band_keys(fp).map(move |key| Op::SAdd {
-                    key,
-                    members: vec![fp as i64],
-                })
+                self.band_entries(p.fingerprint)
+                    .map(|(key, value)| Op::Append { key, value })
             })
             .collect();
         let mut slots = Vec::new();
@@ -407,15 +458,13 @@ impl Table {
         ops.extend(url_blocks);
         // Where each document's lookups start in `ops`.
         let mut lookups = Vec::with_capacity(docs.len() + 1);
+        let mut tables = Vec::with_capacity(docs.len() * (nbands + 2));
         for (probe, _) in docs {
             lookups.push(ops.len());
-            ops.extend(
-                self.layout
-                    .lookup_keys(probe)
-                    .map(|(band, value)| Op::SMembers {
-                        key: self.keys.band(band, value),
-                    }),
-            );
+            for (table, op) in self.lookup_ops(probe) {
+                tables.push(table);
+                ops.push(op);
+            }
         }
         lookups.push(ops.len());
         // The owners of the LSH slots found taken, after the lookups.
@@ -460,9 +509,9 @@ impl Table {
                 want(fp);
             }
             let mut near = Vec::new();
-            for r in &replies[lookups[i]..lookups[i + 1]] {
-                for m in r.ints()? {
-                    let c = m as u64;
+            for at in lookups[i]..lookups[i + 1] {
+                let table = tables[at - lookups[0]];
+                for c in self.band_members(table, &replies[at])? {
                     if c != fp && distance(fp, c) <= probe.radius && !near.contains(&c) {
                         near.push(c);
                         want(c);
@@ -596,17 +645,10 @@ impl Table {
     /// recorded yet), with the first document that had it, nearest first.
     pub async fn near(&self, probe: &Probe) -> Result<Vec<Near>, TableError> {
         let fp = probe.fingerprint;
-        let ops: Vec<Op> = self
-            .layout
-            .lookup_keys(probe)
-            .map(|(band, value)| Op::SMembers {
-                key: self.keys.band(band, value),
-            })
-            .collect();
+        let (tables, ops): (Vec<_>, Vec<Op>) = self.lookup_ops(probe).into_iter().unzip();
         let mut found: Vec<u64> = Vec::new();
-        for r in self.store.exec(&ops).await? {
-            for m in r.ints()? {
-                let c = m as u64;
+        for (&table, r) in tables.iter().zip(self.store.exec(&ops).await?) {
+            for c in self.band_members(table, &r)? {
                 if distance(fp, c) <= probe.radius && !found.contains(&c) {
                     found.push(c);
                 }

@@ -304,6 +304,49 @@ async fn redis_cpu_secs(conn: &mut MultiplexedConnection) -> f64 {
         .sum()
 }
 
+/// Redis's per-command counters (`INFO commandstats`): calls and µs.
+async fn command_stats(conn: &mut MultiplexedConnection) -> HashMap<String, (u64, u64)> {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(conn)
+        .await
+        .expect("INFO commandstats");
+    let field = |v: &str, name: &str| -> u64 {
+        v.split(',')
+            .find_map(|f| f.strip_prefix(name))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    info.lines()
+        .filter_map(|l| l.strip_prefix("cmdstat_")?.split_once(':'))
+        .map(|(cmd, v)| (cmd.to_string(), (field(v, "calls="), field(v, "usec="))))
+        .collect()
+}
+
+/// The commands of a run, per document: calls and µs inside the command
+/// (the rest of Redis's CPU is parsing and the network).
+fn per_document(
+    before: &HashMap<String, (u64, u64)>,
+    after: &HashMap<String, (u64, u64)>,
+    docs: f64,
+) -> String {
+    let mut rows: Vec<(String, f64, f64)> = after
+        .iter()
+        .filter_map(|(cmd, &(calls, usec))| {
+            let (c0, u0) = before.get(cmd).copied().unwrap_or((0, 0));
+            let calls = calls.saturating_sub(c0) as f64 / docs;
+            // EXEC's time includes the commands it ran.
+            (calls >= 0.01 && cmd != "exec" && cmd != "info")
+                .then(|| (cmd.clone(), calls, usec.saturating_sub(u0) as f64 / docs))
+        })
+        .collect();
+    rows.sort_by(|a, b| b.2.total_cmp(&a.2));
+    rows.iter()
+        .map(|(cmd, calls, us)| format!("{cmd} {calls:.2}x {us:.1} µs"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// This process's CPU time (user + system), in seconds.
 fn process_cpu_secs() -> f64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
@@ -379,15 +422,13 @@ async fn bulk_load(conn: &mut MultiplexedConnection, table: &Table, seed: u64, f
     let mut at = from;
     while at < to {
         let end = (at + CHUNK).min(to);
-        let mut bands: HashMap<String, Vec<i64>> = HashMap::new();
+        let mut bands: Vec<(String, Vec<u8>)> = Vec::new();
         let mut seqs: HashMap<String, Vec<(i64, Vec<u8>)>> = HashMap::new();
         let mut slots: HashMap<String, Vec<(i64, i64)>> = HashMap::new();
         let mut urls: HashMap<String, Vec<(i64, String)>> = HashMap::new();
         for seq in at..end {
             let fp = rng.next();
-            for key in table.band_keys(fp) {
-                bands.entry(key).or_default().push(fp as i64);
-            }
+            bands.extend(table.band_entries(fp));
             // Sequence numbers start at 1, like INCRBY's.
             let s = seq as i64 + 1;
             let (sig, lsh) = second_signal(fp);
@@ -404,9 +445,11 @@ async fn bulk_load(conn: &mut MultiplexedConnection, table: &Table, seed: u64, f
                 .push((s, bench_url(seq + 1)));
         }
         let mut bulk = Bulk::default();
-        for (key, members) in bands {
-            bulk.pipe.sadd(key, members).ignore();
-            bulk.queued(conn, "bulk SADD").await;
+        // One APPEND per member, as the protocol adds them: a table's
+        // string grows (and reserves room) the way it does in a crawl.
+        for (key, member) in bands {
+            bulk.pipe.append(key, member).ignore();
+            bulk.queued(conn, "bulk APPEND").await;
         }
         for (key, fields) in seqs {
             bulk.pipe.hset_multiple(key, &fields).ignore();
@@ -457,8 +500,8 @@ impl Bulk {
 }
 
 fn namespace_of(table: &Table) -> String {
-    // The counter key is `<ns>:fpseq`; the band key `<ns>:band:..` gives the ns.
-    let key = table.band_keys(0).next().unwrap_or_default();
+    // The counter key is `<ns>:fpseq`; the band key `<ns>:bands:..` gives the ns.
+    let key = table.band_entries(0).next().unwrap_or_default().0;
     key.rsplitn(4, ':').last().unwrap_or_default().to_string()
 }
 
@@ -504,13 +547,13 @@ async fn report_memory(
     fps: u64,
     baseline: i64,
 ) {
-    let (band, nb) = memory_of(store, conn, &format!("{ns}:band:*")).await;
+    let (band, nb) = memory_of(store, conn, &format!("{ns}:bands:*")).await;
     let (seq, ns_) = memory_of(store, conn, &format!("{ns}:fpr:*")).await;
     let (url, nu) = memory_of(store, conn, &format!("{ns}:sequrl:*")).await;
     let (lsh, nl) = memory_of(store, conn, &format!("{ns}:lsh:*")).await;
     let delta = store.used_memory().await.expect("INFO memory") - baseline;
     let sample: Vec<String> = store
-        .keys_matching(&format!("{ns}:band:0:1*"))
+        .keys_matching(&format!("{ns}:bands:0:1*"))
         .await
         .expect("SCAN")
         .into_iter()
@@ -564,6 +607,7 @@ async fn throughput(
     batch: usize,
     secs: u64,
     short: f64,
+    run: u64,
 ) -> (f64, f64) {
     let deadline = Instant::now() + Duration::from_secs(secs);
     let mut tasks = Vec::new();
@@ -573,7 +617,9 @@ async fn throughput(
             let store = Store::redis(REDIS_URL).await.expect("redis");
             let layout = Layout::default();
             let table = Table::new(store, &ns, layout.clone());
-            let mut rng = Rng::new(0xC0FFEE + c as u64 * 7919 + batch as u64);
+            // Each run draws new documents: one that drew the documents of an
+            // earlier run would measure redeliveries.
+            let mut rng = Rng::new(0xC0FFEE + c as u64 * 7919 + batch as u64 + (run << 32));
             let (mut docs, mut dups) = (0usize, 0usize);
             while Instant::now() < deadline {
                 let batch_docs: Vec<(Probe, String)> = (0..batch)
@@ -687,7 +733,9 @@ async fn main() {
         "short bodies (radius > k, 6 band keys read): {:.0}% of documents, the AEB share, unless said",
         aeb_short * 100.0
     );
-    for (conns, batch, short) in [
+    // CONTENTSEEN_BENCH_RUNS=4x256: only the runs named (connections x batch).
+    let only = std::env::var("CONTENTSEEN_BENCH_RUNS").ok();
+    for (run, (conns, batch, short)) in [
         (1, 64, aeb_short),
         (2, 128, aeb_short),
         (4, 64, aeb_short),
@@ -695,11 +743,21 @@ async fn main() {
         (8, 256, aeb_short),
         (4, 256, 0.0),
         (4, 256, 1.0),
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if only
+            .as_deref()
+            .is_some_and(|o| !o.split(',').any(|r| r == format!("{conns}x{batch}")))
+        {
+            continue;
+        }
+        let stats0 = command_stats(&mut conn).await;
         let redis0 = redis_cpu_secs(&mut conn).await;
         let proc0 = process_cpu_secs();
         let t0 = Instant::now();
-        let (rate, dup) = throughput(&ns_t, preload, conns, batch, 4, short).await;
+        let (rate, dup) = throughput(&ns_t, preload, conns, batch, 4, short, run as u64).await;
         let docs = rate * t0.elapsed().as_secs_f64();
         let redis_us = (redis_cpu_secs(&mut conn).await - redis0) / docs * 1e6;
         let proc_us = (process_cpu_secs() - proc0) / docs * 1e6;
@@ -715,6 +773,8 @@ async fn main() {
             dup * 100.0,
             1e6 / redis_us
         );
+        let stats = command_stats(&mut conn).await;
+        println!("  per document: {}", per_document(&stats0, &stats, docs));
     }
     let n = store
         .delete_matching(&format!("{ns_t}:*"))

@@ -189,9 +189,11 @@ impl Keys {
         format!("{}:recrawl:interval", self.ns)
     }
 
-    /// Band table `band`, bucket `value` (contentseen). Members: i64 fingerprints.
+    /// Band table `band`, bucket `value` (contentseen): a string, the
+    /// fingerprints' members (their bits outside the band) in the order
+    /// they were added.
     pub fn band(&self, band: usize, value: u64) -> String {
-        format!("{}:band:{band}:{value:x}", self.ns)
+        format!("{}:bands:{band}:{value:x}", self.ns)
     }
 
     /// The records of stored fingerprints (contentseen): shard `shard` (the

@@ -33,22 +33,23 @@ async fn banded_lookups_return_exactly_what_a_scan_returns() {
     let k = layout.max_distance();
     let table = Table::new(store.clone(), &ns, layout);
 
-    // Bulk insert: one multi-member SADD per band key, big pipelines.
+    // Bulk insert: one APPEND of all its members per band key, big
+    // pipelines.
     let mut rng = rng(0x5EED, 0);
     let t0 = Instant::now();
     let stored: Vec<u64> = (0..STORED).map(|_| rng.next_u64()).collect();
-    let mut by_key: HashMap<String, Vec<i64>> = HashMap::new();
+    let mut by_key: HashMap<String, Vec<u8>> = HashMap::new();
     for &fp in &stored {
-        for key in table.band_keys(fp) {
-            by_key.entry(key).or_default().push(fp as i64);
+        for (key, member) in table.band_entries(fp) {
+            by_key.entry(key).or_default().extend(member);
         }
     }
     let ops: Vec<Op> = by_key
         .into_iter()
-        .map(|(key, members)| Op::SAdd { key, members })
+        .map(|(key, value)| Op::Append { key, value })
         .collect();
     for chunk in ops.chunks(20_000) {
-        store.exec(chunk).await.expect("bulk SADD");
+        store.exec(chunk).await.expect("bulk APPEND");
     }
     eprintln!("bulk insert of {STORED}: {:?}", t0.elapsed());
 

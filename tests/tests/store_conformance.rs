@@ -684,6 +684,17 @@ async fn plain_and_scripted_ops_agree() {
                 Op::Del { key: k("t") },
             ],
             vec![
+                Op::Append {
+                    key: k("a"),
+                    value: b"\x00\xffab".to_vec(),
+                },
+                Op::Append {
+                    key: k("a"),
+                    value: b"cd".to_vec(),
+                },
+                Op::Get { key: k("a") },
+            ],
+            vec![
                 rpush(b"a"),
                 rpush(b"b"),
                 rpush(b"c"),

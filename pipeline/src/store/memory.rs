@@ -323,6 +323,7 @@ macro_rules! kind_mut {
     )*};
 }
 kind_mut!(
+    str_mut: Str(Vec<u8>),
     set_mut: Set(HashSet<i64>),
     hash_mut: Hash(HashMap<String, Vec<u8>>),
     list_mut: List(Vec<Vec<u8>>),
@@ -508,6 +509,11 @@ fn apply(map: &mut HashMap<String, Value>, op: &Op) -> Result<Reply, StoreError>
             Some(_) => return Err(StoreError::WrongType(key.clone())),
             None => Reply::Nil,
         },
+        Op::Append { key, value } => {
+            let s = str_mut(map, key)?;
+            s.extend_from_slice(value);
+            Reply::Int(s.len() as i64)
+        }
         Op::RPush { key, value } => {
             let l = list_mut(map, key)?;
             l.push(value.clone());

@@ -79,6 +79,9 @@ pub enum Op {
     },
     /// GET: reply Data or Nil.
     Get { key: String },
+    /// APPEND `value` to a string (created empty when absent): reply
+    /// Int(new length).
+    Append { key: String, value: Vec<u8> },
     /// RPUSH: reply Int(new length).
     RPush { key: String, value: Vec<u8> },
     /// LRANGE: reply Array of Data.
@@ -180,6 +183,7 @@ impl Op {
             Op::SetNx { .. } => "SETNX",
             Op::Set { .. } => "SET",
             Op::Get { .. } => "GET",
+            Op::Append { .. } => "APPEND",
             Op::RPush { .. } => "RPUSH",
             Op::LRange { .. } => "LRANGE",
             Op::LLen { .. } => "LLEN",

@@ -144,6 +144,9 @@ impl RedisStore {
                 Op::Get { key } => {
                     pipe.get(key);
                 }
+                Op::Append { key, value } => {
+                    pipe.append(key, value);
+                }
                 Op::RPush { key, value } => {
                     pipe.rpush(key, value);
                 }
