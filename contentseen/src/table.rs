@@ -48,10 +48,13 @@
 //!    document with this fingerprint keeps it), `HSET sequrl` (number →
 //!    URL; one command per block of numbers the batch took); then look up
 //!    the k+1 band tables, and for a short body 2 more
-//!    ([`Layout::lookup_keys`]) (`GET`); and `HGET` the owners of the LSH
-//!    slots found taken (a slot never changes once claimed).
+//!    ([`Layout::lookup_keys`]) (`GET`).
 //! 3. Only when needed (a match within the radius, or a fingerprint
-//!    recorded before): `HGET fpr` of those fingerprints.
+//!    recorded before): `HGET fpr` of those fingerprints. Then, for a
+//!    document that found LSH slots taken and that no earlier SimHash
+//!    match confirmed by the second signal already makes a duplicate:
+//!    `HGET` the slots' owners (a slot never changes once claimed) and
+//!    their records.
 //! 4. Only for duplicates: `HGET sequrl` of the earliest match's number.
 //!
 //! Within one pipeline Redis runs the commands of a connection in order, so
@@ -467,17 +470,6 @@ impl Table {
             }
         }
         lookups.push(ops.len());
-        // The owners of the LSH slots found taken, after the lookups.
-        let no_slots = Vec::new();
-        for (i, (probe, _)) in docs.iter().enumerate() {
-            let values = probe.lsh.as_ref();
-            for &band in taken.get(i).unwrap_or(&no_slots) {
-                if let Some(&value) = values.and_then(|v| v.get(band)) {
-                    let (key, field) = self.lsh_slot(band, value);
-                    ops.push(Op::HGet { key, field });
-                }
-            }
-        }
         let replies = self.store.exec(&ops).await?;
         if replies.len() != ops.len() {
             return Err(TableError::Replies {
@@ -486,21 +478,18 @@ impl Table {
             });
         }
 
-        // Fingerprints whose sequence number round 3 reads, deduplicated.
-        let mut wanted: HashMap<u64, usize> = HashMap::new();
+        // Fingerprints whose records round 3 reads, deduplicated.
         let mut order: Vec<u64> = Vec::new();
+        let mut wanted: std::collections::HashSet<u64> = std::collections::HashSet::new();
         let mut want = |fp: u64| {
-            wanted.entry(fp).or_insert_with(|| {
+            if wanted.insert(fp) {
                 order.push(fp);
-                order.len() - 1
-            });
+            }
         };
-        // Per document: its own number if it recorded it, and its matches
-        // (SimHash matches within its radius, then the LSH owners).
+        // Per document: its own number if it recorded it, and its SimHash
+        // matches within its radius.
         let mut own: Vec<Option<i64>> = Vec::with_capacity(docs.len());
         let mut matches: Vec<Vec<u64>> = Vec::with_capacity(docs.len());
-        let mut owners: Vec<Vec<u64>> = Vec::with_capacity(docs.len());
-        let mut owner_reply = lookups[docs.len()];
         for (i, (&(probe, _), &seq)) in docs.iter().zip(seqs).enumerate() {
             let fp = probe.fingerprint;
             let recorded = replies[i].int()? == 1;
@@ -518,28 +507,6 @@ impl Table {
                     }
                 }
             }
-            let mut mine = Vec::new();
-            let slots = taken.get(i).unwrap_or(&no_slots);
-            let read = slots
-                .iter()
-                .filter(|&&band| probe.lsh.as_ref().and_then(|v| v.get(band)).is_some());
-            for _ in read {
-                let owner = get(&replies, owner_reply)?
-                    .string()?
-                    .and_then(|s| s.parse::<i64>().ok())
-                    .map(|v| v as u64);
-                owner_reply += 1;
-                if let Some(c) = owner.filter(|&c| c != fp) {
-                    if !mine.contains(&c) {
-                        mine.push(c);
-                    }
-                    if !near.contains(&c) {
-                        near.push(c);
-                        want(c);
-                    }
-                }
-            }
-            owners.push(mine);
             matches.push(near);
         }
 
@@ -547,37 +514,19 @@ impl Table {
         //    document recorded first).
         let mut record_of: HashMap<u64, Option<Record>> = HashMap::with_capacity(order.len());
         self.read_records(&order, &mut record_of).await?;
-        // An LSH owner is numbered before this document (round 1 is one
-        // atomic script) but only this document sees the pair: wait a little
-        // for a record not written yet (its worker is between rounds 1 and
-        // 2). One that never comes (its worker died and the message went
-        // elsewhere) counts as later than everything, as an unrecorded
-        // SimHash match does.
-        for _ in 0..OWNER_WAITS {
-            let missing: Vec<u64> = owners
-                .iter()
-                .flatten()
-                .copied()
-                .filter(|c| record_of.get(c).copied().flatten().is_none())
-                .collect();
-            if missing.is_empty() {
-                break;
-            }
-            tokio::time::sleep(OWNER_WAIT).await;
-            self.read_records(&missing, &mut record_of).await?;
-        }
-        let seq_of = |c: &u64| record_of.get(c).copied().flatten().map(|r| r.seq);
-
-        // The earliest per document; URLs to read for the others.
-        let mut picks = Vec::with_capacity(docs.len());
-        let mut urls_wanted: Vec<(i64, u64)> = Vec::new();
-        for (i, (&(probe, _), &seq)) in docs.iter().zip(seqs).enumerate() {
+        let own_seq = |i: usize, record_of: &HashMap<u64, Option<Record>>| {
             // A fingerprint recorded by another document that is not
             // readable yet cannot happen on one server (records are never
             // deleted); count it as ours.
-            let own_seq = own[i].or_else(|| seq_of(&probe.fingerprint)).unwrap_or(seq);
-            let seen: Vec<Seen> = matches[i]
-                .iter()
+            own[i]
+                .or_else(|| {
+                    let fp = docs[i].0.fingerprint;
+                    record_of.get(&fp).copied().flatten().map(|r| r.seq)
+                })
+                .unwrap_or(seqs[i])
+        };
+        let seen_of = |near: &[u64], record_of: &HashMap<u64, Option<Record>>| -> Vec<Seen> {
+            near.iter()
                 .map(|&c| {
                     let r = record_of.get(&c).copied().flatten();
                     Seen {
@@ -587,8 +536,82 @@ impl Table {
                         signature: r.and_then(|r| r.signature),
                     }
                 })
+                .collect()
+        };
+
+        // The owners of the LSH slots a document found taken, read only
+        // when its SimHash matches do not already make it a duplicate (an
+        // earlier match that both signals confirm): then it is one whatever
+        // the owners are, and most near-duplicates are found so, 8 reads
+        // fewer each. An owner found this way is the earliest of its slot.
+        let no_slots = Vec::new();
+        let mut reads: Vec<(usize, Op)> = Vec::new();
+        for (i, (probe, _)) in docs.iter().enumerate() {
+            let slots = taken.get(i).unwrap_or(&no_slots);
+            if slots.is_empty() {
+                continue;
+            }
+            let mine = own_seq(i, &record_of);
+            if earliest(probe, mine, &seen_of(&matches[i], &record_of)).seq < mine {
+                continue;
+            }
+            for &band in slots {
+                if let Some(&value) = probe.lsh.as_ref().and_then(|v| v.get(band)) {
+                    let (key, field) = self.lsh_slot(band, value);
+                    reads.push((i, Op::HGet { key, field }));
+                }
+            }
+        }
+        let mut owners: Vec<u64> = Vec::new();
+        if !reads.is_empty() {
+            let (who, ops): (Vec<usize>, Vec<Op>) = reads.into_iter().unzip();
+            let replies = self.store.exec(&ops).await?;
+            let mut unread = Vec::new();
+            for (at, &i) in who.iter().enumerate() {
+                let fp = docs[i].0.fingerprint;
+                let owner = get(&replies, at)?
+                    .string()?
+                    .and_then(|s| s.parse::<i64>().ok())
+                    .map(|v| v as u64);
+                if let Some(c) = owner.filter(|&c| c != fp) {
+                    if !owners.contains(&c) {
+                        owners.push(c);
+                    }
+                    if !matches[i].contains(&c) {
+                        matches[i].push(c);
+                    }
+                    if !record_of.contains_key(&c) && !unread.contains(&c) {
+                        unread.push(c);
+                    }
+                }
+            }
+            self.read_records(&unread, &mut record_of).await?;
+        }
+        // An LSH owner is numbered before this document (round 1 is one
+        // atomic script) but only this document sees the pair: wait a little
+        // for a record not written yet (its worker is between rounds 1 and
+        // 2). One that never comes (its worker died and the message went
+        // elsewhere) counts as later than everything, as an unrecorded
+        // SimHash match does.
+        for _ in 0..OWNER_WAITS {
+            let missing: Vec<u64> = owners
+                .iter()
+                .copied()
+                .filter(|c| record_of.get(c).copied().flatten().is_none())
                 .collect();
-            let e = earliest(&probe, own_seq, &seen);
+            if missing.is_empty() {
+                break;
+            }
+            tokio::time::sleep(OWNER_WAIT).await;
+            self.read_records(&missing, &mut record_of).await?;
+        }
+
+        // The earliest per document; URLs to read for the others.
+        let mut picks = Vec::with_capacity(docs.len());
+        let mut urls_wanted: Vec<(i64, u64)> = Vec::new();
+        for (i, (&(probe, _), &seq)) in docs.iter().zip(seqs).enumerate() {
+            let seen = seen_of(&matches[i], &record_of);
+            let e = earliest(&probe, own_seq(i, &record_of), &seen);
             if e.seq != seq && !urls_wanted.iter().any(|u| u.0 == e.seq) {
                 let owner_fp = seen
                     .iter()
