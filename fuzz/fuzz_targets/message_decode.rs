@@ -1,9 +1,8 @@
 //! Decoding every queue message type from arbitrary bytes, as a worker does
 //! with a delivery (`pipeline::messages::decode`), a page's body as the
-//! extractor reads it (`Page::html`, zstd when the page says so), the
-//! store's compressed path (a set's `DUMP` payload with LZF strings,
-//! `pipeline::rdb`), a stored document, and bundles of messages
-//! (`pipeline::bundle`: what unpacks packs again).
+//! extractor reads it (`Page::html`, zstd when the page says so), a stored
+//! document, and bundles of messages (`pipeline::bundle`: what unpacks packs
+//! again).
 //!
 //! Properties: a message that decodes encodes again and decodes to itself; a
 //! page body never inflates past `MAX_PAGE_HTML_BYTES`.
@@ -42,6 +41,5 @@ fuzz_target!(|data: &[u8]| {
             assert!(pipeline::bundle::unpack(&packed).is_ok());
         }
     }
-    let _ = pipeline::rdb::set_members(data);
     let _ = serde_json::from_slice::<pipeline::StoredDocument>(data);
 });

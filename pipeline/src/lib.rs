@@ -34,8 +34,6 @@
 //! - [`backoff`], [`shutdown`]: small named types for cross-cutting concerns.
 //! - [`keys`]: every Redis key name, in one place.
 //! - [`metrics`]: Prometheus counters and latency histograms of a worker.
-//! - [`rdb`]: the members of a set of integers from its `DUMP` payload (the
-//!   store's fast read of contentseen's band sets; LZF by the `lzf` crate).
 //! - [`script`]: which writing system a character or text is in.
 //!
 //! It consumes and produces no message of its own: the worker loop consumes
@@ -54,7 +52,6 @@ pub mod fault;
 pub mod keys;
 pub mod messages;
 pub mod metrics;
-pub mod rdb;
 pub mod script;
 pub mod shutdown;
 pub mod store;

@@ -128,8 +128,8 @@ fn seen(stored: Stored, start: i64) -> Seen {
 }
 
 /// A reply as compared: the members of an integer set (`Reply::Ints`, as
-/// the memory store and a read through `DUMP` give them) as the strings
-/// Redis replies with otherwise; `Reply::ints` reads both alike.
+/// the memory store gives them for `Op::Claim`) as the strings Redis replies
+/// with; `Reply::ints` reads both alike.
 fn plain(r: Reply) -> Reply {
     match r {
         Reply::Ints(v) => Reply::Array(

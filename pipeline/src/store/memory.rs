@@ -356,21 +356,12 @@ fn parse_int(bytes: &[u8]) -> i64 {
         .unwrap_or(0)
 }
 
-fn ints_reply(members: impl Iterator<Item = i64>) -> Reply {
-    Reply::Ints(members.collect())
-}
-
 fn apply(map: &mut HashMap<String, Value>, op: &Op) -> Result<Reply, StoreError> {
     Ok(match op {
         Op::SAdd { key, members } => {
             let set = set_mut(map, key)?;
             Reply::Int(members.iter().filter(|m| set.insert(**m)).count() as i64)
         }
-        Op::SMembers { key } => match map.get(key) {
-            Some(Value::Set(s)) => ints_reply(s.iter().copied()),
-            Some(_) => return Err(StoreError::WrongType(key.clone())),
-            None => Reply::Ints(Vec::new()),
-        },
         Op::SetNxWith {
             key,
             value,

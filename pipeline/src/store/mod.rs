@@ -50,11 +50,6 @@ pub enum StoreError {
 pub enum Op {
     /// SADD: reply Int(number added).
     SAdd { key: String, members: Vec<i64> },
-    /// The members of a set of integers (SMEMBERS): reply Ints. On Redis it
-    /// is read as one `DUMP` payload ([`crate::rdb`]), or with SMEMBERS in a
-    /// second round trip when that payload is not understood; either way it
-    /// sees at least every member added before its place in the batch.
-    SMembers { key: String },
     /// INCRBY: reply Int(new value).
     Incr { key: String, by: i64 },
     /// HINCRBY: reply Int(new value).
@@ -174,7 +169,6 @@ impl Op {
     pub(crate) fn name(&self) -> &'static str {
         match self {
             Op::SAdd { .. } => "SADD",
-            Op::SMembers { .. } => "SMEMBERS",
             Op::Incr { .. } => "INCRBY",
             Op::HIncr { .. } => "HINCRBY",
             Op::HSetNx { .. } => "HSETNX",
@@ -225,7 +219,9 @@ pub enum Reply {
     Int(i64),
     Data(Vec<u8>),
     Array(Vec<Reply>),
-    /// The members of a set of integers ([`Op::SMembers`]).
+    /// The members of a set of integers (the memory store's reply to
+    /// [`Op::Claim`]; Redis replies with an Array of strings, which
+    /// [`Reply::ints`] reads alike).
     Ints(Vec<i64>),
 }
 
@@ -314,7 +310,7 @@ impl Store {
     /// [`Store::exec`] as one transaction (`MULTI`/`EXEC` on Redis; the
     /// memory store applies every batch under one lock): a process killed
     /// around it leaves all of `ops` or none. Not for [`Op::ClaimFirst`]
-    /// (a transaction itself) or [`Op::SMembers`] of unknown encoding.
+    /// (a transaction itself).
     pub async fn exec_atomic(&self, ops: &[Op]) -> Result<Vec<Reply>, StoreError> {
         self.exec_as(ops, true).await
     }

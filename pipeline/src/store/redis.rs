@@ -1,5 +1,5 @@
 //! The Redis executor: a batch of ops as one pipeline (one round trip),
-//! scripts loaded and run by SHA, sets read from their `DUMP` payloads.
+//! scripts loaded and run by SHA.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -16,11 +16,6 @@ pub struct RedisStore {
     url: String,
     conn: ConnectionManager,
     scripts: Arc<Scripts>,
-    /// Whether the server answers `DUMP` (a server may disable or rename it,
-    /// or an ACL refuse it): sets are read from their payloads, else with
-    /// SMEMBERS. Probed on the first set read, not at connect: most stages
-    /// never read a set.
-    dump: Arc<tokio::sync::OnceCell<bool>>,
 }
 
 impl RedisStore {
@@ -52,40 +47,10 @@ impl RedisStore {
             url: shown.clone(),
             conn,
             scripts: Arc::new(Scripts::new()),
-            dump: Arc::default(),
         })
     }
 
-    /// Whether sets are read with `DUMP`: probed once, with `DUMP` of a key
-    /// that does not exist (nil). An error reply from the server means no;
-    /// a connection error is returned and the probe runs again next time.
-    async fn dump_allowed(&self) -> Result<bool, StoreError> {
-        self.dump
-            .get_or_try_init(|| async {
-                let mut conn = self.conn.clone();
-                match redis::cmd("DUMP")
-                    .arg("crawler:probe:dump")
-                    .query_async::<redis::Value>(&mut conn)
-                    .await
-                {
-                    Ok(_) => Ok(true),
-                    Err(e) if e.code().is_some() => {
-                        tracing::warn!(redis = %self.url, error = %e, "DUMP refused: sets are read with SMEMBERS (slower)");
-                        Ok(false)
-                    }
-                    Err(source) => Err(self.error(source)),
-                }
-            })
-            .await
-            .copied()
-    }
-
     pub(super) async fn exec(&self, ops: &[Op], atomic: bool) -> Result<Vec<Reply>, StoreError> {
-        let dump = if ops.iter().any(|op| matches!(op, Op::SMembers { .. })) {
-            self.dump_allowed().await?
-        } else {
-            false
-        };
         let mut pipe = redis::pipe();
         if atomic {
             pipe.atomic();
@@ -104,12 +69,6 @@ impl RedisStore {
             match op {
                 Op::SAdd { key, members } => {
                     pipe.sadd(key, members);
-                }
-                Op::SMembers { key } if dump => {
-                    pipe.cmd("DUMP").arg(key);
-                }
-                Op::SMembers { key } => {
-                    pipe.smembers(key);
                 }
                 Op::Incr { key, by } => {
                     pipe.incr(key, *by);
@@ -267,57 +226,7 @@ impl RedisStore {
             .query_async(&mut conn)
             .await
             .map_err(|e| self.error(e))?;
-        let mut replies: Vec<Reply> = values.into_iter().map(reply_from_redis).collect();
-        self.read_set_payloads(ops, &mut replies, dump).await?;
-        Ok(replies)
-    }
-
-    /// Turns the `DUMP` payloads of [`Op::SMembers`] into their members;
-    /// the sets whose payload is not understood are read with SMEMBERS, in
-    /// one more round trip.
-    async fn read_set_payloads(
-        &self,
-        ops: &[Op],
-        replies: &mut [Reply],
-        dump: bool,
-    ) -> Result<(), StoreError> {
-        let mut fallback: Vec<(usize, &str)> = Vec::new();
-        for (i, (op, reply)) in ops.iter().zip(replies.iter_mut()).enumerate() {
-            let Op::SMembers { key } = op else { continue };
-            if !dump {
-                *reply = Reply::Ints(reply.ints()?);
-                continue;
-            }
-            match reply {
-                Reply::Nil => *reply = Reply::Ints(Vec::new()),
-                Reply::Data(payload) => match crate::rdb::set_members(payload) {
-                    Some(members) => *reply = Reply::Ints(members),
-                    None => fallback.push((i, key)),
-                },
-                _ => {
-                    return Err(StoreError::Reply {
-                        op: "DUMP",
-                        reply: reply.clone(),
-                    })
-                }
-            }
-        }
-        if fallback.is_empty() {
-            return Ok(());
-        }
-        let mut pipe = redis::pipe();
-        for (_, key) in &fallback {
-            pipe.smembers(*key);
-        }
-        let mut conn = self.conn.clone();
-        let sets: Vec<Vec<i64>> = pipe
-            .query_async(&mut conn)
-            .await
-            .map_err(|e| self.error(e))?;
-        for ((i, _), members) in fallback.into_iter().zip(sets) {
-            replies[i] = Reply::Ints(members);
-        }
-        Ok(())
+        Ok(values.into_iter().map(reply_from_redis).collect())
     }
 
     /// `used_memory` of INFO memory, in bytes.
