@@ -48,6 +48,7 @@ pub mod content_type;
 pub mod detector;
 pub mod evidence;
 pub mod language;
+pub mod letter_model;
 pub mod overrides;
 pub mod prescan;
 
