@@ -10,6 +10,10 @@
 //!    right), the vote's share per true encoding, tuned | held-aside: a file
 //!    is held aside by the hash of its `label/file` id ([`evaluation::split`]),
 //!    fixed before any result was seen; never tune on that column;
+//!    2b. the independent source, gettext translations in the languages of
+//!    the single-byte encodings ([`evaluation::translations`]), as the same
+//!    kind of pages, per true encoding, tuned | held-aside documents; printed
+//!    when the catalogues are on the machine, said ABSENT otherwise;
 //! 3. on `corpus/` (declarations neutralised, no header): chardetng alone
 //!    (whole file, and bounded windows) against the vote;
 //! 4. how often the vote skips the detector on pages whose labels are right;
@@ -26,6 +30,7 @@ use encoding_rs::{Encoding, WINDOWS_1252};
 use evaluation::charset::{decodes_right, LyingPage};
 use evaluation::lying::{self, CorpusFile};
 use evaluation::split::{held_aside, COLUMNS};
+use evaluation::translations;
 use fetcher::charset::{decide_and_decode, detector, prescan, vote, Signals};
 
 /// The strategies compared on the lying pages, in column order.
@@ -42,12 +47,19 @@ fn main() {
     let lying = load_lying(&charset_dir.join("lying"));
     assert!(!lying.is_empty(), "charset bench: no lying/ pages");
     lying_table(&lying);
-    let corpus = lying::corpus_files().unwrap_or_else(|e| panic!("charset bench: {e}"));
-    corpus_with_both_lies(&corpus);
-    // CHARSET_BENCH_SAME_LIE_ONLY=1: the same-lie table alone, for a quick look.
-    if std::env::var_os("CHARSET_BENCH_SAME_LIE_ONLY").is_some() {
+    // CHARSET_BENCH_TRANSLATIONS_ONLY=1: the independent source's table alone.
+    if std::env::var_os("CHARSET_BENCH_TRANSLATIONS_ONLY").is_none() {
+        let corpus = lying::corpus_files().unwrap_or_else(|e| panic!("charset bench: {e}"));
+        corpus_with_both_lies(&corpus);
+        if std::env::var_os("CHARSET_BENCH_SAME_LIE_ONLY").is_some() {
+            return;
+        }
+    }
+    translations_table();
+    if std::env::var_os("CHARSET_BENCH_TRANSLATIONS_ONLY").is_some() {
         return;
     }
+    let corpus = lying::corpus_files().unwrap_or_else(|e| panic!("charset bench: {e}"));
     corpus_table(&corpus);
     corpus_with_lying_headers(&corpus);
     skip_rates(&lying, &corpus);
@@ -306,6 +318,93 @@ fn corpus_with_both_lies(files: &[CorpusFile]) {
     );
     for wrong in honest_wrong {
         println!("  honest but decoded wrong: {wrong}");
+    }
+}
+
+/// The independent source ([`evaluation::translations`]): gettext
+/// translations as pages whose header and meta tell the same lie, per true
+/// encoding, tuned | held-aside documents. Printed when the catalogues are
+/// on the machine, said to be absent otherwise (CI does not depend on them);
+/// a `CHARSET_TRANSLATIONS_DIR` that names missing catalogues fails.
+fn translations_table() {
+    let root = translations::locale_dir();
+    let documents = match translations::documents(&root) {
+        Ok(documents) => documents,
+        Err(e) if std::env::var_os("CHARSET_TRANSLATIONS_DIR").is_some() => {
+            panic!("charset bench: {e}")
+        }
+        Err(e) => {
+            println!("\n== translations: ABSENT, not measured ({e}) ==");
+            return;
+        }
+    };
+    let verbose = std::env::var_os("CHARSET_BENCH_VERBOSE").is_some();
+    let mut lied: BTreeMap<&str, [(usize, usize); 2]> = BTreeMap::new();
+    let mut honest = [(0usize, 0usize); 2];
+    let mut misses: BTreeMap<String, usize> = BTreeMap::new();
+    translations::each_page(&documents, |built| {
+        let decision = vote(
+            &built.page,
+            &Signals {
+                header: Some(built.header),
+                ..Signals::default()
+            },
+        );
+        let right = decodes_right(&built.page, decision.encoding(), built.truth);
+        let held = built.document.held;
+        let cell = match built.lie {
+            Some(_) => &mut lied.entry(built.truth.name()).or_default()[usize::from(held)],
+            None => &mut honest[usize::from(held)],
+        };
+        cell.1 += 1;
+        cell.0 += usize::from(right);
+        if !right {
+            *misses
+                .entry(unless_held(held, || {
+                    let mut miss = format!(
+                        "{} {} {} told {}: chose {}",
+                        if verbose {
+                            &built.document.id
+                        } else {
+                            built.document.language
+                        },
+                        built.truth.name(),
+                        built.form,
+                        built.lie.unwrap_or("the truth"),
+                        decision.encoding
+                    );
+                    if verbose {
+                        miss.push_str(&format!(" ({})", decision.reason));
+                    }
+                    miss
+                }))
+                .or_default() += 1;
+        }
+    });
+    println!(
+        "\n== translations under {} ({} documents) as pages whose header and meta tell the same lie, vote decoded right, {} | {} ==",
+        root.display(),
+        documents.len(),
+        COLUMNS[0],
+        COLUMNS[1]
+    );
+    let mut all = [(0, 0); 2];
+    for (encoding, split) in &lied {
+        println!("{encoding:<16} {}", two_columns(split));
+        for (sum, part) in all.iter_mut().zip(split) {
+            sum.0 += part.0;
+            sum.1 += part.1;
+        }
+    }
+    println!("{:<16} {}", "ALL", two_columns(&all));
+    println!(
+        "the same pages with header and meta right:      {}",
+        two_columns(&honest)
+    );
+    let mut misses: Vec<(String, usize)> = misses.into_iter().collect();
+    misses.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    for (miss, count) in misses.iter().take(if verbose { 5000 } else { 40 }) {
+        println!("  vote wrong: {miss} (x{count})");
     }
 }
 

@@ -16,6 +16,9 @@
 //! - [`extraction`]: the extraction benchmark's metric (AEB shingles, the
 //!   CJK rule and CWCED's date and author matches) and the AEB and CWCED
 //!   pages with their truths ([`extraction::sets`]).
+//! - [`translations`]: an independent source of text for the charset
+//!   vote, the gettext catalogues installed on the machine, as same-lie
+//!   pages in every single-byte encoding their languages are written in.
 //! - [`split`]: which items are held aside (never tuned on), one rule
 //!   for every bench: the hash of the item's id.
 //! - [`clean_text`]: the near-duplicate set built from clean article
@@ -27,7 +30,8 @@
 //!   the real stages (charset vote, extraction, contentseen over a store)
 //!   and the report per kind, script and length.
 //!
-//! Reads files only under `../shared/bench`; touches no queue; the
+//! Reads files only under `../shared/bench` (and the translations under
+//! `/usr/share/locale`); touches no queue; the
 //! near-duplicate run writes the keys of the namespace it is given.
 
 pub mod bench_site;
@@ -39,3 +43,4 @@ pub mod neardup;
 pub mod rng;
 pub mod sources;
 pub mod split;
+pub mod translations;

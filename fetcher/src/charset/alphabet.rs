@@ -237,12 +237,12 @@ fn cosine(counts: &[u32], reference: &[u16; 48]) -> f64 {
     dot / (norm_a.sqrt() * norm_b.sqrt())
 }
 
-/// Cyrillic letters that Russian and Ukrainian text do not use.
+/// Cyrillic letters that Russian, Ukrainian and Belarusian text do not use.
 fn is_rare_cyrillic(c: char) -> bool {
     ('\u{400}'..='\u{4FF}').contains(&c)
         && !matches!(
             c,
-            'А'..='я' | 'Ё' | 'ё' | 'І' | 'і' | 'Ї' | 'ї' | 'Є' | 'є' | 'Ґ' | 'ґ'
+            'А'..='я' | 'Ё' | 'ё' | 'І' | 'і' | 'Ї' | 'ї' | 'Є' | 'є' | 'Ґ' | 'ґ' | 'Ў' | 'ў'
         )
 }
 

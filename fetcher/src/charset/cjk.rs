@@ -68,6 +68,24 @@ fn language(encoding: &'static Encoding) -> Option<Language> {
 /// that are the common characters of its language (plus CJK punctuation);
 /// `None` for a non-CJK encoding or too little text.
 pub fn common_share(encoding: &'static Encoding, bytes: &[u8]) -> Option<f64> {
+    let (common, total) = common_count(encoding, bytes)?;
+    (total >= MIN_CHARACTERS).then(|| common as f64 / total as f64)
+}
+
+/// True when `encoding` reads the bytes as too few non-ASCII characters for
+/// [`common_share`] to judge (fewer than [`MIN_CHARACTERS`]), but every one
+/// of them is a common character or CJK punctuation: a short page whose
+/// only CJK is a `。` or two. Foreign bytes read as CJK land on one of
+/// these few hundred characters among twenty thousand now and then, not
+/// every time.
+pub fn few_and_all_common(encoding: &'static Encoding, bytes: &[u8]) -> bool {
+    common_count(encoding, bytes)
+        .is_some_and(|(common, total)| total > 0 && total < MIN_CHARACTERS && common == total)
+}
+
+/// The common and all non-ASCII characters of `encoding`'s reading of the
+/// window; `None` for a non-CJK encoding.
+fn common_count(encoding: &'static Encoding, bytes: &[u8]) -> Option<(usize, usize)> {
     let language = language(encoding)?;
     let start = Encoding::ascii_valid_up_to(bytes);
     let end = start.saturating_add(WINDOW).min(bytes.len());
@@ -83,7 +101,7 @@ pub fn common_share(encoding: &'static Encoding, bytes: &[u8]) -> Option<f64> {
         };
         common += usize::from(is_common);
     }
-    (total >= MIN_CHARACTERS).then(|| common as f64 / total as f64)
+    Some((common, total))
 }
 
 #[cfg(test)]
@@ -119,6 +137,16 @@ mod tests {
             right > 0.4 && wrong < right / 2.0,
             "right {right}, wrong {wrong}"
         );
+    }
+
+    #[test]
+    fn a_lone_full_stop_is_few_and_common() {
+        let (big5, _, _) = BIG5.encode("Hello world。");
+        assert!(few_and_all_common(BIG5, &big5));
+        let (latin, _, _) = encoding_rs::WINDOWS_1252.encode("Le fédéral");
+        assert!(!few_and_all_common(GBK, &latin));
+        let (chinese, _, _) = BIG5.encode(CHINESE);
+        assert!(!few_and_all_common(BIG5, &chinese));
     }
 
     #[test]

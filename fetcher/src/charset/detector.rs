@@ -93,16 +93,40 @@ pub fn cyrillic_rival(declared: &'static Encoding, bytes: &[u8]) -> Option<&'sta
     (letters > own + 2.max(own / 20)).then_some(rival)
 }
 
-/// The Russian letters of the reading that stand in words of a plausible
-/// case: lower-case, ALL-CAPS, Capitalised or CamelCase (`РегистрСведений`,
-/// every capital followed by a lower-case letter). Punctuation of one
-/// encoding read as capitals of another (`–` as a lone `Ц`, `“Слово` as
-/// `УСлово`) and swapped case (`пРИВЕТ`) do not count.
+/// The letters of the reading that stand in words of the Russian,
+/// Ukrainian or Belarusian alphabet (`після`, `беларускі` count as much as
+/// `после`) of a plausible case: lower-case, ALL-CAPS, Capitalised or
+/// CamelCase (`РегистрСведений`, every capital followed by a lower-case
+/// letter). Words run between spaces and ASCII punctuation, quotes and
+/// dashes trimmed at their edges: a symbol inside a word (Ukrainian `і`
+/// read as x-mac-cyrillic's `≥`, `п≥сля`) spoils the word rather than
+/// splitting it into two Russian-looking ones. Punctuation of one encoding
+/// read as capitals of another (`–` as a lone `Ц`, `“Слово` as `УСлово`)
+/// and swapped case (`пРИВЕТ`) do not count.
 fn russian_letters(encoding: &'static Encoding, bytes: &[u8]) -> usize {
     let (text, _) = encoding.decode_without_bom_handling(bytes);
-    let is_russian = |c: char| matches!(c, '\u{410}'..='\u{44F}' | 'Ё' | 'ё');
-    text.split(|c: char| !c.is_alphabetic())
-        .filter(|word| !word.is_empty() && word.chars().all(is_russian))
+    let is_east_slavic = |c: char| {
+        matches!(
+            c,
+            '\u{410}'
+                ..='\u{44F}'
+                    | 'Ё'
+                    | 'ё'
+                    | 'І'
+                    | 'і'
+                    | 'Ї'
+                    | 'ї'
+                    | 'Є'
+                    | 'є'
+                    | 'Ґ'
+                    | 'ґ'
+                    | 'Ў'
+                    | 'ў'
+        )
+    };
+    text.split(|c: char| c.is_whitespace() || (c.is_ascii() && !c.is_ascii_alphabetic()))
+        .map(|word| word.trim_matches(|c: char| !c.is_alphabetic()))
+        .filter(|word| !word.is_empty() && word.chars().all(is_east_slavic))
         .map(|word| word.chars().collect::<Vec<char>>())
         .filter(|word| plausible_case(word))
         .map(|word| word.len())

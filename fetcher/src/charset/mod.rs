@@ -19,8 +19,10 @@
 //!    checked by **decoding**: a declared multi-byte encoding that fails to
 //!    decode cleanly is a lie. When the surviving declarations agree on one
 //!    multi-byte encoding and no other legacy multi-byte encoding reads the
-//!    bytes cleanly as well (or only into rare characters, see [`cjk`]), it
-//!    is taken **without running the detector**; likewise a single-byte
+//!    bytes cleanly as well (or only into rare characters, see [`cjk`]; on a
+//!    page with too few characters to judge, a `。` or two, when they are
+//!    all common in the declared reading and not in any rival's), it is
+//!    taken **without running the detector**; likewise a single-byte
 //!    declaration whose reading is plausible text in its alphabet (case
 //!    pattern, no mixed-script words, see [`alphabet`]). A server-default
 //!    `ISO-8859-1` header never takes this path. A multi-byte declaration
@@ -46,6 +48,7 @@ pub mod content_type;
 pub mod detector;
 pub mod evidence;
 pub mod language;
+pub mod letter_model;
 pub mod overrides;
 pub mod prescan;
 
@@ -453,7 +456,21 @@ impl<'b> Ballot<'b> {
         }
         // Other encodings read the bytes too: the declaration stands alone
         // only if its reading is clearly the one made of common characters.
-        let declared_share = cjk::common_share(first, self.bytes)?;
+        let Some(declared_share) = cjk::common_share(first, self.bytes) else {
+            // Too few characters for a share (a short page with a `。`):
+            // the detector has as little to go on, so the declaration
+            // stands if its few characters are all common and no rival's are.
+            let stands = cjk::few_and_all_common(first, self.bytes)
+                && !rivals
+                    .iter()
+                    .any(|r| cjk::few_and_all_common(r, self.bytes));
+            let reason = format!(
+                "the declared {} decodes cleanly into a few characters, all common, as no other \
+                 multi-byte encoding does; detector skipped",
+                first.name()
+            );
+            return stands.then_some((first, reason));
+        };
         let outshines = |rival: &&'static Encoding| {
             cjk::common_share(rival, self.bytes).is_some_and(|share| share * 2.0 >= declared_share)
         };

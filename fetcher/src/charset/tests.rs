@@ -178,6 +178,34 @@ fn mac_cyrillic_and_windows_1251_are_told_apart() {
 }
 
 #[test]
+fn ukrainian_in_windows_1251_is_not_taken_for_mac_cyrillic() {
+    // Ukrainian і read as x-mac-cyrillic is `≥`: it spoils words, it does not
+    // split them into Russian-looking ones.
+    let ukrainian = "Київ є столицею України. Після довгої зими прийшла весна, і люди \
+        вийшли на вулиці міста. Ці історичні події відбулися у вісімнадцятому столітті, \
+        коли їхні прадіди жили в селі біля річки.";
+    let cp1251 = page(Some("windows-1251"), ukrainian, WINDOWS_1251);
+    let decision = decided(&cp1251, Some("windows-1251"));
+    assert!(
+        same_text(decision.encoding(), WINDOWS_1251, &cp1251),
+        "{decision:?}"
+    );
+    let cp1251 = page(Some("x-mac-cyrillic"), ukrainian, WINDOWS_1251);
+    let decision = decided(&cp1251, Some("x-mac-cyrillic"));
+    assert!(
+        same_text(decision.encoding(), WINDOWS_1251, &cp1251),
+        "{decision:?}"
+    );
+}
+
+#[test]
+fn a_short_big5_page_with_one_full_stop_keeps_its_declaration() {
+    let big5 = page(Some("big5"), "Latest posts from the blog。", BIG5);
+    let decision = decided(&big5, Some("big5"));
+    assert_eq!(decision.encoding(), BIG5, "{decision:?}");
+}
+
+#[test]
 fn a_few_cut_characters_do_not_refute_a_cjk_declaration() {
     let text = CHINESE_SIMPLIFIED.repeat(12);
     let mut bytes = page(Some("gb2312"), &text, GBK);
