@@ -4,15 +4,20 @@
 //! the band tables and *before* its own lookup (see [`crate::table`] for
 //! the rounds). The rule: among the document itself and every match it sees
 //! within distance k, the one with the lowest sequence number is the
-//! original; a match whose sequence number is not recorded yet counts as
-//! later than everything.
+//! original; a match whose sequence number is not recorded yet is waited
+//! for a little ([`crate::table::OWNER_WAITS`]) and then counts as later
+//! than everything (its worker died between numbering and recording).
 //!
 //! Why two workers can never both store near-duplicates X and Y as
 //! originals: if X's lookup did not see Y, Y was inserted after X's lookup,
 //! so Y's number (taken after Y's insert) is higher than X's (taken and
 //! recorded before X's lookup), and Y's lookup sees X recorded. So at least
 //! one sees the other, and whoever sees a match with a lower number is the
-//! duplicate. No cross-key atomicity is needed, so it works on Redis
+//! duplicate. When both see each other, the one with the higher number,
+//! say Y, may find X not recorded yet (X numbered first, then stalled
+//! before its record): Y waits for X's record rather than count X as
+//! later, since X's own lookup will see Y recorded with the higher number
+//! and keep X as the original. No cross-key atomicity is needed, so it works on Redis
 //! Cluster.
 //!
 //! A fingerprint is recorded once, by the first document that has it: a

@@ -89,8 +89,9 @@ use crate::simhash::distance;
 /// fingerprints leave each shard a listpack of about 76 entries.
 pub const SEQUENCE_SHARD_BITS: u32 = 17;
 
-/// How many times, and how long, a lookup waits for the record of an LSH
-/// slot's owner that is not written yet.
+/// How many times, and how long, a lookup waits for the record of a match
+/// (an LSH slot's owner, or a fingerprint in its band tables) that is not
+/// written yet.
 pub const OWNER_WAITS: usize = 20;
 pub const OWNER_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
 
@@ -587,14 +588,25 @@ impl Table {
             }
             self.read_records(&unread, &mut record_of).await?;
         }
-        // An LSH owner is numbered before this document (round 1 is one
-        // atomic script) but only this document sees the pair: wait a little
-        // for a record not written yet (its worker is between rounds 1 and
-        // 2). One that never comes (its worker died and the message went
-        // elsewhere) counts as later than everything, as an unrecorded
-        // SimHash match does.
+        // A match whose record is not written yet (its worker is between
+        // rounds 1 and 2) may hold a lower number than this document's: an
+        // LSH owner always does (round 1 is atomic) and only this document
+        // sees that pair; a SimHash match may have taken its number first
+        // and be late only with its record, and then its own lookup sees
+        // this document recorded with a higher number. Either way, wait a
+        // little for the record. One that never comes (its worker died and
+        // the message went elsewhere) counts as later than everything.
+        let awaited: Vec<u64> = {
+            let mut seen = std::collections::HashSet::new();
+            owners
+                .iter()
+                .chain(matches.iter().flatten())
+                .copied()
+                .filter(|c| seen.insert(*c))
+                .collect()
+        };
         for _ in 0..OWNER_WAITS {
-            let missing: Vec<u64> = owners
+            let missing: Vec<u64> = awaited
                 .iter()
                 .copied()
                 .filter(|c| record_of.get(c).copied().flatten().is_none())
@@ -831,14 +843,42 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_unrecorded_match_counts_as_later() {
+    async fn an_unrecorded_match_is_waited_for_then_counts_as_later() {
         let t = table();
         let fp = 42u64;
         // Inserted in the bands but never recorded (its worker died).
         let ops = t.insert_ops(&[p(fp ^ 1)]);
         t.store().exec(&ops[..ops.len() - 1]).await.unwrap();
+        let started = std::time::Instant::now();
         let v = t.decide(&[(p(fp), "me")]).await.unwrap();
         assert_eq!(v, vec![Verdict::Original]);
+        assert!(started.elapsed() >= OWNER_WAIT * OWNER_WAITS as u32);
+    }
+
+    /// A match that took its number before this document but records it
+    /// late: its own lookup will see this document recorded with a higher
+    /// number and keep itself as the original, so this one must wait for
+    /// the record and be the duplicate, not a second original.
+    #[tokio::test]
+    async fn a_match_numbered_first_and_recorded_late_is_waited_for() {
+        let t = table();
+        let early = p(42 ^ 1);
+        // Round 1 of the early document: inserted and numbered (1) ...
+        let ops = t.insert_ops(&[early]);
+        let replies = t.store().exec(&ops).await.unwrap();
+        let seqs = Table::sequences(1, Table::counter(replies.last().unwrap()).unwrap()).unwrap();
+        // ... and its round 2 comes while the late one waits.
+        let late = {
+            let t = t.clone();
+            tokio::spawn(async move { t.decide(&[(p(42), "late")]).await.unwrap() })
+        };
+        tokio::time::sleep(OWNER_WAIT * 3).await;
+        let early_verdict = t
+            .record_and_decide(&[(early, "early")], &seqs, &[Vec::new()])
+            .await
+            .unwrap();
+        assert_eq!(early_verdict, vec![Verdict::Original]);
+        assert_eq!(late.await.unwrap(), vec![dup("early", 1)]);
     }
 
     #[tokio::test]
