@@ -46,13 +46,14 @@ impl Band {
         rest.to_le_bytes()[..self.member_bytes()].to_vec()
     }
 
+    /// The mask of the bits below the band.
+    fn below(&self) -> u64 {
+        u64::MAX.checked_shr(64 - self.shift).unwrap_or(0)
+    }
+
     /// The bits of `fp` outside the band, as one number.
     fn rest(&self, fp: u64) -> u64 {
-        let low = if self.shift == 0 {
-            0
-        } else {
-            fp & (u64::MAX >> (64 - self.shift))
-        };
+        let low = fp & self.below();
         let top = self.shift + self.bits;
         let high = if top >= 64 { 0 } else { fp >> top };
         low | high.checked_shl(self.shift).unwrap_or(0)
@@ -66,11 +67,7 @@ impl Band {
         if n == 0 || !table.len().is_multiple_of(n) {
             return (table.is_empty()).then(Vec::new);
         }
-        let low_mask = if self.shift == 0 {
-            0
-        } else {
-            u64::MAX >> (64 - self.shift)
-        };
+        let low_mask = self.below();
         Some(
             table
                 .chunks_exact(n)

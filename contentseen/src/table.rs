@@ -543,8 +543,8 @@ impl Table {
         // The owners of the LSH slots a document found taken, read only
         // when its SimHash matches do not already make it a duplicate (an
         // earlier match that both signals confirm): then it is one whatever
-        // the owners are, and most near-duplicates are found so, 8 reads
-        // fewer each. An owner found this way is the earliest of its slot.
+        // the owners are, and most near-duplicates are found so, one read
+        // per taken slot fewer each. An owner found this way is the earliest of its slot.
         let no_slots = Vec::new();
         let mut reads: Vec<(usize, Op)> = Vec::new();
         for (i, (probe, _)) in docs.iter().enumerate() {
@@ -563,7 +563,6 @@ impl Table {
                 }
             }
         }
-        let mut owners: Vec<u64> = Vec::new();
         if !reads.is_empty() {
             let (who, ops): (Vec<usize>, Vec<Op>) = reads.into_iter().unzip();
             let replies = self.store.exec(&ops).await?;
@@ -575,9 +574,6 @@ impl Table {
                     .and_then(|s| s.parse::<i64>().ok())
                     .map(|v| v as u64);
                 if let Some(c) = owner.filter(|&c| c != fp) {
-                    if !owners.contains(&c) {
-                        owners.push(c);
-                    }
                     if !matches[i].contains(&c) {
                         matches[i].push(c);
                     }
@@ -596,11 +592,12 @@ impl Table {
         // this document recorded with a higher number. Either way, wait a
         // little for the record. One that never comes (its worker died and
         // the message went elsewhere) counts as later than everything.
+        // (The owners read above are among the matches.)
         let awaited: Vec<u64> = {
             let mut seen = std::collections::HashSet::new();
-            owners
+            matches
                 .iter()
-                .chain(matches.iter().flatten())
+                .flatten()
                 .copied()
                 .filter(|c| seen.insert(*c))
                 .collect()

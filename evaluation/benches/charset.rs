@@ -213,6 +213,30 @@ fn lying_table(pages: &[Page]) {
 }
 
 /// `right/pages = share | right/pages = share`.
+/// Pages decoded right and pages, tuned | held aside.
+type Split = [(usize, usize); 2];
+
+/// Prints one line per encoding and returns the sums over the
+/// single-byte encodings and over all.
+fn encoding_rows(lied: &BTreeMap<&str, Split>) -> (Split, Split) {
+    let mut single = [(0, 0); 2];
+    let mut all = [(0, 0); 2];
+    for (encoding, split) in lied {
+        println!("{encoding:<16} {}", two_columns(split));
+        let is_single_byte =
+            Encoding::for_label(encoding.as_bytes()).is_some_and(|e| e.is_single_byte());
+        for (i, part) in split.iter().enumerate() {
+            all[i].0 += part.0;
+            all[i].1 += part.1;
+            if is_single_byte {
+                single[i].0 += part.0;
+                single[i].1 += part.1;
+            }
+        }
+    }
+    (single, all)
+}
+
 fn two_columns(split: &[(usize, usize); 2]) -> String {
     let [(tr, tn), (hr, hn)] = *split;
     format!(
@@ -281,21 +305,7 @@ fn corpus_with_both_lies(files: &[CorpusFile]) {
         COLUMNS[0],
         COLUMNS[1]
     );
-    let mut single = [(0, 0); 2];
-    let mut all = [(0, 0); 2];
-    for (encoding, split) in &lied {
-        println!("{encoding:<16} {}", two_columns(split));
-        let is_single_byte =
-            Encoding::for_label(encoding.as_bytes()).is_some_and(|e| e.is_single_byte());
-        for (i, part) in split.iter().enumerate() {
-            all[i].0 += part.0;
-            all[i].1 += part.1;
-            if is_single_byte {
-                single[i].0 += part.0;
-                single[i].1 += part.1;
-            }
-        }
-    }
+    let (single, all) = encoding_rows(&lied);
     println!("{:<16} {}", "single-byte", two_columns(&single));
     println!("{:<16} {}", "ALL", two_columns(&all));
     for (miss, count) in &misses {
@@ -388,14 +398,7 @@ fn translations_table() {
         COLUMNS[0],
         COLUMNS[1]
     );
-    let mut all = [(0, 0); 2];
-    for (encoding, split) in &lied {
-        println!("{encoding:<16} {}", two_columns(split));
-        for (sum, part) in all.iter_mut().zip(split) {
-            sum.0 += part.0;
-            sum.1 += part.1;
-        }
-    }
+    let (_, all) = encoding_rows(&lied);
     println!("{:<16} {}", "ALL", two_columns(&all));
     println!(
         "the same pages with header and meta right:      {}",

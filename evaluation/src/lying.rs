@@ -131,6 +131,27 @@ pub struct BuiltPage<'a> {
     pub header: &'static str,
 }
 
+/// Calls `f(lie, page)` on the pages of `content`, whose bytes are in
+/// `truth`: told the truth (`None`), then told each of [`BOTH_LIES`] that
+/// reads them differently.
+pub fn tellings(
+    truth: &'static Encoding,
+    content: &[u8],
+    mut f: impl FnMut(Option<&'static str>, Vec<u8>),
+) {
+    f(None, built_page(truth.name(), content));
+    for lie in BOTH_LIES {
+        let Some(lie_encoding) = Encoding::for_label(lie.as_bytes()) else {
+            continue;
+        };
+        let page = built_page(lie, content);
+        if decodes_right(&page, lie_encoding, truth) {
+            continue; // not a lie for these bytes
+        }
+        f(Some(lie), page);
+    }
+}
+
 /// Calls `f` on every built page: for each usable file and form, the page
 /// told the truth, then the page told each lie that reads it differently.
 pub fn each_page(files: &[CorpusFile], mut f: impl FnMut(BuiltPage<'_>)) {
@@ -142,30 +163,15 @@ pub fn each_page(files: &[CorpusFile], mut f: impl FnMut(BuiltPage<'_>)) {
             if content.is_ascii() {
                 continue;
             }
-            let truth_label = file.truth.name();
-            f(BuiltPage {
-                file,
-                form,
-                lie: None,
-                page: built_page(truth_label, content),
-                header: truth_label,
-            });
-            for lie in BOTH_LIES {
-                let Some(lie_encoding) = Encoding::for_label(lie.as_bytes()) else {
-                    continue;
-                };
-                let page = built_page(lie, content);
-                if decodes_right(&page, lie_encoding, file.truth) {
-                    continue; // not a lie for these bytes
-                }
+            tellings(file.truth, content, |lie, page| {
                 f(BuiltPage {
                     file,
                     form,
-                    lie: Some(lie),
+                    lie,
                     page,
-                    header: lie,
-                });
-            }
+                    header: lie.unwrap_or(file.truth.name()),
+                })
+            });
         }
     }
 }

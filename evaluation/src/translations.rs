@@ -28,8 +28,7 @@ use std::path::{Path, PathBuf};
 use encoding_rs::{Encoding, UTF_8};
 use unicode_normalization::UnicodeNormalization;
 
-use crate::charset::decodes_right;
-use crate::lying::{built_page, BOTH_LIES, SHORT_PAGE_BYTES};
+use crate::lying::{tellings, SHORT_PAGE_BYTES};
 use crate::split::held_aside;
 
 /// Bytes of a document kept in the long form of a built page.
@@ -381,31 +380,16 @@ pub fn each_page(documents: &[Document], mut f: impl FnMut(TranslatedPage<'_>)) 
                 if content.is_ascii() {
                     continue;
                 }
-                f(TranslatedPage {
-                    document,
-                    truth,
-                    form,
-                    lie: None,
-                    page: built_page(truth.name(), content),
-                    header: truth.name(),
-                });
-                for lie in BOTH_LIES {
-                    let Some(lie_encoding) = Encoding::for_label(lie.as_bytes()) else {
-                        continue;
-                    };
-                    let page = built_page(lie, content);
-                    if decodes_right(&page, lie_encoding, truth) {
-                        continue;
-                    }
+                tellings(truth, content, |lie, page| {
                     f(TranslatedPage {
                         document,
                         truth,
                         form,
-                        lie: Some(lie),
+                        lie,
                         page,
-                        header: lie,
-                    });
-                }
+                        header: lie.unwrap_or(truth.name()),
+                    })
+                });
             }
         }
     }
