@@ -24,7 +24,6 @@ const POSITIVE: &[&str] = &[
 
 /// Substrings that mark boilerplate.
 const NEGATIVE: &[&str] = &[
-    "comment",
     "footer",
     "masthead",
     "outbrain",
@@ -44,7 +43,6 @@ const NEGATIVE: &[&str] = &[
     "banner",
     "combx",
     "popup",
-    "cookie",
     "newsletter",
     "subscribe",
     "signup",
@@ -95,6 +93,9 @@ const NEGATIVE_WORDS: &[&str] = &[
     "extra", "promo", "sns", "gg", "share", "print", "rel", "subnav", "header", "hot", "rank",
 ];
 
+/// Substrings that mark readers' comments or a consent notice ([`flag::DISCUSSION`]).
+const DISCUSSION: &[&str] = &["comment", "disqus", "replies", "cookie", "consent", "gdpr"];
+
 /// Substrings that mark an author byline.
 const AUTHOR: &[&str] = &["author", "byline", "writer", "reporter", "editor", "zuozhe"];
 /// Substrings that mark a date line.
@@ -107,6 +108,8 @@ enum Kind {
     Negative,
     Author,
     Date,
+    /// One of [`DISCUSSION`]: boilerplate, and a [`flag::DISCUSSION`] block.
+    Discussion,
     /// One of [`NEGATIVE_WORDS`]: boilerplate when it is a whole word.
     NegativeWord,
 }
@@ -126,6 +129,7 @@ fn patterns() -> impl Iterator<Item = (&'static str, Kind)> {
         (NEGATIVE, Kind::Negative),
         (AUTHOR, Kind::Author),
         (DATE, Kind::Date),
+        (DISCUSSION, Kind::Discussion),
         (NEGATIVE_WORDS, Kind::NegativeWord),
     ]
     .into_iter()
@@ -151,7 +155,7 @@ pub fn classify(id_class: &str) -> Hint {
         return hint;
     }
     let m = matcher();
-    let (mut positive, mut negative) = (false, false);
+    let (mut positive, mut negative, mut discussion) = (false, false, false);
     // The search loop of `find_overlapping_iter` without its per-match bookkeeping: the
     // states are walked by hand and only the kinds of their matches are kept.
     let Ok(mut state) = m.dfa.start_state(Anchored::No) else {
@@ -173,6 +177,7 @@ pub fn classify(id_class: &str) -> Hint {
                 Kind::Negative => negative = true,
                 Kind::Author => hint.flags |= flag::AUTHOR,
                 Kind::Date => hint.flags |= flag::DATE,
+                Kind::Discussion => discussion = true,
                 Kind::NegativeWord => {
                     let start = (at + 1).saturating_sub(m.dfa.pattern_len(pattern));
                     let whole = start.checked_sub(1).is_none_or(|before| !in_word(before))
@@ -185,8 +190,11 @@ pub fn classify(id_class: &str) -> Hint {
     if positive {
         hint.weight += CLASS_WEIGHT;
     }
-    if negative {
+    if negative || discussion {
         hint.weight -= CLASS_WEIGHT;
+    }
+    if discussion && !positive {
+        hint.flags |= flag::DISCUSSION;
     }
     hint
 }
@@ -203,13 +211,14 @@ mod tests {
             return hint;
         }
         let kinds: Vec<Kind> = patterns().map(|(_, k)| k).collect();
-        let (mut positive, mut negative) = (false, false);
+        let (mut positive, mut negative, mut discussion) = (false, false, false);
         for found in automaton.find_overlapping_iter(id_class) {
             match kinds[found.pattern().as_usize()] {
                 Kind::Positive => positive = true,
                 Kind::Negative => negative = true,
                 Kind::Author => hint.flags |= flag::AUTHOR,
                 Kind::Date => hint.flags |= flag::DATE,
+                Kind::Discussion => discussion = true,
                 Kind::NegativeWord => {}
             }
         }
@@ -220,8 +229,11 @@ mod tests {
         if positive {
             hint.weight += CLASS_WEIGHT;
         }
-        if negative {
+        if negative || discussion {
             hint.weight -= CLASS_WEIGHT;
+        }
+        if discussion && !positive {
+            hint.flags |= flag::DISCUSSION;
         }
         hint
     }

@@ -99,6 +99,27 @@ pub fn is_unspaced(c: char) -> bool {
     of(c).is_some_and(Script::is_unspaced)
 }
 
+/// About how many words a text holds: each run of letters and digits of a
+/// spaced script is one, and every two characters of an unspaced one (Han,
+/// kana, hangul, Thai…: a Chinese word is about two characters) one more.
+pub fn word_equivalents(text: &str) -> usize {
+    let (mut words, mut unspaced, mut in_word) = (0usize, 0usize, false);
+    for c in text.chars() {
+        match of(c) {
+            Some(s) if s.is_unspaced() => {
+                unspaced += 1;
+                in_word = false;
+            }
+            Some(_) => {
+                words += usize::from(!in_word);
+                in_word = true;
+            }
+            None => in_word = false,
+        }
+    }
+    words + unspaced.div_ceil(2)
+}
+
 /// The script most of a text's letters are in (`None` for a text without
 /// letters). A text whose Han characters come with kana is Japanese: kana
 /// when kana make up at least a tenth of its Han and kana.
@@ -126,6 +147,17 @@ pub fn dominant(text: &str) -> Option<Script> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn word_equivalents_count_spaced_words_and_pairs_of_unspaced_characters() {
+        assert_eq!(super::word_equivalents(""), 0);
+        assert_eq!(super::word_equivalents("404 Not Found"), 3);
+        assert_eq!(super::word_equivalents("Please enable JavaScript, now!"), 4);
+        assert_eq!(super::word_equivalents("加载中……"), 2);
+        assert_eq!(super::word_equivalents("他按掉后再打给我。"), 4);
+        assert_eq!(super::word_equivalents("Das Café 中文"), 3);
+    }
+
     use super::*;
 
     #[test]

@@ -30,6 +30,9 @@ pub struct Body {
 
 /// Text found only in chrome and boilerplate blocks is an article from this many bytes on.
 pub const NO_ARTICLE_MAX_BYTES: usize = 600;
+/// A body of fewer words than this ([`pipeline::script::word_equivalents`]) is no article:
+/// "404 Not Found", "Please enable JavaScript to view this page.", a "Loading…" line.
+pub const MIN_ARTICLE_WORDS: usize = 10;
 
 /// A body whose top block has more linked text than this share is a listing, not an article.
 pub const LISTING_LINK_DENSITY: f32 = 0.5;
@@ -157,10 +160,8 @@ pub fn body(page: &Page, base: &Url) -> Body {
         .filter(|s| s.include.iter().map(|&i| st[i as usize].chars).sum::<u32>() >= MIN_BODY_CHARS)
         .or_else(|| select(page, &st, false));
     let Some(sel) = sel else {
-        let mut body = line_density_fallback(page, base);
         // Nothing scored anywhere (no filter excluded anything): lines of text.
-        body.article = !body.text.trim().is_empty();
-        return body;
+        return line_density_fallback(page, base);
     };
     let top_chars = st[sel.top as usize].chars;
     let keep = |n: u32| keep_inside(page, &st, n, top_chars);
@@ -170,7 +171,7 @@ pub fn body(page: &Page, base: &Url) -> Body {
     }
     let mut body = out.finish();
     body.article = (outside_boilerplate || body.text.len() >= NO_ARTICLE_MAX_BYTES)
-        && !body.text.trim().is_empty()
+        && pipeline::script::word_equivalents(&body.text) >= MIN_ARTICLE_WORDS
         && st[sel.top as usize].link_density() <= LISTING_LINK_DENSITY;
     body
 }
@@ -182,7 +183,8 @@ pub const LINE_WINDOW: usize = 3;
 
 /// Html2Article for pages without paragraph structure: all visible lines, then the region of
 /// consecutive lines with the most text, where a region ends when a window of
-/// [`LINE_WINDOW`] lines holds fewer than [`LINE_REGION_CHARS`] chars.
+/// [`LINE_WINDOW`] lines holds fewer than [`LINE_REGION_CHARS`] chars. An article when it
+/// holds text and most of it is not link text (a page whose only text is a menu is none).
 fn line_density_fallback(page: &Page, base: &Url) -> Body {
     let mut out = Renderer::new(base);
     let keep =
@@ -226,8 +228,14 @@ fn line_density_fallback(page: &Page, base: &Url) -> Body {
             lines.retain(|l| !l.text.is_empty());
         }
     }
+    let (chars, link_chars) = lines.iter().fold((0u32, 0u32), |(c, l), line| {
+        (c + line.chars, l + line.link_chars)
+    });
     out.lines = lines;
-    out.finish()
+    let mut body = out.finish();
+    body.article = pipeline::script::word_equivalents(&body.text) >= MIN_ARTICLE_WORDS
+        && link_chars as f32 <= LISTING_LINK_DENSITY * chars.max(1) as f32;
+    body
 }
 
 /// Scores paragraphs into their ancestors (Readability, with punctuation as the symbol
@@ -512,6 +520,10 @@ fn keep_inside(page: &Page, st: &[Stats], n: u32, top_chars: u32) -> bool {
     if node.flags & (flag::SKIPPED | flag::HEAD) != 0 {
         return false;
     }
+    // Readers' comments and consent notices are not the article, however long.
+    if node.flags & flag::DISCUSSION != 0 {
+        return false;
+    }
     // A big share of the article is never boilerplate, whatever its class says.
     let major = s.chars as u64 * 2 > top_chars as u64;
     if major {
@@ -593,6 +605,48 @@ mod tests {
     fn text_of(html: &str) -> String {
         let base = Url::parse("http://example.com/").unwrap();
         body(&scan(html), &base).text
+    }
+
+    #[test]
+    fn a_comments_block_longer_than_a_short_article_is_not_its_text() {
+        let notice = "We use cookies and similar technologies to improve your experience, to show \
+                      you personalised content and advertising, and to analyse our traffic. By \
+                      continuing to browse this site you agree to our use of cookies.";
+        let html = format!(
+            "<body><div class=col-main><h1>A short note</h1><div class=article-content>\
+             <p>The council met on Tuesday and approved the new budget for the library.</p></div>\
+             <div class=comments><h4>Comments</h4><p>{notice}</p></div></div></body>"
+        );
+        let text = text_of(&html);
+        assert!(text.contains("approved the new budget"), "{text}");
+        assert!(!text.contains("cookies"), "{text}");
+    }
+
+    #[test]
+    fn a_few_words_are_no_article() {
+        let base = Url::parse("http://example.com/").unwrap();
+        for (html, article) in [
+            ("<body><div class=text><p>404 Not Found</p></div></body>", false),
+            (
+                "<body><div class=post><p>Please enable JavaScript to view this page.</p></div></body>",
+                false,
+            ),
+            ("<body><p>加载中……</p></body>", false),
+            (
+                "<body><div class=post><p>The council met on Tuesday and approved the new budget.</p></div></body>",
+                true,
+            ),
+            ("<body><div class=post><p>他按掉后再打给我。口气很愉悦。只说我想唱歌给你听。</p></div></body>", true),
+            // Lines without paragraphs, all of them links: a menu, no article.
+            (
+                "<body><a href=/a>Home</a> <a href=/b>News</a> <a href=/c>World</a> <a href=/d>Business</a> \
+                 <a href=/e>Technology</a> <a href=/f>Sport</a> <a href=/g>Culture</a> <a href=/h>Opinion</a> \
+                 <a href=/i>Science</a> <a href=/j>Health</a> <a href=/k>Travel</a></body>",
+                false,
+            ),
+        ] {
+            assert_eq!(body(&scan(html), &base).article, article, "{html}");
+        }
     }
 
     #[test]

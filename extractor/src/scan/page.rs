@@ -33,6 +33,10 @@ pub mod flag {
     pub const CHROME: u16 = 1 << 9;
     /// Inside a `<head>` or `<title>`.
     pub const HEAD: u16 = 1 << 10;
+    /// Named as readers' comments or a consent notice (class or id `comment`, `disqus`,
+    /// `replies`, `cookie`, `consent`, `gdpr`) and not as content: never the article's
+    /// text, however much of the body it holds (Readability's unlikely candidates).
+    pub const DISCUSSION: u16 = 1 << 11;
     /// The bits a node takes from its parent.
     pub const INHERITED: u16 = SKIPPED | IN_LINK | PRE | HEAD;
 }
