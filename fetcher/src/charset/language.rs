@@ -70,6 +70,13 @@ const MARGIN: f64 = 10.0;
 /// translations; 1 let the English of a Hungarian page outvote it).
 const CONTEXT_WEIGHT: f64 = 0.3;
 
+/// Bytes of the words holding non-ASCII characters past the window (see
+/// [`super::alphabet::window_text`]) that a reading is scored on as well:
+/// two encodings of the family may read the window alike and differ only
+/// on letters further on (a long windows-1250 page whose first `ą` or `š`
+/// comes 50 KB in), where a decode check of the window sees no lie.
+const PAST_WINDOW_WORD_BYTES: usize = 16 * 1024;
+
 /// Characters are counted per this many in the [`letter_model`].
 pub const LETTER_MODEL_SCALE: u32 = 100_000;
 
@@ -188,10 +195,16 @@ struct Profile {
 }
 
 /// How `encoding` reads the window of `bytes` from its first non-ASCII word (the
-/// alphabet check's window).
+/// alphabet check's window), and the words with non-ASCII characters past it.
 fn read(encoding: &'static Encoding, bytes: &[u8]) -> Reading {
     let (text, end) = window_text(encoding, bytes);
-    let mut profile = profile_of(&text);
+    let past = words_with_non_ascii(&bytes[end..], PAST_WINDOW_WORD_BYTES);
+    let mut profile = if past.is_empty() {
+        profile_of(&text)
+    } else {
+        let (more, _) = encoding.decode_without_bom_handling(&past);
+        profile_of(&format!("{text} {more}"))
+    };
     // Past the window, an ISO-8859 reading still meets C1 controls wherever the page
     // has a byte 0x80-0x9F (windows-125x punctuation): cheap to see over the whole body.
     let iso_8859 = encoding.name().starts_with("ISO-8859");
@@ -205,6 +218,25 @@ fn read(encoding: &'static Encoding, bytes: &[u8]) -> Reading {
     }
     profile.reading.log_likelihood = best_log_likelihood(&profile);
     profile.reading
+}
+
+/// The words (runs between ASCII separators) of `bytes` that hold a byte
+/// above 0x7F, joined by spaces, up to about `budget` bytes: what a reading
+/// of the bytes past the window is scored on. ASCII-compatible single-byte
+/// encodings all split the bytes at the same ASCII separators, so the words
+/// are found once, before decoding, and the long ASCII stretches of a page
+/// (markup, scripts) cost a scan.
+fn words_with_non_ascii(bytes: &[u8], budget: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let is_separator = |b: &u8| b.is_ascii() && !b.is_ascii_alphanumeric();
+    for word in bytes.split(is_separator).filter(|w| !w.is_ascii()) {
+        if out.len() + word.len() > budget {
+            break;
+        }
+        out.extend_from_slice(word);
+        out.push(b' ');
+    }
+    out
 }
 
 /// The best language's log-likelihood of the reading's words that hold
@@ -441,6 +473,30 @@ mod tests {
             assert!(sorted(table), "{language}");
         }
         assert!(letter_model::LANGUAGES.len() >= 30);
+    }
+
+    #[test]
+    fn letters_past_the_window_are_read() {
+        // The window reads alike in windows-1250 and ISO-8859-2 (ż ó ł ę);
+        // only the `ą` far past it (ISO-8859-2's `š`) tells them apart.
+        let mut page = WINDOWS_1250
+            .encode("Pół żółtej łodzi płynęło po jeziorze, gdy wiał wiatr. ")
+            .0
+            .into_owned();
+        page.extend(b"<div class=\"row\"></div>\n".repeat(1000));
+        page.extend_from_slice(
+            &WINDOWS_1250
+                .encode(" Oni są tutaj i mają czas, bo pracują rano i wracają wieczorem.")
+                .0,
+        );
+        assert_eq!(
+            best_latin(&page, &[ISO_8859_2]).map(|(e, _)| e),
+            Some(WINDOWS_1250)
+        );
+        assert_eq!(
+            words_with_non_ascii(b"<a href=x>caf\xe9 ok</a> na\xefve", 100),
+            b"caf\xe9 na\xefve ".to_vec()
+        );
     }
 
     #[test]
