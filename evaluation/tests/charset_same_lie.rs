@@ -9,7 +9,7 @@ use evaluation::charset::decodes_right;
 use evaluation::lying;
 use fetcher::charset::{vote, Signals};
 
-/// Same-lie single-byte pages decoded right, tuned part: 4106/4114 = 0.998 reached.
+/// Same-lie single-byte pages decoded right, tuned part: 4109/4114 = 0.999 reached.
 const TUNED_SINGLE_BYTE_FLOOR: f64 = 0.99;
 /// The held-aside part: 1994/2017 = 0.989 reached (never tuned on).
 const HELD_SINGLE_BYTE_FLOOR: f64 = 0.98;

@@ -39,7 +39,7 @@ pub fn guess_within(
 }
 
 /// chardetng has no x-mac-cyrillic: when it reads Cyrillic, check whether
-/// the Mac encoding gives more Russian letters (Mac puts the capitals at
+/// the Mac encoding gives more Cyrillic letters (Mac puts the capitals at
 /// 0x80-0x9F, where windows-1251 has punctuation and Serbian letters); when
 /// it reads Latin that is no plausible Latin text (Mac Cyrillic's capitals
 /// put it off Cyrillic altogether), check whether the Mac reading is
@@ -57,7 +57,7 @@ pub fn refine_cyrillic(guess: &'static Encoding, bytes: &[u8]) -> &'static Encod
     }
     let start = Encoding::ascii_valid_up_to(bytes);
     let window = &bytes[start..bytes.len().min(start.saturating_add(DETECTOR_WINDOW))];
-    if russian_letters(X_MAC_CYRILLIC, window) > russian_letters(guess, window) {
+    if cyrillic_letters(X_MAC_CYRILLIC, window) > cyrillic_letters(guess, window) {
         X_MAC_CYRILLIC
     } else {
         guess
@@ -75,7 +75,7 @@ const CYRILLIC_FAMILY: [&Encoding; 6] = [
     encoding_rs::X_MAC_CYRILLIC,
 ];
 
-/// A Cyrillic encoding that reads clearly more Russian letters from the
+/// A Cyrillic encoding that reads clearly more Cyrillic letters from the
 /// bytes than `declared` does (more than a twentieth, and more than two):
 /// the declaration is then a lie inside the family (x-mac-cyrillic and
 /// windows-1251 read the same lower-case letters and differ on capitals).
@@ -85,52 +85,85 @@ pub fn cyrillic_rival(declared: &'static Encoding, bytes: &[u8]) -> Option<&'sta
     }
     let start = Encoding::ascii_valid_up_to(bytes);
     let window = &bytes[start..bytes.len().min(start.saturating_add(DETECTOR_WINDOW))];
-    let own = russian_letters(declared, window);
+    let own = cyrillic_letters(declared, window);
     let (rival, letters) = CYRILLIC_FAMILY
         .iter()
-        .map(|&e| (e, russian_letters(e, window)))
+        .map(|&e| (e, cyrillic_letters(e, window)))
         .max_by_key(|&(_, letters)| letters)?;
     (letters > own + 2.max(own / 20)).then_some(rival)
 }
 
-/// The letters of the reading that stand in words of the Russian,
-/// Ukrainian or Belarusian alphabet (`після`, `беларускі` count as much as
-/// `после`) of a plausible case: lower-case, ALL-CAPS, Capitalised or
-/// CamelCase (`РегистрСведений`, every capital followed by a lower-case
-/// letter). Words run between spaces and ASCII punctuation, quotes and
-/// dashes trimmed at their edges: a symbol inside a word (Ukrainian `і`
-/// read as x-mac-cyrillic's `≥`, `п≥сля`) spoils the word rather than
-/// splitting it into two Russian-looking ones. Punctuation of one encoding
-/// read as capitals of another (`–` as a lone `Ц`, `“Слово` as `УСлово`)
-/// and swapped case (`пРИВЕТ`) do not count.
-fn russian_letters(encoding: &'static Encoding, bytes: &[u8]) -> usize {
+/// The letters of the reading that stand in words of the alphabet of one
+/// of the languages the Cyrillic single-byte encodings are written in
+/// (Russian, Ukrainian, Belarusian, Bulgarian, Serbian, Macedonian:
+/// `після`, `беларускі`, `између`, `њега` count as much as `после`) of a
+/// plausible case: lower-case, ALL-CAPS, Capitalised or CamelCase
+/// (`РегистрСведений`, every capital followed by a lower-case letter).
+/// Words run between spaces and ASCII punctuation, quotes and dashes
+/// trimmed at their edges: a symbol inside a word (Ukrainian `і` read as
+/// x-mac-cyrillic's `≥`, `п≥сля`) spoils the word rather than splitting it
+/// into two Russian-looking ones. Punctuation of one encoding read as
+/// capitals of another (`–` as a lone `Ц`, `“Слово` as `УСлово`) and
+/// swapped case (`пРИВЕТ`) do not count. The letters only Serbian and
+/// Macedonian write (`ђ` `ј` `љ` `њ` `ћ` `џ` `ѓ` `ќ` `ѕ`) count inside a word,
+/// not at its start: leaving them out made Serbian windows-1251 (`између`,
+/// `није`) lose to its x-mac-cyrillic reading, which turns `ђ` `њ` `ћ` into
+/// capitals (`Ьега`) and so counts the words they start; but where the
+/// two encodings put a Russian capital, the other puts one of these letters
+/// (`Москва` in windows-1251 read as x-mac-cyrillic is `ћосква`), so at the
+/// start of a word they say nothing.
+fn cyrillic_letters(encoding: &'static Encoding, bytes: &[u8]) -> usize {
     let (text, _) = encoding.decode_without_bom_handling(bytes);
-    let is_east_slavic = |c: char| {
+    // U+0400-U+045F holds every letter of these alphabets (and Ѐ Ѝ, which no
+    // single-byte encoding has); Ґ ґ stand apart.
+    let is_alphabet = |c: char| matches!(c, '\u{400}'..='\u{45F}' | 'Ґ' | 'ґ');
+    let is_south_slavic_only = |c: char| {
         matches!(
             c,
-            '\u{410}'
-                ..='\u{44F}'
-                    | 'Ё'
-                    | 'ё'
-                    | 'І'
-                    | 'і'
-                    | 'Ї'
-                    | 'ї'
-                    | 'Є'
-                    | 'є'
-                    | 'Ґ'
-                    | 'ґ'
-                    | 'Ў'
-                    | 'ў'
+            'Ђ' | 'ђ'
+                | 'Ѓ'
+                | 'ѓ'
+                | 'Ѕ'
+                | 'ѕ'
+                | 'Ј'
+                | 'ј'
+                | 'Љ'
+                | 'љ'
+                | 'Њ'
+                | 'њ'
+                | 'Ћ'
+                | 'ћ'
+                | 'Ќ'
+                | 'ќ'
+                | 'Џ'
+                | 'џ'
         )
     };
     text.split(|c: char| c.is_whitespace() || (c.is_ascii() && !c.is_ascii_alphabetic()))
         .map(|word| word.trim_matches(|c: char| !c.is_alphabetic()))
-        .filter(|word| !word.is_empty() && word.chars().all(is_east_slavic))
+        .filter(|word| {
+            word.chars().all(is_alphabet)
+                && word
+                    .chars()
+                    .next()
+                    .is_some_and(|c| !is_south_slavic_only(c))
+        })
         .map(|word| word.chars().collect::<Vec<char>>())
         .filter(|word| plausible_case(word))
         .map(|word| word.len())
         .sum()
+}
+
+/// chardetng names the whole KOI8 family KOI8-U, so its KOI8-U confirms a
+/// declared KOI8-R, unless the bytes are Ukrainian: KOI8-U is KOI8-R with
+/// `і` `ї` `є` `ґ` (and their capitals) where KOI8-R draws boxes, so
+/// Ukrainian read as KOI8-R has box drawing inside its words, and the
+/// KOI8-U reading holds more words of letters.
+pub fn koi8_u_reads_more(bytes: &[u8]) -> bool {
+    use encoding_rs::{KOI8_R, KOI8_U};
+    let start = Encoding::ascii_valid_up_to(bytes);
+    let window = &bytes[start..bytes.len().min(start.saturating_add(DETECTOR_WINDOW))];
+    cyrillic_letters(KOI8_U, window) > cyrillic_letters(KOI8_R, window)
 }
 
 /// ALL-CAPS of two letters or more, or every capital followed by a
@@ -180,6 +213,36 @@ mod tests {
         let ok = |w: &str| plausible_case(&w.chars().collect::<Vec<_>>());
         assert!(ok("слово") && ok("Слово") && ok("СЛОВО") && ok("РегистрСведений"));
         assert!(!ok("УСлово") && !ok("пРИВЕТ") && !ok("Ц") && !ok("словО"));
+    }
+
+    #[test]
+    fn serbian_windows_1251_is_not_taken_for_mac_cyrillic() {
+        let serbian = "Ова датотека није пронађена. Молимо вас да проверите путању и \
+            покушате поново, јер без ње програм не може да ради како треба. Њега \
+            ће обавестити између осталог и о томе шта је још потребно.";
+        let (bytes, _, _) = encoding_rs::WINDOWS_1251.encode(serbian);
+        assert_eq!(
+            refine_cyrillic(encoding_rs::WINDOWS_1251, &bytes),
+            encoding_rs::WINDOWS_1251
+        );
+        assert_eq!(cyrillic_rival(encoding_rs::WINDOWS_1251, &bytes), None);
+        let russian = "Москва Россия Привет Съешь же ещё этих мягких французских булок.";
+        let (bytes, _, _) = encoding_rs::X_MAC_CYRILLIC.encode(russian);
+        assert_eq!(
+            refine_cyrillic(encoding_rs::WINDOWS_1251, &bytes),
+            encoding_rs::X_MAC_CYRILLIC
+        );
+    }
+
+    #[test]
+    fn ukrainian_reads_more_as_koi8_u() {
+        let ukrainian = "Файл не знайдено. Перевірте шлях і спробуйте ще раз, або \
+            зверніться до адміністратора системи: їхня відповідь є у журналі.";
+        let (bytes, _, _) = encoding_rs::KOI8_U.encode(ukrainian);
+        assert!(koi8_u_reads_more(&bytes));
+        let (bytes, _, _) =
+            encoding_rs::KOI8_R.encode("Съешь же ещё этих мягких французских булок, да выпей чаю.");
+        assert!(!koi8_u_reads_more(&bytes));
     }
 
     #[test]

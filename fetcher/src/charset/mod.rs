@@ -324,7 +324,7 @@ impl<'b> Ballot<'b> {
 
         if let Some(&confirmed) = clean_declared
             .iter()
-            .find(|&&d| detector_confirms(guess, d))
+            .find(|&&d| detector_confirms(guess, d, bytes))
         {
             let reason = format!("the detector confirms the declared {}", confirmed.name());
             return self.finish(confirmed, reason);
@@ -584,7 +584,7 @@ impl<'b> Ballot<'b> {
             .filter(|&rival| alphabet::reads_plausibly(rival, false, self.bytes))
         {
             let reason = format!(
-                "the declared {} reads as plausible Cyrillic, but {} reads clearly more Russian letters; detector skipped",
+                "the declared {} reads as plausible Cyrillic, but {} reads clearly more Cyrillic letters; detector skipped",
                 first.name(),
                 rival.name()
             );
@@ -631,9 +631,11 @@ impl<'b> Ballot<'b> {
 }
 
 /// The detector's guess agrees with a declaration: the same decoder, or
-/// the KOI8 pair (chardetng names the whole family KOI8-U).
-fn detector_confirms(guess: &'static Encoding, declared: &'static Encoding) -> bool {
-    same_decoder(guess, declared) || (guess == KOI8_U && declared == KOI8_R)
+/// the KOI8 pair (chardetng names the whole family KOI8-U) when the bytes
+/// are not Ukrainian (see [`detector::koi8_u_reads_more`]).
+fn detector_confirms(guess: &'static Encoding, declared: &'static Encoding, bytes: &[u8]) -> bool {
+    same_decoder(guess, declared)
+        || (guess == KOI8_U && declared == KOI8_R && !detector::koi8_u_reads_more(bytes))
 }
 
 /// Two single-byte encodings give the same text for these bytes.
