@@ -147,18 +147,17 @@ pub fn dominant(text: &str) -> Option<Script> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn word_equivalents_count_spaced_words_and_pairs_of_unspaced_characters() {
-        assert_eq!(super::word_equivalents(""), 0);
-        assert_eq!(super::word_equivalents("404 Not Found"), 3);
-        assert_eq!(super::word_equivalents("Please enable JavaScript, now!"), 4);
-        assert_eq!(super::word_equivalents("加载中……"), 2);
-        assert_eq!(super::word_equivalents("他按掉后再打给我。"), 4);
-        assert_eq!(super::word_equivalents("Das Café 中文"), 3);
+        assert_eq!(word_equivalents(""), 0);
+        assert_eq!(word_equivalents("404 Not Found"), 3);
+        assert_eq!(word_equivalents("Please enable JavaScript, now!"), 4);
+        assert_eq!(word_equivalents("加载中……"), 2);
+        assert_eq!(word_equivalents("他按掉后再打给我。"), 4);
+        assert_eq!(word_equivalents("Das Café 中文"), 3);
     }
-
-    use super::*;
 
     #[test]
     fn scripts_of_texts() {

@@ -34,6 +34,11 @@ pub const NO_ARTICLE_MAX_BYTES: usize = 600;
 /// "404 Not Found", "Please enable JavaScript to view this page.", a "Loading…" line.
 pub const MIN_ARTICLE_WORDS: usize = 10;
 
+/// The text holds at least [`MIN_ARTICLE_WORDS`] words.
+fn enough_words(text: &str) -> bool {
+    pipeline::script::word_equivalents(text) >= MIN_ARTICLE_WORDS
+}
+
 /// A body whose top block has more linked text than this share is a listing, not an article.
 pub const LISTING_LINK_DENSITY: f32 = 0.5;
 
@@ -171,7 +176,7 @@ pub fn body(page: &Page, base: &Url) -> Body {
     }
     let mut body = out.finish();
     body.article = (outside_boilerplate || body.text.len() >= NO_ARTICLE_MAX_BYTES)
-        && pipeline::script::word_equivalents(&body.text) >= MIN_ARTICLE_WORDS
+        && enough_words(&body.text)
         && st[sel.top as usize].link_density() <= LISTING_LINK_DENSITY;
     body
 }
@@ -233,8 +238,8 @@ fn line_density_fallback(page: &Page, base: &Url) -> Body {
     });
     out.lines = lines;
     let mut body = out.finish();
-    body.article = pipeline::script::word_equivalents(&body.text) >= MIN_ARTICLE_WORDS
-        && link_chars as f32 <= LISTING_LINK_DENSITY * chars.max(1) as f32;
+    body.article =
+        enough_words(&body.text) && link_chars as f32 <= LISTING_LINK_DENSITY * chars.max(1) as f32;
     body
 }
 

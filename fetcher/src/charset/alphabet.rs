@@ -66,14 +66,20 @@ pub(crate) fn window_text<'b>(
     encoding: &'static Encoding,
     bytes: &'b [u8],
 ) -> (std::borrow::Cow<'b, str>, usize) {
+    let (word_start, end) = window(bytes);
+    let (text, _) = encoding.decode_without_bom_handling(&bytes[word_start..end]);
+    (text, end)
+}
+
+/// Where [`window_text`]'s window of `bytes` starts (the first non-ASCII
+/// byte, backed up to the start of its word) and ends.
+pub(crate) fn window(bytes: &[u8]) -> (usize, usize) {
     let start = Encoding::ascii_valid_up_to(bytes);
     let word_start = bytes[..start]
         .iter()
         .rposition(|b| !b.is_ascii_alphabetic())
         .map_or(0, |i| i + 1);
-    let end = start.saturating_add(WINDOW).min(bytes.len());
-    let (text, _) = encoding.decode_without_bom_handling(&bytes[word_start..end]);
-    (text, end)
+    (word_start, start.saturating_add(WINDOW).min(bytes.len()))
 }
 
 /// Counts over the words (runs of letters) of a text.

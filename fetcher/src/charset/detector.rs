@@ -38,6 +38,13 @@ pub fn guess_within(
     detector.guess(clean_tld(tld).as_deref(), utf8)
 }
 
+/// The detector's window of `bytes`: [`DETECTOR_WINDOW`] bytes from the
+/// first non-ASCII one.
+fn window(bytes: &[u8]) -> &[u8] {
+    let start = Encoding::ascii_valid_up_to(bytes);
+    &bytes[start..bytes.len().min(start.saturating_add(DETECTOR_WINDOW))]
+}
+
 /// chardetng has no x-mac-cyrillic: when it reads Cyrillic, check whether
 /// the Mac encoding gives more Cyrillic letters (Mac puts the capitals at
 /// 0x80-0x9F, where windows-1251 has punctuation and Serbian letters); when
@@ -55,8 +62,7 @@ pub fn refine_cyrillic(guess: &'static Encoding, bytes: &[u8]) -> &'static Encod
     if ![WINDOWS_1251, KOI8_U, IBM866, ISO_8859_5].contains(&guess) {
         return guess;
     }
-    let start = Encoding::ascii_valid_up_to(bytes);
-    let window = &bytes[start..bytes.len().min(start.saturating_add(DETECTOR_WINDOW))];
+    let window = window(bytes);
     if cyrillic_letters(X_MAC_CYRILLIC, window) > cyrillic_letters(guess, window) {
         X_MAC_CYRILLIC
     } else {
@@ -83,8 +89,7 @@ pub fn cyrillic_rival(declared: &'static Encoding, bytes: &[u8]) -> Option<&'sta
     if !CYRILLIC_FAMILY.contains(&declared) {
         return None;
     }
-    let start = Encoding::ascii_valid_up_to(bytes);
-    let window = &bytes[start..bytes.len().min(start.saturating_add(DETECTOR_WINDOW))];
+    let window = window(bytes);
     let own = cyrillic_letters(declared, window);
     let (rival, letters) = CYRILLIC_FAMILY
         .iter()
@@ -161,8 +166,7 @@ fn cyrillic_letters(encoding: &'static Encoding, bytes: &[u8]) -> usize {
 /// KOI8-U reading holds more words of letters.
 pub fn koi8_u_reads_more(bytes: &[u8]) -> bool {
     use encoding_rs::{KOI8_R, KOI8_U};
-    let start = Encoding::ascii_valid_up_to(bytes);
-    let window = &bytes[start..bytes.len().min(start.saturating_add(DETECTOR_WINDOW))];
+    let window = window(bytes);
     cyrillic_letters(KOI8_U, window) > cyrillic_letters(KOI8_R, window)
 }
 

@@ -24,7 +24,7 @@
 //!
 //! Pure logic: no I/O.
 
-use super::alphabet::{is_common_punctuation, window_text};
+use super::alphabet::{is_common_punctuation, window, window_text};
 use super::letter_model;
 use encoding_rs::{
     Encoding, ISO_8859_10, ISO_8859_13, ISO_8859_14, ISO_8859_15, ISO_8859_16, ISO_8859_2,
@@ -194,24 +194,40 @@ struct Profile {
     unseen: usize,
 }
 
+/// What lies past the window of a page's bytes: the same for every
+/// encoding of the family (each splits bytes at the same ASCII separators),
+/// so found once per page, not once per reading.
+struct PastWindow {
+    /// The words holding non-ASCII bytes ([`words_with_non_ascii`]).
+    words: Vec<u8>,
+    /// A byte 0x80-0x9F occurs: a C1 control in an ISO-8859 reading.
+    c1: bool,
+}
+
+impl PastWindow {
+    fn of(bytes: &[u8]) -> PastWindow {
+        let past = &bytes[window(bytes).1..];
+        PastWindow {
+            words: words_with_non_ascii(past, PAST_WINDOW_WORD_BYTES),
+            c1: past.iter().any(|b| (0x80..0xA0).contains(b)),
+        }
+    }
+}
+
 /// How `encoding` reads the window of `bytes` from its first non-ASCII word (the
 /// alphabet check's window), and the words with non-ASCII characters past it.
-fn read(encoding: &'static Encoding, bytes: &[u8]) -> Reading {
-    let (text, end) = window_text(encoding, bytes);
-    let past = words_with_non_ascii(&bytes[end..], PAST_WINDOW_WORD_BYTES);
-    let mut profile = if past.is_empty() {
+fn read(encoding: &'static Encoding, bytes: &[u8], past: &PastWindow) -> Reading {
+    let (text, _) = window_text(encoding, bytes);
+    let mut profile = if past.words.is_empty() {
         profile_of(&text)
     } else {
-        let (more, _) = encoding.decode_without_bom_handling(&past);
+        let (more, _) = encoding.decode_without_bom_handling(&past.words);
         profile_of(&format!("{text} {more}"))
     };
     // Past the window, an ISO-8859 reading still meets C1 controls wherever the page
     // has a byte 0x80-0x9F (windows-125x punctuation): cheap to see over the whole body.
     let iso_8859 = encoding.name().starts_with("ISO-8859");
-    if iso_8859
-        && profile.reading.controls == 0
-        && bytes[end..].iter().any(|b| (0x80..0xA0).contains(b))
-    {
+    if iso_8859 && profile.reading.controls == 0 && past.c1 {
         profile.reading.controls = 1;
         profile.reading.odd += 1;
         profile.unseen += 1;
@@ -248,18 +264,16 @@ fn best_log_likelihood(profile: &Profile) -> f64 {
     letter_model::LANGUAGES
         .iter()
         .map(|(_, table)| {
-            let ascii: f64 = (b'a'..=b'z')
-                .zip(profile.ascii)
-                .filter(|&(_, n)| n > 0)
-                .map(|(c, n)| f64::from(n) * letter_log_likelihood(table, char::from(c)))
-                .sum();
-            let context: f64 = (b'a'..=b'z')
-                .zip(profile.context)
-                .filter(|&(_, n)| n > 0)
-                .map(|(c, n)| f64::from(n) * letter_log_likelihood(table, char::from(c)))
-                .sum();
-            CONTEXT_WEIGHT * context
-                + ascii
+            // The log-likelihood of ASCII letter counts (a–z).
+            let of_ascii = |counts: &[u32; 26]| -> f64 {
+                (b'a'..=b'z')
+                    .zip(counts)
+                    .filter(|&(_, &n)| n > 0)
+                    .map(|(c, &n)| f64::from(n) * letter_log_likelihood(table, char::from(c)))
+                    .sum()
+            };
+            CONTEXT_WEIGHT * of_ascii(&profile.context)
+                + of_ascii(&profile.ascii)
                 + profile
                     .letters
                     .iter()
@@ -393,7 +407,8 @@ pub fn best_latin(
     preferred: &[&'static Encoding],
 ) -> Option<(&'static Encoding, Reading)> {
     let first = *preferred.first()?;
-    let base = read(first, bytes);
+    let past = PastWindow::of(bytes);
+    let base = read(first, bytes, &past);
     let mut best = (first, base);
     let mut seen: Vec<&'static Encoding> = vec![first];
     for &candidate in preferred.iter().skip(1).chain(LATIN_FAMILY.iter()) {
@@ -404,7 +419,7 @@ pub fn best_latin(
             continue;
         }
         seen.push(candidate);
-        let reading = read(candidate, bytes);
+        let reading = read(candidate, bytes, &past);
         let clearly_better = reading.score() > base.score() + MARGIN
             || (base.controls > 0 && reading.controls == 0 && reading.score() > base.score());
         if clearly_better && reading.score() > best.1.score() {
