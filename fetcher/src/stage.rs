@@ -186,6 +186,12 @@ impl FetcherStage {
         let mut publish = Vec::new();
         if will_retry {
             let batch = UrlBatch {
+                // Derived from the task, not fresh: a redelivered task (this
+                // worker died after the publish, before the ack) sends the
+                // same retry again, which the frontier counts once and
+                // whose task the fetcher counts once. A fresh id made it a
+                // second retry, fetched and counted a second time.
+                id: FetchTask::derive_id(&["retry", &task.url, &task.identity()]),
                 attempt: task.attempt + 1,
                 ..UrlBatch::follow_up(task, &task.url)
             };

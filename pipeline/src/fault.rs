@@ -11,7 +11,9 @@
 //! The points (each is the window between two steps that are durable on
 //! their own):
 //! - [`STORED_NOT_ACKED`]: a worker has stored and published what a message
-//!   produced, and not acked it yet;
+//!   produced, and not acked it yet; `stored-not-acked:<stage>><to>` is
+//!   the same window for a message that published to stage `<to>` (the
+//!   fetcher's retries and redirects: `stored-not-acked:fetch>frontier`);
 //! - [`PUBLISHED_NOT_CONFIRMED`]: the frontier's releaser has published
 //!   fetch tasks and not yet removed them from its `releasing` set;
 //! - [`TAKEN_NOT_PUBLISHED`]: the releaser has taken due tasks out of their

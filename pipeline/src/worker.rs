@@ -425,7 +425,13 @@ async fn finish(
         }
     }
     #[cfg(feature = "fault-points")]
-    crate::fault::point(&format!("{}:{queue}", crate::fault::STORED_NOT_ACKED));
+    {
+        crate::fault::point(&format!("{}:{queue}", crate::fault::STORED_NOT_ACKED));
+        for q in by_queue.keys() {
+            let point = format!("{}:{queue}>{}", crate::fault::STORED_NOT_ACKED, q.stage());
+            crate::fault::point(&point);
+        }
+    }
     if let Err(e) = delivery.ack().await {
         tracing::warn!(queue, error = %e, "ack failed; the input will be redelivered");
         return MessageOutcome::Redelivered;

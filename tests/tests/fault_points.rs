@@ -20,15 +20,25 @@ use testsite::{Site, SiteConfig};
 
 const MAX_DEPTH: &str = "5";
 
+/// No 429/5xx pages: their retries back the host off for a minute, which
+/// would hide how long recovery takes.
+const NO_ERRORS: &str = "User-agent: *\nDisallow: /error/\nDisallow: /private/\n";
+
 /// Crawls a small site with one worker of each kind, `binary` armed to die
 /// at `point`; restarts it clean once it died; checks the result.
 async fn crawl_through(binary: &str, point: &str) {
+    // A task taken and never published waits for the sweep (10 s); nothing
+    // else waits at all. (The rest of the crawl takes a few seconds.)
+    crawl_site(binary, point, NO_ERRORS, Duration::from_secs(30)).await;
+}
+
+/// [`crawl_through`] a site whose robots.txt is `robots`; the crawl must be
+/// idle within `recovery` after the worker's restart.
+async fn crawl_site(binary: &str, point: &str, robots: &str, recovery: Duration) {
     let site = Site::generate(&SiteConfig {
         articles: 30,
         zh_articles: 3,
-        // No 429/5xx pages: their retries back the host off for a minute,
-        // which would hide how long recovery takes.
-        robots_txt: Some("User-agent: *\nDisallow: /error/\nDisallow: /private/\n".into()),
+        robots_txt: Some(robots.into()),
         ..SiteConfig::default()
     });
     let server = crawler_tests::serve_site(site).await;
@@ -76,10 +86,8 @@ async fn crawl_through(binary: &str, point: &str) {
         env.logs()
     );
     let idle_after = restarted.elapsed();
-    // A task taken and never published waits for the sweep (10 s); nothing
-    // else waits at all. (The rest of the crawl takes a few seconds.)
     assert!(
-        idle_after < Duration::from_secs(30),
+        idle_after < recovery,
         "idle only {idle_after:?} after {binary} restarted"
     );
     eprintln!("{binary} died at {point}; idle {idle_after:?} after its restart");
@@ -138,6 +146,33 @@ async fn crawl_through(binary: &str, point: &str) {
         .map(|(p, _)| p)
         .collect();
     assert!(missing.is_empty(), "no fetch record for {missing:?}");
+    // Every fetch record (robots-disallowed URLs are not reachable pages).
+    let all = store
+        .keys_matching(&format!("{}:fetch:*", env.namespace))
+        .await
+        .unwrap();
+    let records = store
+        .exec(
+            &all.into_iter()
+                .map(|key| Op::Get { key })
+                .collect::<Vec<_>>(),
+        )
+        .await
+        .unwrap();
+    let final_failures = records
+        .iter()
+        .filter_map(|r| r.data().ok().flatten())
+        .filter_map(|json| serde_json::from_slice::<serde_json::Value>(&json).ok())
+        .filter(|r| {
+            !matches!(r["outcome"].as_str(), Some("ok") | Some("redirect"))
+                && r["will_retry"] == false
+        })
+        .count() as i64;
+    assert_eq!(
+        counter("failed"),
+        final_failures,
+        "failed counter vs fetch records of final failures: {stats}"
+    );
 
     drop(armed);
     drop(workers);
@@ -204,6 +239,20 @@ async fn contentseen_dies_between_storing_a_document_and_its_ack() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_fetcher_dies_between_recording_a_fetch_and_its_ack() {
     crawl_through("fetcher", &after_store("fetch", 4)).await;
+}
+
+/// A 500 is retried: the fetcher dies after sending its first retry back to
+/// the frontier, before the ack; the task's redelivery must not make it a
+/// second retry (fetched and counted twice). Only the 500 publishes to the
+/// frontier: robots.txt keeps the fetcher off redirects and the 429/503
+/// (whose Retry-After would pause the host).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fetcher_dies_between_sending_a_retry_and_its_ack() {
+    let robots = "User-agent: *\nDisallow: /error/429\nDisallow: /error/503\nDisallow: /r/\nDisallow: /loop/\nDisallow: /private/\n";
+    let point = format!("{}:fetch>frontier@1", fault::STORED_NOT_ACKED);
+    // The 500's four attempts slow its host down: 2 + 4 + 8 + 16 s
+    // between them (politeness::schedule doubles the delay per failure).
+    crawl_site("fetcher", &point, robots, Duration::from_secs(75)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
