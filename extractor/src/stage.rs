@@ -1,7 +1,7 @@
 //! The extractor stage: a [`Page`] in; a [`Document`] to contentseen and one
 //! [`UrlBatch`] of the page's outlinks (depth + 1) to the frontier.
 
-use pipeline::messages::{encode, Document, Page, UrlBatch, VERSION};
+use pipeline::messages::{encode, Document, FetchTask, Page, UrlBatch, VERSION};
 use pipeline::store::Op;
 use pipeline::worker::{Outcome, Stage, StageError};
 use pipeline::{keys::Keys, Queue};
@@ -64,14 +64,6 @@ impl Stage for ExtractorStage {
         };
         publish.push((Queue::ContentSeen, encode(&doc)?));
 
-        let next_depth = page.depth + 1;
-        if next_depth <= page.crawl.max_depth && !article.outlinks.is_empty() {
-            let batch = UrlBatch {
-                source: Some(page.final_url.clone()),
-                ..UrlBatch::new(&page.crawl, next_depth, article.outlinks)
-            };
-            publish.push((Queue::Frontier, encode(&batch)?));
-        }
         // Counted once per fetch task (a task released twice may be fetched
         // twice; a redelivery carries the same page). Pages without a task
         // id: once per page.
@@ -83,6 +75,18 @@ impl Stage for ExtractorStage {
         } else {
             page.task.clone()
         };
+        let next_depth = page.depth + 1;
+        if next_depth <= page.crawl.max_depth && !article.outlinks.is_empty() {
+            let batch = UrlBatch {
+                // Derived from the page's task, not fresh: a redelivered
+                // page sends the same batch, whose counters (out of scope,
+                // invalid) the frontier counts once.
+                id: FetchTask::derive_id(&["links", &page.url, &id]),
+                source: Some(page.final_url.clone()),
+                ..UrlBatch::new(&page.crawl, next_depth, article.outlinks)
+            };
+            publish.push((Queue::Frontier, encode(&batch)?));
+        }
         Ok(Outcome {
             store: vec![Op::Once {
                 mark,
@@ -94,5 +98,56 @@ impl Stage for ExtractorStage {
             publish,
             after_ack: Vec::new(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pipeline::messages::{decode, now_rfc3339, CrawlSpec};
+
+    fn page(task: &str) -> Page {
+        let html = "<html><body><article><p>A story of some length, with words enough to be read as one.</p>\
+            <a href=\"/next\">next</a> <a href=\"http://elsewhere.example/\">away</a></article></body></html>";
+        Page {
+            v: VERSION,
+            crawl: CrawlSpec::default(),
+            url: "http://a.example/".into(),
+            final_url: "http://a.example/".into(),
+            depth: 0,
+            status: 200,
+            content_type: Some("text/html".into()),
+            encoding: "UTF-8".into(),
+            charset_votes: None,
+            charset_override: None,
+            fetched_at: now_rfc3339(),
+            recrawl: false,
+            html: html.as_bytes().to_vec(),
+            task: task.into(),
+            zstd: false,
+            raw: None,
+        }
+    }
+
+    fn links(outcome: &Outcome) -> UrlBatch {
+        let (_, payload) = outcome
+            .publish
+            .iter()
+            .find(|(q, _)| *q == Queue::Frontier)
+            .expect("an outlink batch");
+        decode(payload).expect("a batch")
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn a_redelivered_page_sends_the_same_outlink_batch() {
+        let stage = ExtractorStage::new("t");
+        let first = links(&stage.handle(page("task-1")).await.unwrap());
+        let again = links(&stage.handle(page("task-1")).await.unwrap());
+        assert_eq!(first.links.len(), 2);
+        // The frontier counts a batch once by its id.
+        assert_eq!(first.id, again.id);
+        // Another task's page is another batch.
+        let other = links(&stage.handle(page("task-2")).await.unwrap());
+        assert_ne!(first.id, other.id);
     }
 }
