@@ -186,14 +186,8 @@ impl FetcherStage {
         let mut publish = Vec::new();
         if will_retry {
             let batch = UrlBatch {
-                // Derived from the task, not fresh: a redelivered task (this
-                // worker died after the publish, before the ack) sends the
-                // same retry again, which the frontier counts once and
-                // whose task the fetcher counts once. A fresh id made it a
-                // second retry, fetched and counted a second time.
-                id: FetchTask::derive_id(&["retry", &task.url, &task.identity()]),
                 attempt: task.attempt + 1,
-                ..UrlBatch::follow_up(task, &task.url)
+                ..UrlBatch::follow_up(task, "retry", &task.url)
             };
             publish.push((Queue::Frontier, encode(&batch)?));
         }
@@ -237,7 +231,7 @@ impl FetcherStage {
             // The same task, later: counted once however often it was
             // delivered.
             task: Some(task.identity()),
-            ..UrlBatch::follow_up(task, &task.url)
+            ..UrlBatch::follow_up(task, "later", &task.url)
         };
         Ok(Outcome {
             publish: vec![(Queue::Frontier, encode(&batch)?)],
@@ -268,7 +262,7 @@ impl FetcherStage {
         let batch = UrlBatch {
             redirects: task.redirects + 1,
             attempt: 0,
-            ..UrlBatch::follow_up(task, target.as_str())
+            ..UrlBatch::follow_up(task, "redirect", target.as_str())
         };
         let record = self.record(
             task,

@@ -219,8 +219,16 @@ impl UrlBatch {
     /// redirect target, a task whose host was not due): same crawl, depth,
     /// redirect count and attempt as the task, found on the task's URL.
     /// Callers adjust what differs.
-    pub fn follow_up(task: &FetchTask, url: &str) -> UrlBatch {
+    ///
+    /// Its id is derived from the task, `why` (`"retry"`, `"redirect"`,
+    /// `"later"`) and `url`, not fresh: a task delivered again after its
+    /// worker died between the publish and the ack sends the same batch,
+    /// which the frontier counts once and whose task the fetcher counts
+    /// once. (A fresh id made a redelivered retry a second retry, fetched
+    /// and counted again.)
+    pub fn follow_up(task: &FetchTask, why: &str, url: &str) -> UrlBatch {
         UrlBatch {
+            id: FetchTask::derive_id(&[why, &task.url, &task.identity(), url]),
             source: Some(task.url.clone()),
             redirects: task.redirects,
             attempt: task.attempt,
