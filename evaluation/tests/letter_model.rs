@@ -16,17 +16,28 @@ use std::fmt::Write;
 
 use encoding_rs::Encoding;
 use evaluation::translations::{self, LANGUAGES};
-use fetcher::charset::language::{model_symbol, Symbol, LETTER_MODEL_SCALE};
+use fetcher::charset::language::{
+    is_separator, model_symbol, word_key, Symbol, LETTER_MODEL_SCALE,
+};
 
 /// Symbols rarer than this per [`LETTER_MODEL_SCALE`] are left out (the
 /// tie-breaker gives them the floor).
 const MIN_PER_SCALE: u64 = 2;
+
+/// A word is listed when at least this many catalogues of its language
+/// hold it ...
+const MIN_WORD_DOCUMENTS: u64 = 2;
+/// ... and among the commonest this many.
+const WORDS_PER_LANGUAGE: usize = 300;
 
 fn generate() -> String {
     let root = translations::locale_dir();
     let documents = translations::documents_within(&root, usize::MAX)
         .unwrap_or_else(|e| panic!("{e}: the letter model cannot be generated"));
     let mut counts: BTreeMap<&str, BTreeMap<char, u64>> = BTreeMap::new();
+    // Per language: in how many documents each word holding a non-ASCII
+    // letter occurs.
+    let mut words: BTreeMap<&str, BTreeMap<String, u64>> = BTreeMap::new();
     let mut punctuation: BTreeMap<char, u64> = BTreeMap::new();
     let mut symbols = 0u64;
     for document in documents.iter().filter(|d| !d.held) {
@@ -43,8 +54,11 @@ fn generate() -> String {
             continue;
         }
         let language = counts.entry(document.language).or_default();
+        let mut in_document = std::collections::BTreeSet::new();
         for line in document.text.lines() {
-            for c in translations::representable(line, first).chars() {
+            let line = translations::representable(line, first);
+            in_document.extend(line.split(is_separator).filter_map(word_key));
+            for c in line.chars() {
                 match model_symbol(c) {
                     Some(Symbol::Letter(letter)) => {
                         *language.entry(letter).or_default() += 1;
@@ -57,6 +71,10 @@ fn generate() -> String {
                     Some(Symbol::Other) | None => {}
                 }
             }
+        }
+        let listed = words.entry(document.language).or_default();
+        for word in in_document {
+            *listed.entry(word).or_default() += 1;
         }
     }
     let mut out = String::from(
@@ -79,6 +97,27 @@ fn generate() -> String {
         let total: u64 = letters.values().sum();
         write!(out, "    (\"{language}\", &[").ok();
         write_table(&mut out, letters.iter(), total);
+        out.push_str("\n    ]),\n");
+    }
+    out.push_str("];\n\n");
+    out.push_str(
+        "/// Per language (in the order of [`LANGUAGES`]): its commonest words that\n\
+         /// hold a non-ASCII letter, as `language::word_key` folds them (those in\n\
+         /// at least two catalogues, the most widespread first).\n",
+    );
+    out.push_str("#[rustfmt::skip]\npub const WORDS: &[(&str, &[&str])] = &[\n");
+    for language in counts.keys() {
+        let mut listed: Vec<(&String, &u64)> = words
+            .get(language)
+            .map(|w| w.iter().filter(|(_, &n)| n >= MIN_WORD_DOCUMENTS).collect())
+            .unwrap_or_default();
+        listed.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+        listed.truncate(WORDS_PER_LANGUAGE);
+        write!(out, "    (\"{language}\", &[").ok();
+        for (i, (word, _)) in listed.iter().enumerate() {
+            out.push_str(if i % 8 == 0 { "\n        " } else { " " });
+            write!(out, "{word:?},").ok();
+        }
         out.push_str("\n    ]),\n");
     }
     out.push_str("];\n");
