@@ -351,7 +351,8 @@ impl<'b> Ballot<'b> {
         {
             // Both Latin: the detector's disagreement alone does not refute
             // the declaration; the language tie-breaker may.
-            let chosen = language::best_latin(bytes, &[latin, guess]).map_or(latin, |(e, _)| e);
+            let chosen = language::best_latin(bytes, &[latin, guess], language::MARGIN)
+                .map_or(latin, |(e, _)| e);
             let reason = if same_decoder(chosen, latin) {
                 format!(
                     "the declared {} and the detected {} are both Latin-script: a few accented letters cannot refute the declaration",
@@ -386,7 +387,8 @@ impl<'b> Ballot<'b> {
                 // chardetng names few of the Latin family: the language
                 // tie-breaker may find a member that reads clearly better.
                 if let Some((better, _)) =
-                    language::best_latin(bytes, &[guess]).filter(|(e, _)| !same_decoder(e, guess))
+                    language::best_latin(bytes, &[guess], language::DETECTOR_MARGIN)
+                        .filter(|(e, _)| !same_decoder(e, guess))
                 {
                     let reason = format!(
                         "the detector's {} is Latin-script; {} reads as one language's letters, clearly better",
@@ -570,7 +572,7 @@ impl<'b> Ballot<'b> {
             // Every Latin reading of Latin bytes is plausible: the language
             // tie-breaker says whether another member of the family reads
             // them clearly better (the header and the meta told one lie).
-            if let Some((better, _)) = language::best_latin(self.bytes, &[first])
+            if let Some((better, _)) = language::best_latin(self.bytes, &[first], language::MARGIN)
                 .filter(|(e, _)| !same_decoder(e, first) && !same_text(e, first, self.bytes))
             {
                 let reason = format!(
