@@ -67,9 +67,10 @@ pub const MARGIN: f64 = 8.0;
 /// stands (none was made, or the declarations were refuted): chardetng
 /// often names a Central European encoding for an English page whose only
 /// non-ASCII byte is a `£` (windows-1250's `Ł`), and its guess is not the
-/// testimony of a page's author. Chosen on the tuned pages: the AEB bodies
-/// re-encoded in windows-1252 and told each lie (97.1% → see the closing
-/// figures), the corpus pages and the translations.
+/// testimony of a page's author. Chosen on the tuned pages: with it (and
+/// [`LONE_LETTER`]) the tuned AEB bodies as windows-1252 pages told each
+/// lie went from 2119 to 2159 of 2183 right, the tuned translations from
+/// 96.5% to 97.5%, and no tuned corpus page changed.
 pub const DETECTOR_MARGIN: f64 = 2.0;
 
 /// How much a letter of the all-ASCII words around the accented ones
