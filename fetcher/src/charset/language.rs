@@ -58,7 +58,7 @@ pub const LATIN_FAMILY: [&Encoding; 14] = [
 /// nats of log-likelihood: a page that uses one or two accented letters
 /// cannot overturn a declaration on them. Chosen on the tuned
 /// translations and corpus pages: 10 before the word lists
-/// ([`KNOWN_WORD`]); with them 8 keeps every right declaration the tuned
+/// (`KNOWN_WORD`); with them 8 keeps every right declaration the tuned
 /// pages kept and overturns more lies of the translations (96.1% → 96.5%),
 /// where 6 overturned 2 right declarations.
 pub const MARGIN: f64 = 8.0;
@@ -68,7 +68,7 @@ pub const MARGIN: f64 = 8.0;
 /// often names a Central European encoding for an English page whose only
 /// non-ASCII byte is a `£` (windows-1250's `Ł`), and its guess is not the
 /// testimony of a page's author. Chosen on the tuned pages: with it (and
-/// [`LONE_LETTER`]) the tuned AEB bodies as windows-1252 pages told each
+/// `LONE_LETTER`) the tuned AEB bodies as windows-1252 pages told each
 /// lie went from 2119 to 2159 of 2183 right, the tuned translations from
 /// 96.5% to 97.5%, and no tuned corpus page changed.
 pub const DETECTOR_MARGIN: f64 = 2.0;
