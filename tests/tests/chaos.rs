@@ -837,16 +837,21 @@ fn nothing_lost_under_faults() {
     let mut failed = Vec::new();
     for &seed in &seeds {
         let report = run_seed(&rt, &rabbit, &mut redis, seed, &settings);
+        let text = report
+            .problems
+            .iter()
+            .map(|p| format!("  - {p}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        // The problems before the long figures too: a log cut short (CI
+        // shows a part of the output) still says what failed.
+        if !report.problems.is_empty() {
+            println!("[seed {}] problems:\n{text}", report.seed);
+        }
         println!("{}", report.figures);
         if report.problems.is_empty() {
             println!("[seed {}] PASS", report.seed);
         } else {
-            let text = report
-                .problems
-                .iter()
-                .map(|p| format!("  - {p}"))
-                .collect::<Vec<_>>()
-                .join("\n");
             println!(
                 "[seed {}] FAIL (CHAOS_SEEDS={} to reproduce):\n{text}",
                 report.seed, report.seed
