@@ -360,9 +360,7 @@ fn translations_table() {
         }
     };
     let verbose = std::env::var_os("CHARSET_BENCH_VERBOSE").is_some();
-    let mut lied: BTreeMap<&str, [(usize, usize); 2]> = BTreeMap::new();
-    let mut honest = [(0usize, 0usize); 2];
-    let mut misses: BTreeMap<String, usize> = BTreeMap::new();
+    let mut tally = SameLie::default();
     translations::each_page(&documents, |built| {
         let decision = vote(
             &built.page,
@@ -372,54 +370,33 @@ fn translations_table() {
             },
         );
         let right = decodes_right(&built.page, decision.encoding(), built.truth);
-        let held = built.document.held;
-        let cell = match built.lie {
-            Some(_) => &mut lied.entry(built.truth.name()).or_default()[usize::from(held)],
-            None => &mut honest[usize::from(held)],
-        };
-        cell.1 += 1;
-        cell.0 += usize::from(right);
-        if !right {
-            *misses
-                .entry(unless_held(held, || {
-                    let mut miss = format!(
-                        "{} {} {} told {}: chose {}",
-                        if verbose {
-                            &built.document.id
-                        } else {
-                            built.document.language
-                        },
-                        built.truth.name(),
-                        built.form,
-                        built.lie.unwrap_or("the truth"),
-                        decision.encoding
-                    );
-                    if verbose {
-                        miss.push_str(&format!(" ({})", decision.reason));
-                    }
-                    miss
-                }))
-                .or_default() += 1;
-        }
+        tally.count(built.truth, built.lie, built.document.held, right, || {
+            let mut miss = format!(
+                "{} {} {} told {}: chose {}",
+                if verbose {
+                    &built.document.id
+                } else {
+                    built.document.language
+                },
+                built.truth.name(),
+                built.form,
+                built.lie.unwrap_or("the truth"),
+                decision.encoding
+            );
+            if verbose {
+                miss.push_str(&format!(" ({})", decision.reason));
+            }
+            miss
+        });
     });
-    println!(
-        "\n== translations under {} ({} documents) as pages whose header and meta tell the same lie, vote decoded right, {} | {} ==",
-        root.display(),
-        documents.len(),
-        COLUMNS[0],
-        COLUMNS[1]
+    tally.print(
+        &format!(
+            "translations under {} ({} documents) as pages whose header and meta tell the same lie",
+            root.display(),
+            documents.len()
+        ),
+        if verbose { 5000 } else { 40 },
     );
-    let (_, all) = encoding_rows(&lied);
-    println!("{:<16} {}", "ALL", two_columns(&all));
-    println!(
-        "the same pages with header and meta right:      {}",
-        two_columns(&honest)
-    );
-    let mut misses: Vec<(String, usize)> = misses.into_iter().collect();
-    misses.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    for (miss, count) in misses.iter().take(if verbose { 5000 } else { 40 }) {
-        println!("  vote wrong: {miss} (x{count})");
-    }
 }
 
 /// The AEB bodies (a source neither the corpus nor the translations hold)
@@ -429,9 +406,7 @@ fn translations_table() {
 /// split.
 fn aeb_table() {
     let bases = evaluation::sources::aeb().unwrap_or_else(|e| panic!("charset bench: {e}"));
-    let mut lied: BTreeMap<&str, Split> = BTreeMap::new();
-    let mut honest: Split = [(0, 0); 2];
-    let mut misses: BTreeMap<String, usize> = BTreeMap::new();
+    let mut tally = SameLie::default();
     for truth in [WINDOWS_1252, ISO_8859_15] {
         for base in &bases {
             let held = evaluation::split::held_aside_in(evaluation::sources::Source::Aeb, &base.id);
@@ -446,13 +421,7 @@ fn aeb_table() {
             if bytes.is_ascii() {
                 continue;
             }
-            let first = Encoding::ascii_valid_up_to(&bytes);
-            let start = bytes[..first]
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(0, |i| i + 1);
-            let end = (start + lying::SHORT_PAGE_BYTES).min(bytes.len());
-            for (form, content) in [("full", &bytes[..]), ("short", &bytes[start..end])] {
+            for (form, content) in lying::forms(&bytes) {
                 lying::tellings(truth, content, |lie, page| {
                     let decision = vote(
                         &page,
@@ -462,42 +431,74 @@ fn aeb_table() {
                         },
                     );
                     let right = decodes_right(&page, decision.encoding(), truth);
-                    let cell = match lie {
-                        Some(_) => &mut lied.entry(truth.name()).or_default()[usize::from(held)],
-                        None => &mut honest[usize::from(held)],
-                    };
-                    cell.1 += 1;
-                    cell.0 += usize::from(right);
-                    if !right {
-                        *misses
-                            .entry(unless_held(held, || {
-                                format!(
-                                    "{} {form} told {}: chose {}",
-                                    truth.name(),
-                                    lie.unwrap_or("the truth"),
-                                    decision.encoding
-                                )
-                            }))
-                            .or_default() += 1;
-                    }
+                    tally.count(truth, lie, held, right, || {
+                        format!(
+                            "{} {form} told {}: chose {}",
+                            truth.name(),
+                            lie.unwrap_or("the truth"),
+                            decision.encoding
+                        )
+                    });
                 });
             }
         }
     }
-    println!(
-        "\n== AEB bodies as legacy pages whose header and meta tell the same lie, vote decoded right, {} | {} ==",
-        COLUMNS[0], COLUMNS[1]
+    tally.print(
+        "AEB bodies as legacy pages whose header and meta tell the same lie",
+        20,
     );
-    let (_, all) = encoding_rows(&lied);
-    println!("{:<16} {}", "ALL", two_columns(&all));
-    println!(
-        "the same pages with header and meta right:      {}",
-        two_columns(&honest)
-    );
-    let mut misses: Vec<(String, usize)> = misses.into_iter().collect();
-    misses.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    for (miss, count) in misses.iter().take(20) {
-        println!("  vote wrong: {miss} (x{count})");
+}
+
+/// The vote on one source's pages told the same lie and told the truth:
+/// pages decoded right per true encoding (lies) and over all (the truth),
+/// tuned | held aside, and the wrong decisions by description (the
+/// held-aside ones not described).
+#[derive(Default)]
+struct SameLie {
+    lied: BTreeMap<&'static str, Split>,
+    honest: Split,
+    misses: BTreeMap<String, usize>,
+}
+
+impl SameLie {
+    /// One page of `truth` told `lie` (`None`: the truth), decoded `right`
+    /// or not; `describe` names a wrong decision of the tuned part.
+    fn count(
+        &mut self,
+        truth: &'static Encoding,
+        lie: Option<&str>,
+        held: bool,
+        right: bool,
+        describe: impl FnOnce() -> String,
+    ) {
+        let cell = match lie {
+            Some(_) => &mut self.lied.entry(truth.name()).or_default()[usize::from(held)],
+            None => &mut self.honest[usize::from(held)],
+        };
+        cell.1 += 1;
+        cell.0 += usize::from(right);
+        if !right {
+            *self.misses.entry(unless_held(held, describe)).or_default() += 1;
+        }
+    }
+
+    /// The table under `title`, and the `shown` commonest wrong decisions.
+    fn print(self, title: &str, shown: usize) {
+        println!(
+            "\n== {title}, vote decoded right, {} | {} ==",
+            COLUMNS[0], COLUMNS[1]
+        );
+        let (_, all) = encoding_rows(&self.lied);
+        println!("{:<16} {}", "ALL", two_columns(&all));
+        println!(
+            "the same pages with header and meta right:      {}",
+            two_columns(&self.honest)
+        );
+        let mut misses: Vec<(String, usize)> = self.misses.into_iter().collect();
+        misses.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        for (miss, count) in misses.iter().take(shown) {
+            println!("  vote wrong: {miss} (x{count})");
+        }
     }
 }
 

@@ -105,8 +105,7 @@ pub fn built_page(label: &str, content: &[u8]) -> Vec<u8> {
 
 /// The file whole, and about [`SHORT_PAGE_BYTES`] from the start of the line
 /// of its first non-ASCII byte (cut at a line end, so no character is cut).
-pub fn forms(file: &CorpusFile) -> [(&'static str, &[u8]); 2] {
-    let bytes = &file.undeclared[..];
+pub fn forms(bytes: &[u8]) -> [(&'static str, &[u8]); 2] {
     let first = Encoding::ascii_valid_up_to(bytes);
     let start = bytes[..first]
         .iter()
@@ -159,7 +158,7 @@ pub fn each_page(files: &[CorpusFile], mut f: impl FnMut(BuiltPage<'_>)) {
         if [UTF_16LE, UTF_16BE].contains(&file.truth) || file.undeclared.is_ascii() {
             continue;
         }
-        for (form, content) in forms(file) {
+        for (form, content) in forms(&file.undeclared) {
             if content.is_ascii() {
                 continue;
             }
