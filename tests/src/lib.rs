@@ -279,6 +279,39 @@ pub async fn stored_document(
     serde_json::from_slice(&json).expect("document json")
 }
 
+/// Every fetch record (`fetch:<url>`) of `namespace`, by URL; a record
+/// that is not JSON is `Null`.
+pub async fn fetch_records(
+    store: &Store,
+    namespace: &str,
+) -> std::collections::HashMap<String, serde_json::Value> {
+    let prefix = format!("{namespace}:fetch:");
+    let keys = store
+        .keys_matching(&format!("{prefix}*"))
+        .await
+        .expect("scan fetch records");
+    let ops: Vec<pipeline::store::Op> = keys
+        .iter()
+        .map(|key| pipeline::store::Op::Get { key: key.clone() })
+        .collect();
+    let replies = store.exec(&ops).await.expect("fetch records");
+    keys.iter()
+        .zip(replies)
+        .map(|(key, reply)| {
+            let json = reply.data().ok().flatten().unwrap_or_default();
+            let record = serde_json::from_slice(&json).unwrap_or(serde_json::Value::Null);
+            (key[prefix.len()..].to_string(), record)
+        })
+        .collect()
+}
+
+/// A fetch record of a final failure: neither a page nor a redirect, and
+/// no retry to come (what the `failed` counter counts).
+pub fn is_final_failure(record: &serde_json::Value) -> bool {
+    !matches!(record["outcome"].as_str(), Some("ok") | Some("redirect"))
+        && record["will_retry"].as_bool() == Some(false)
+}
+
 pub fn parse_documents(jsonl: &str) -> Vec<StoredDocument> {
     jsonl
         .lines()

@@ -36,7 +36,9 @@ use std::time::{Duration, Instant};
 
 use crawler_tests::chaos::{env_u64, schedule, seeds, Action, Lane, Step, INSTANCES};
 use crawler_tests::services::{run_bounded, RabbitNode, RedisServer};
-use crawler_tests::{expected_documents, parse_documents, TestEnv, Worker};
+use crawler_tests::{
+    expected_documents, fetch_records, is_final_failure, parse_documents, TestEnv, Worker,
+};
 use pipeline::keys::Keys;
 use pipeline::store::Op;
 use pipeline::Store;
@@ -598,26 +600,7 @@ fn run_seed(
             .expect("llen")
             .int()
             .unwrap_or(-1);
-        let fetch_prefix = format!("{}:fetch:", env.namespace);
-        let fetch_keys = store
-            .keys_matching(&format!("{fetch_prefix}*"))
-            .await
-            .expect("scan fetch records");
-        let replies = store
-            .exec(
-                &fetch_keys
-                    .iter()
-                    .map(|k| Op::Get { key: k.clone() })
-                    .collect::<Vec<_>>(),
-            )
-            .await
-            .expect("fetch records");
-        let mut records: HashMap<String, serde_json::Value> = HashMap::new();
-        for (k, r) in fetch_keys.iter().zip(replies) {
-            let json = r.data().ok().flatten().unwrap_or_default();
-            let v = serde_json::from_slice(&json).unwrap_or(serde_json::Value::Null);
-            records.insert(k[fetch_prefix.len()..].to_string(), v);
-        }
+        let records = fetch_records(&store, &env.namespace).await;
         (doc_keys.len(), log_len, records)
     });
     let stats: serde_json::Value = match env.crawler(&["stats", "--json"]) {
@@ -646,13 +629,7 @@ fn run_seed(
         .values()
         .filter(|r| r["outcome"].as_str() == Some("ok"))
         .count() as i64;
-    let failed_records = records
-        .values()
-        .filter(|r| {
-            !matches!(r["outcome"].as_str(), Some("ok") | Some("redirect"))
-                && r["will_retry"].as_bool() == Some(false)
-        })
-        .count() as i64;
+    let failed_records = records.values().filter(|r| is_final_failure(r)).count() as i64;
     if c("fetched") != ok_records || c("fetched") != lines {
         problems.push(format!(
             "counter fetched {} but {ok_records} fetch records say ok and {lines} documents are exported",

@@ -11,7 +11,9 @@
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
-use crawler_tests::{expected_documents, TestEnv, Worker, REDIS_URL};
+use crawler_tests::{
+    expected_documents, fetch_records, is_final_failure, TestEnv, Worker, REDIS_URL,
+};
 use pipeline::fault;
 use pipeline::keys::Keys;
 use pipeline::store::Op;
@@ -147,26 +149,10 @@ async fn crawl_site(binary: &str, point: &str, robots: &str, recovery: Duration)
         .collect();
     assert!(missing.is_empty(), "no fetch record for {missing:?}");
     // Every fetch record (robots-disallowed URLs are not reachable pages).
-    let all = store
-        .keys_matching(&format!("{}:fetch:*", env.namespace))
+    let final_failures = fetch_records(&store, &env.namespace)
         .await
-        .unwrap();
-    let records = store
-        .exec(
-            &all.into_iter()
-                .map(|key| Op::Get { key })
-                .collect::<Vec<_>>(),
-        )
-        .await
-        .unwrap();
-    let final_failures = records
-        .iter()
-        .filter_map(|r| r.data().ok().flatten())
-        .filter_map(|json| serde_json::from_slice::<serde_json::Value>(&json).ok())
-        .filter(|r| {
-            !matches!(r["outcome"].as_str(), Some("ok") | Some("redirect"))
-                && r["will_retry"] == false
-        })
+        .values()
+        .filter(|r| is_final_failure(r))
         .count() as i64;
     assert_eq!(
         counter("failed"),
