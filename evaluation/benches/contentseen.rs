@@ -336,13 +336,15 @@ fn per_document(
             let (c0, u0) = before.get(cmd).copied().unwrap_or((0, 0));
             let calls = calls.saturating_sub(c0) as f64 / docs;
             // EXEC's time includes the commands it ran.
-            (calls >= 0.01 && cmd != "exec" && cmd != "info")
-                .then(|| (cmd.clone(), calls, usec.saturating_sub(u0) as f64 / docs))
+            let us = usec.saturating_sub(u0) as f64 / docs;
+            // A command sent once a batch (MGET) still counts for its time.
+            ((calls >= 0.01 || us >= 0.05) && cmd != "exec" && cmd != "info")
+                .then(|| (cmd.clone(), calls, us))
         })
         .collect();
     rows.sort_by(|a, b| b.2.total_cmp(&a.2));
     rows.iter()
-        .map(|(cmd, calls, us)| format!("{cmd} {calls:.2}x {us:.1} µs"))
+        .map(|(cmd, calls, us)| format!("{cmd} {calls:.3}x {us:.1} µs"))
         .collect::<Vec<_>>()
         .join(", ")
 }

@@ -693,6 +693,10 @@ async fn plain_and_scripted_ops_agree() {
                     value: b"cd".to_vec(),
                 },
                 Op::Get { key: k("a") },
+                Op::MGet {
+                    keys: vec![k("a"), k("none"), k("a")],
+                },
+                Op::MGet { keys: vec![] },
             ],
             vec![
                 rpush(b"a"),

@@ -500,6 +500,15 @@ fn apply(map: &mut HashMap<String, Value>, op: &Op) -> Result<Reply, StoreError>
             Some(_) => return Err(StoreError::WrongType(key.clone())),
             None => Reply::Nil,
         },
+        Op::MGet { keys } => Reply::Array(
+            keys.iter()
+                .map(|key| match map.get(key) {
+                    Some(Value::Str(s)) => Reply::Data(s.clone()),
+                    // Redis answers nil for a key of another type.
+                    _ => Reply::Nil,
+                })
+                .collect(),
+        ),
         Op::Append { key, value } => {
             let s = str_mut(map, key)?;
             s.extend_from_slice(value);

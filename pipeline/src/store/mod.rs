@@ -74,6 +74,11 @@ pub enum Op {
     },
     /// GET: reply Data or Nil.
     Get { key: String },
+    /// MGET of one or more keys: reply Array of one Data or Nil per key, in
+    /// order. One command for many reads: Redis spends on each command
+    /// about as much again as on the read itself (parsing, dispatch,
+    /// statistics). The keys may span cluster slots: single node only.
+    MGet { keys: Vec<String> },
     /// APPEND `value` to a string (created empty when absent): reply
     /// Int(new length).
     Append { key: String, value: Vec<u8> },
@@ -177,6 +182,7 @@ impl Op {
             Op::SetNx { .. } => "SETNX",
             Op::Set { .. } => "SET",
             Op::Get { .. } => "GET",
+            Op::MGet { .. } => "MGET",
             Op::Append { .. } => "APPEND",
             Op::RPush { .. } => "RPUSH",
             Op::LRange { .. } => "LRANGE",

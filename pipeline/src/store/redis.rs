@@ -103,6 +103,16 @@ impl RedisStore {
                 Op::Get { key } => {
                     pipe.get(key);
                 }
+                Op::MGet { keys } => {
+                    // `MGET` of no key is a syntax error; the memory store's
+                    // answer, an empty Array, from a script that touches
+                    // nothing.
+                    if keys.is_empty() {
+                        pipe.cmd("EVAL").arg("return {}").arg(0);
+                    } else {
+                        pipe.cmd("MGET").arg(keys);
+                    }
+                }
                 Op::Append { key, value } => {
                     pipe.append(key, value);
                 }
