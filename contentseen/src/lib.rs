@@ -11,6 +11,8 @@
 //! - [`bands`]: the banded table layout and its no-false-negative guarantee (pure).
 //! - [`reach`]: how far a document's lookup reaches: a larger radius for
 //!   short bodies, and the extra band keys that reach it (pure).
+//! - [`room`]: how much room Redis gives a band table, and when an
+//!   `APPEND` made it double so that the writer compacts it (pure).
 //! - [`decide`]: which document of a near-duplicate cluster is the original (pure).
 //! - [`table`]: the banded table in the store and the race-free
 //!   insert-number-record-look-up protocol, for one document or a batch;
@@ -57,6 +59,7 @@ pub mod bands;
 pub mod decide;
 pub mod minhash;
 pub mod reach;
+pub mod room;
 pub mod simhash;
 pub mod stage;
 pub mod table;

@@ -304,14 +304,12 @@ impl ContentSeenStage {
                 if already_stored(&replies)? {
                     return Ok(None);
                 }
-                let claimed = replies.last().ok_or_else(|| {
-                    StageError::Transient(format!("no sequence number for {url}"))
-                })?;
-                let seqs = Table::sequences(1, Table::counter(claimed)?)?;
-                let taken = self.table.lsh_taken(&[probe], claimed)?;
+                let inserted = self
+                    .table
+                    .inserted(&[probe], replies.get(1..).unwrap_or_default())?;
                 let verdicts = self
                     .table
-                    .record_and_decide(&[(probe, url)], &seqs, &taken)
+                    .record_and_decide(&[(probe, url)], &inserted)
                     .await?;
                 Ok(verdicts.into_iter().next())
             }

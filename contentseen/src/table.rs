@@ -54,7 +54,10 @@
 //!    document with this fingerprint keeps it), `HSET sequrl` (number →
 //!    URL; one command per block of numbers the batch took); then look up
 //!    the k+1 band tables, and for a short body 2 more
-//!    ([`Layout::lookup_keys`]), all in one `MGET`.
+//!    ([`Layout::lookup_keys`]), all in one `MGET`; then rewrite at its
+//!    exact size each band table that an `APPEND` of round 1 made Redis
+//!    double ([`crate::room`], [`COMPACT`]; about one `APPEND` in 15 to 30
+//!    once tables pass 512 bytes).
 //! 3. Only when needed (a match within the radius, or a fingerprint
 //!    recorded before): `HGET fpr` of those fingerprints. Then, for a
 //!    document that found LSH slots taken and that no earlier SimHash
@@ -81,7 +84,7 @@
 use std::collections::HashMap;
 
 use pipeline::keys::Keys;
-use pipeline::store::{Op, Reply, StoreError};
+use pipeline::store::{key_arg, Memory, Op, Reply, Script, ScriptCall, StoreError};
 use pipeline::worker::StageError;
 use pipeline::Store;
 
@@ -89,6 +92,7 @@ use crate::bands::Layout;
 use crate::decide::{earliest, near_duplicates, Seen, Verdict};
 use crate::minhash::{Signature, SIGNATURE_BYTES};
 use crate::reach::{Probe, RADIUS_BITS};
+use crate::room;
 use crate::simhash::distance;
 
 /// Shards of the fingerprint → sequence number hash: 2^17, so 10M
@@ -122,6 +126,34 @@ impl From<TableError> for StageError {
     fn from(e: TableError) -> Self {
         StageError::Transient(e.to_string())
     }
+}
+
+/// Rewrites a band table at its exact size ([`crate::room`]): `COPY` to
+/// a scratch key, then `RENAME` back, in one script so that no member
+/// appended meanwhile is lost. (A `COPY` keeps the room of the copy's size
+/// class for later `APPEND`s; a `SET` of the same value would not: Redis
+/// trims a stored value whose room exceeds a tenth of it to its bare
+/// length, and the next `APPEND` doubles it again.) KEYS = the table, the
+/// scratch key ([`Table::compaction`]). Reply Int(1; 0 when the table is
+/// absent). The memory store has no allocator to tidy: its twin changes
+/// nothing.
+pub static COMPACT: Script = Script::new("BAND_COMPACT", compact_lua, compact_twin);
+
+fn compact_lua() -> String {
+    r#"
+if redis.call('COPY', KEYS[1], KEYS[2], 'REPLACE') == 0 then
+  return 0
+end
+redis.call('RENAME', KEYS[2], KEYS[1])
+return 1
+"#
+    .to_string()
+}
+
+fn compact_twin(m: &mut Memory<'_>, keys: &[String], _: &[Vec<u8>]) -> Result<Reply, StoreError> {
+    let key = key_arg(&COMPACT, keys, 0)?;
+    key_arg(&COMPACT, keys, 1)?;
+    Ok(Reply::Int(i64::from(m.get(key)?.is_some())))
 }
 
 /// The `fpr` number of a document: its sequence number and search radius.
@@ -208,6 +240,17 @@ fn opt_record(r: &Reply) -> Result<Option<Record>, StoreError> {
             }),
         },
     }
+}
+
+/// What round 1 of the protocol left for the others ([`Table::inserted`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inserted {
+    /// One sequence number per document, in order.
+    pub seqs: Vec<i64>,
+    /// Per document, the LSH bands whose slot was owned already.
+    pub taken: Vec<Vec<usize>>,
+    /// The band tables to rewrite at their exact size.
+    pub compact: Vec<String>,
 }
 
 /// A stored fingerprint near a queried one.
@@ -372,39 +415,63 @@ impl Table {
         }
     }
 
-    /// From the reply to the last op of [`Table::insert_ops`]: per
-    /// document, the LSH bands whose slot another fingerprint (or an earlier
-    /// delivery of this one) owned already. Their owners are read in round 2
-    /// ([`Table::record_and_decide`]): a slot never changes once claimed, so
-    /// reading it later reads the owner the claim found.
-    pub fn lsh_taken(
-        &self,
-        probes: &[Probe],
-        claimed: &Reply,
-    ) -> Result<Vec<Vec<usize>>, TableError> {
+    /// What round 1 left for the others, from the replies to
+    /// [`Table::insert_ops`] (exactly those, in order): the sequence
+    /// numbers, per document the LSH bands whose slot another fingerprint
+    /// (or an earlier delivery of this one) owned already, and the band
+    /// tables its `APPEND`s made Redis double ([`room::outgrew`]). The
+    /// slots' owners are read in round 2 ([`Table::record_and_decide`]): a
+    /// slot never changes once claimed, so reading it later reads the owner
+    /// the claim found.
+    pub fn inserted(&self, probes: &[Probe], replies: &[Reply]) -> Result<Inserted, TableError> {
+        let claimed = replies.last().ok_or(TableError::Replies { sent: 1, got: 0 })?;
+        let mut compact = Vec::new();
+        let mut at = 0;
+        for p in probes {
+            for (key, member) in self.band_entries(p.fingerprint) {
+                let len = get(replies, at)?.int()?;
+                if room::outgrew(usize::try_from(len).unwrap_or(0), member.len()) {
+                    compact.push(key);
+                }
+                at += 1;
+            }
+        }
         let items: &[Reply] = match claimed {
             Reply::Array(items) => items,
             _ => &[],
         };
         let mut i = 0;
-        let mut out = Vec::with_capacity(probes.len());
+        let mut taken = Vec::with_capacity(probes.len());
         for p in probes {
-            let mut taken = Vec::new();
+            let mut mine = Vec::new();
             for (band, _) in p.lsh.iter().flatten().enumerate() {
                 if get(items, i)?.int()? == 0 {
-                    taken.push(band);
+                    mine.push(band);
                 }
                 i += 1;
             }
-            out.push(taken);
+            taken.push(mine);
         }
-        Ok(out)
+        Ok(Inserted {
+            seqs: Self::sequences(probes.len(), Self::counter(claimed)?)?,
+            taken,
+            compact,
+        })
     }
 
     /// The sequence numbers of a batch of `n`, from the counter's reply.
     pub fn sequences(n: usize, counter: &Reply) -> Result<Vec<i64>, StoreError> {
         let last = counter.int()?;
         Ok((0..n as i64).map(|i| last - n as i64 + 1 + i).collect())
+    }
+
+    /// The op that rewrites a band table at its exact size ([`COMPACT`]),
+    /// through the scratch key `<table>~`.
+    pub fn compaction(key: &str) -> Op {
+        ScriptCall::new(&COMPACT)
+            .key(key)
+            .key(format!("{key}~"))
+            .op()
     }
 
     /// All rounds for a batch of (lookup, URL): one verdict each.
@@ -415,10 +482,8 @@ impl Table {
         let probes: Vec<Probe> = docs.iter().map(|d| d.0).collect();
         let ops = self.insert_ops(&probes);
         let replies = self.store.exec(&ops).await?;
-        let claimed = get(&replies, ops.len() - 1)?;
-        let seqs = Self::sequences(docs.len(), Self::counter(claimed)?)?;
-        let taken = self.lsh_taken(&probes, claimed)?;
-        self.record_and_decide(docs, &seqs, &taken).await
+        let inserted = self.inserted(&probes, &replies)?;
+        self.record_and_decide(docs, &inserted).await
     }
 
     /// The records of fingerprints `fps` (`None` for one not recorded),
@@ -443,13 +508,15 @@ impl Table {
     }
 
     /// Rounds 2–4 for a batch whose round 1 ([`Table::insert_ops`]) is
-    /// done, with the LSH slots it found taken ([`Table::lsh_taken`]).
+    /// done ([`Table::inserted`]). Round 2 also compacts the band tables
+    /// round 1 made Redis double.
     pub async fn record_and_decide(
         &self,
         docs: &[(Probe, &str)],
-        seqs: &[i64],
-        taken: &[Vec<usize>],
+        inserted: &Inserted,
     ) -> Result<Vec<Verdict>, TableError> {
+        let seqs = &inserted.seqs[..];
+        let taken = &inserted.taken[..];
         let nbands = self.layout.bands().len();
         // 2. Record every document, then look every one up.
         let mut ops = Vec::with_capacity(docs.len() * (2 + nbands));
@@ -488,7 +555,9 @@ impl Table {
         }
         lookups.push(keys.len());
         let n = keys.len();
+        let mget = ops.len();
         ops.push(Op::MGet { keys });
+        ops.extend(inserted.compact.iter().map(|k| Self::compaction(k)));
         let replies = self.store.exec(&ops).await?;
         if replies.len() != ops.len() {
             return Err(TableError::Replies {
@@ -496,7 +565,7 @@ impl Table {
                 got: replies.len(),
             });
         }
-        let values = Self::mget_replies(get(&replies, ops.len() - 1)?, n)?;
+        let values = Self::mget_replies(get(&replies, mget)?, n)?;
 
         // Fingerprints whose records round 3 reads, deduplicated.
         let mut order: Vec<u64> = Vec::new();
@@ -883,7 +952,7 @@ mod tests {
         // Round 1 of the early document: inserted and numbered (1) ...
         let ops = t.insert_ops(&[early]);
         let replies = t.store().exec(&ops).await.unwrap();
-        let seqs = Table::sequences(1, Table::counter(replies.last().unwrap()).unwrap()).unwrap();
+        let inserted = t.inserted(&[early], &replies).unwrap();
         // ... and its round 2 comes while the late one waits.
         let late = {
             let t = t.clone();
@@ -891,7 +960,7 @@ mod tests {
         };
         tokio::time::sleep(OWNER_WAIT * 3).await;
         let early_verdict = t
-            .record_and_decide(&[(early, "early")], &seqs, &[Vec::new()])
+            .record_and_decide(&[(early, "early")], &inserted)
             .await
             .unwrap();
         assert_eq!(early_verdict, vec![Verdict::Original]);

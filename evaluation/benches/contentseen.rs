@@ -19,6 +19,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use contentseen::bands::Layout;
+use contentseen::room;
 use contentseen::minhash::{Signature, BANDS, SIGNATURE_BYTES};
 use contentseen::reach::{Probe, Reach};
 use contentseen::simhash::{
@@ -417,7 +418,22 @@ fn bench_url(seq: u64) -> String {
 /// Loads fingerprints `from..to` of the seeded stream straight into the
 /// table's keys (the state the protocol leaves: bands, signed records,
 /// MinHash LSH slots, sequrl), with big multi-member commands.
-async fn bulk_load(conn: &mut MultiplexedConnection, table: &Table, seed: u64, from: u64, to: u64) {
+/// `lengths`: each band table's length so far (the tables start empty), to
+/// compact a table when an `APPEND` makes Redis double it, as the protocol
+/// does ([`contentseen::room`]).
+async fn bulk_load(
+    conn: &mut MultiplexedConnection,
+    table: &Table,
+    seed: u64,
+    (from, to): (u64, u64),
+    lengths: &mut HashMap<String, usize>,
+) {
+    let compact: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg(contentseen::table::COMPACT.source())
+        .query_async(conn)
+        .await
+        .expect("SCRIPT LOAD");
     const CHUNK: u64 = 1_000_000;
     let mut rng = Rng::new(seed);
     rng.skip(from);
@@ -448,10 +464,24 @@ async fn bulk_load(conn: &mut MultiplexedConnection, table: &Table, seed: u64, f
         }
         let mut bulk = Bulk::default();
         // One APPEND per member, as the protocol adds them: a table's
-        // string grows (and reserves room) the way it does in a crawl.
+        // string grows (and reserves room, and is compacted) the way it
+        // does in a crawl.
         for (key, member) in bands {
-            bulk.pipe.append(key, member).ignore();
+            let len = lengths.entry(key.clone()).or_default();
+            *len += member.len();
+            let outgrew = room::outgrew(*len, member.len());
+            bulk.pipe.append(&key, member).ignore();
             bulk.queued(conn, "bulk APPEND").await;
+            if outgrew {
+                bulk.pipe
+                    .cmd("EVALSHA")
+                    .arg(&compact)
+                    .arg(2)
+                    .arg(&key)
+                    .arg(format!("{key}~"))
+                    .ignore();
+                bulk.queued(conn, "bulk compaction").await;
+            }
         }
         for (key, fields) in seqs {
             bulk.pipe.hset_multiple(key, &fields).ignore();
@@ -713,7 +743,7 @@ async fn main() {
     let table = Table::new(Store::memory(), &ns_t, Layout::default());
     let t0 = Instant::now();
     let preload = 1_000_000.min(max);
-    bulk_load(&mut conn, &table, 1, 0, preload).await;
+    bulk_load(&mut conn, &table, 1, (0, preload), &mut HashMap::new()).await;
     println!(
         "\n## Protocol through Redis (table preloaded with {preload} fingerprints in {:.1} s)",
         t0.elapsed().as_secs_f64()
@@ -792,13 +822,14 @@ async fn main() {
     let table = Table::new(Store::memory(), &ns_m, Layout::default());
     let baseline = store.used_memory().await.expect("INFO memory");
     let mut loaded = 0;
+    let mut lengths = HashMap::new();
     for target in [1_000_000u64, 10_000_000] {
         let target = target.min(max);
         if target <= loaded {
             continue;
         }
         let t0 = Instant::now();
-        bulk_load(&mut conn, &table, 2, loaded, target).await;
+        bulk_load(&mut conn, &table, 2, (loaded, target), &mut lengths).await;
         println!(
             "\n(loaded {} fingerprints in {:.1} s)",
             target - loaded,

@@ -10,7 +10,8 @@
 //!   crawls sharing a host with a running one;
 //! - `Op::ClaimFirst` (a first claim, a slot owned by another, the same slot
 //!   twice in one call, no slot at all, binary values), `Op::SetNxWith`,
-//!   `Op::Once`, `Op::Claim`, `Op::ZAddIn`, `Op::ZPopDue`;
+//!   `Op::Once`, `Op::Claim`, `Op::ZAddIn`, `Op::ZPopDue`, contentseen's
+//!   band compaction ([`contentseen::table::COMPACT`]);
 //! - `Op::HSet` of many fields, whose reply (the number of new fields) the
 //!   Redis side once got wrong (it sent `HMSET`, which replies OK), and the
 //!   plain commands.
@@ -35,6 +36,38 @@ fn claim(ns: &str, slots: &[(&str, &str, &[u8])], by: i64) -> Op {
             .collect(),
         counter: format!("{ns}:fpseq"),
         by,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn band_compaction_and_its_memory_twin_agree() {
+    use contentseen::table::Table;
+    let run = agree("compact", |ns| {
+        let key = format!("{ns}:bands:0:7");
+        let append = |v: &[u8]| Op::Append {
+            key: key.clone(),
+            value: v.to_vec(),
+        };
+        steps(vec![
+            // An absent table; then one grown by appends, compacted twice
+            // (nothing changes the second time), appended to and read.
+            vec![Table::compaction(&key)],
+            (0..200u8).map(|i| append(&[i, 0, 0xFF, 1, 2, i])).collect(),
+            vec![
+                Table::compaction(&key),
+                Table::compaction(&key),
+                append(b"\x00abcde"),
+                Op::Get { key: key.clone() },
+            ],
+        ])
+    })
+    .await;
+    let r = &run.replies;
+    assert_eq!(r[0], ints(&[0]));
+    assert_eq!(r[2][..3], ints(&[1, 1, 1206]));
+    match &r[2][3] {
+        Reply::Data(v) => assert_eq!((v.len(), &v[6..12]), (1206, &[1, 0, 0xFF, 1, 2, 1][..])),
+        other => panic!("{other:?}"),
     }
 }
 

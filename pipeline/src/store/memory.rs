@@ -115,6 +115,20 @@ impl Memory<'_> {
         }
     }
 
+    /// GET: a string's value, if any.
+    pub fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        match self.map.get(key) {
+            Some(Value::Str(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(StoreError::WrongType(key.to_string())),
+            None => Ok(None),
+        }
+    }
+
+    /// SET of a string (whatever the key held before).
+    pub fn set(&mut self, key: &str, value: Vec<u8>) {
+        self.map.insert(key.to_string(), Value::Str(value));
+    }
+
     /// DEL of one key.
     pub fn del(&mut self, key: &str) {
         self.map.remove(key);
