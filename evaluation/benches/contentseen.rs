@@ -840,12 +840,17 @@ async fn main() {
         // The protocol over the bigger table: every band table read is
         // longer (~150 members at 10M against ~15 at 1M).
         let redis0 = redis_cpu_secs(&mut conn).await;
+        let stats0 = command_stats(&mut conn).await;
         let t0 = Instant::now();
         let (rate, _) = throughput(&ns_m, loaded, 4, 256, 4, aeb_short, 100 + loaded).await;
         let docs = rate * t0.elapsed().as_secs_f64();
         println!(
             "4 connection(s) x 256 documents per pipeline over {loaded}: {rate:.0} documents/s; Redis {:.1} µs CPU per document",
             (redis_cpu_secs(&mut conn).await - redis0) / docs * 1e6
+        );
+        println!(
+            "  per document: {}",
+            per_document(&stats0, &command_stats(&mut conn).await, docs)
         );
     }
     let n = store
