@@ -33,7 +33,8 @@
 //! `evaluation::clean_text`). No evaluation code lives here.
 //!
 //! Redis keys: `bands:<i>:<value>` (strings of the fingerprints' bits
-//! outside band i, 6 bytes each, in the order added), `fpr:<shard>`
+//! outside band i, 6 bytes each, in the order added; `bands:<i>:<value>~`
+//! is the scratch key of its compaction, gone when the script ends), `fpr:<shard>`
 //! (fingerprint → sequence number, search radius and MinHash signature of
 //! its first document), `lsh:<band>:<shard>` (MinHash LSH band value → the
 //! first fingerprint that had it), `sequrl:<block>` (sequence number →

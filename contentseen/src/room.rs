@@ -124,10 +124,13 @@ mod tests {
             .filter(|&len| outgrew(len, 6))
             .count();
         let classes = (COMPACT_FROM..100_000)
-            .map(|len| exact_room(len))
+            .map(exact_room)
             .collect::<std::collections::BTreeSet<_>>()
             .len();
-        assert!(crossings + 1 >= classes && crossings <= classes, "{crossings} {classes}");
+        assert!(
+            crossings + 1 >= classes && crossings <= classes,
+            "{crossings} {classes}"
+        );
         // Short tables are left alone; one that reaches 512 bytes is
         // compacted once, whatever its room.
         assert!(!outgrew(COMPACT_FROM - 1, 6) && !outgrew(300, 6));

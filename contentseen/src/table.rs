@@ -424,7 +424,9 @@ impl Table {
     /// slot never changes once claimed, so reading it later reads the owner
     /// the claim found.
     pub fn inserted(&self, probes: &[Probe], replies: &[Reply]) -> Result<Inserted, TableError> {
-        let claimed = replies.last().ok_or(TableError::Replies { sent: 1, got: 0 })?;
+        let claimed = replies
+            .last()
+            .ok_or(TableError::Replies { sent: 1, got: 0 })?;
         let mut compact = Vec::new();
         let mut at = 0;
         for p in probes {

@@ -19,9 +19,9 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use contentseen::bands::Layout;
-use contentseen::room;
 use contentseen::minhash::{Signature, BANDS, SIGNATURE_BYTES};
 use contentseen::reach::{Probe, Reach};
+use contentseen::room;
 use contentseen::simhash::{
     distance, fingerprint, sketch_with, Features, Fingerprint, Sketch, DEFAULT,
 };

@@ -55,8 +55,10 @@ impl Script {
         }
     }
 
-    /// Scripts whose words are not separated by spaces: each character is
-    /// a token of its own.
+    /// Scripts whose words are not separated by spaces: tokenized by
+    /// characters, not by runs between spaces (contentseen: a Han, kana or
+    /// hangul character a token, Thai and the other alphabets by pairs of
+    /// letters).
     pub fn is_unspaced(self) -> bool {
         matches!(
             self,
@@ -94,7 +96,8 @@ pub fn of(c: char) -> Option<Script> {
 }
 
 /// True for characters written without spaces between words (Han, kana,
-/// hangul, Thai, Lao, Khmer, Myanmar): each one is a token of its own.
+/// hangul, Thai, Lao, Khmer, Myanmar): tokenized by characters
+/// ([`Script::is_unspaced`]).
 pub fn is_unspaced(c: char) -> bool {
     of(c).is_some_and(Script::is_unspaced)
 }
