@@ -408,7 +408,7 @@ fn cut(lines: &[String], per_file: usize, first: usize) -> Vec<Vec<String>> {
         if !line.chars().any(char::is_alphabetic) {
             continue;
         }
-        tokens += contentseen::simhash::sketch(line).tokens.max(1);
+        tokens += set_tokens(line).len().max(1);
         current.push(line.clone());
         if tokens >= CUT_TOKENS[turn % CUT_TOKENS.len()] {
             out.push(std::mem::take(&mut current));
@@ -422,10 +422,32 @@ fn cut(lines: &[String], per_file: usize, first: usize) -> Vec<Vec<String>> {
     out
 }
 
+/// The tokens the set is built on (how texts are cut, their length,
+/// which bases count as distinct): contentseen's as they were when the
+/// split was fixed, so that the set does not move with the tokenizer under
+/// test. Every letter of an unspaced alphabet (Thai, Lao, Khmer, Myanmar)
+/// is a token of its own, where contentseen now pairs them: spaced out
+/// after NFKC, each is a one-letter run, whose token is the letter's.
+fn set_tokens(text: &str) -> Vec<u64> {
+    use unicode_normalization::UnicodeNormalization;
+    let alphabet = |c: char| pipeline::script::of(c) == Some(Script::SoutheastAsian);
+    let spaced: String;
+    let text = if text.chars().any(alphabet) {
+        spaced = text
+            .nfkc()
+            .flat_map(|c| [Some(c), alphabet(c).then_some(' ')])
+            .flatten()
+            .collect();
+        &spaced
+    } else {
+        text
+    };
+    contentseen::simhash::tokens(text)
+}
+
 /// The 4-token shingles of a text (for keeping distinct bases distinct).
 fn shingles(text: &str) -> std::collections::HashSet<u64> {
-    let mut tokens = Vec::new();
-    contentseen::simhash::for_each_token(text, |t| tokens.push(t));
+    let tokens = set_tokens(text);
     tokens
         .windows(4.min(tokens.len().max(1)))
         .map(|w| {
@@ -555,7 +577,7 @@ pub fn build(config: &Config) -> Result<EvalSet, String> {
     for (c, base) in bases.iter().enumerate() {
         let mut r = rng(seed, xxhash_rust::xxh3::xxh3_64(base.id.as_bytes()));
         let text = base.paragraphs.join("\n");
-        let tokens = contentseen::simhash::sketch(&text).tokens;
+        let tokens = set_tokens(&text).len();
         let script = scripts[c];
         let boiler = boiler_for(script);
         let held = held_aside(&format!("{}:{}", base.source.name(), base.id));
@@ -768,4 +790,25 @@ pub fn build(config: &Config) -> Result<EvalSet, String> {
         homes: n,
         seed,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_set_counts_a_thai_letter_a_token_as_when_the_split_was_fixed() {
+        let hash = |c: char| xxhash_rust::xxh3::xxh3_64(c.to_string().as_bytes());
+        let letters: Vec<u64> = "สวัสดี".chars().map(hash).collect();
+        assert_eq!(set_tokens("สวัสดี"), letters);
+        // NFKC first: SARA AM is two letters, each its own token.
+        assert_eq!(
+            set_tokens("ทำ"),
+            vec![hash('ท'), hash('\u{e4d}'), hash('\u{e32}')]
+        );
+        // Other scripts as contentseen tokenizes them.
+        let other = "Le café, 2024 : 中文新闻 https://x.y/z";
+        assert_eq!(set_tokens(other), contentseen::simhash::tokens(other));
+        assert_eq!(set_tokens("ภาษา and English").len(), 4 + 2);
+    }
 }
