@@ -418,20 +418,9 @@ fn chars_to_tokens(
     // The run of unspaced-alphabet letters going on: its last letter, and
     // whether it has given a pair yet.
     let mut pair: Option<(char, bool)> = None;
-    let end_pairs = |pair: &mut Option<(char, bool)>, emit: &mut dyn FnMut(u64)| {
-        if let Some((last, false)) = pair.take() {
-            let mut buf = [0u8; 4];
-            emit(xxh3_64(last.encode_utf8(&mut buf).as_bytes()));
-        }
-    };
     for c in chars {
         if is_paired(c) {
-            if !word.is_empty() {
-                if !has_digit(word) {
-                    emit(xxh3_64(word));
-                }
-                word.clear();
-            }
+            end_word(word, emit);
             pair = Some(match pair {
                 Some((last, _)) => {
                     emit(pair_token(last, c));
@@ -453,12 +442,7 @@ fn chars_to_tokens(
                 continue;
             }
         } else if is_cjk(c) {
-            if !word.is_empty() {
-                if !has_digit(word) {
-                    emit(xxh3_64(word));
-                }
-                word.clear();
-            }
+            end_word(word, emit);
             emit(xxh3_64(c.encode_utf8(&mut buf).as_bytes()));
             continue;
         } else if c.is_numeric() {
@@ -471,14 +455,24 @@ fn chars_to_tokens(
             }
             continue;
         }
-        if !word.is_empty() {
-            if !has_digit(word) {
-                emit(xxh3_64(word));
-            }
-            word.clear();
-        }
+        end_word(word, emit);
     }
     end_pairs(&mut pair, emit);
+    end_word(word, emit);
+}
+
+/// Ends a run of unspaced-alphabet letters: a run of one letter, which
+/// gave no pair, is that letter's token.
+fn end_pairs(pair: &mut Option<(char, bool)>, emit: &mut impl FnMut(u64)) {
+    if let Some((last, false)) = pair.take() {
+        let mut buf = [0u8; 4];
+        emit(xxh3_64(last.encode_utf8(&mut buf).as_bytes()));
+    }
+}
+
+/// Ends the word being built: its token, unless it holds a digit (a
+/// number, not a feature).
+fn end_word(word: &mut Vec<u8>, emit: &mut impl FnMut(u64)) {
     if !word.is_empty() {
         if !has_digit(word) {
             emit(xxh3_64(word));

@@ -134,7 +134,7 @@ impl From<TableError> for StageError {
 /// class for later `APPEND`s; a `SET` of the same value would not: Redis
 /// trims a stored value whose room exceeds a tenth of it to its bare
 /// length, and the next `APPEND` doubles it again.) KEYS = the table, the
-/// scratch key ([`Table::compaction`]). Reply Int(1; 0 when the table is
+/// scratch key ([`Table::compaction_keys`]). Reply Int(1; 0 when the table is
 /// absent). The memory store has no allocator to tidy: its twin changes
 /// nothing.
 pub static COMPACT: Script = Script::new("BAND_COMPACT", compact_lua, compact_twin);
@@ -427,13 +427,16 @@ impl Table {
         let claimed = replies
             .last()
             .ok_or(TableError::Replies { sent: 1, got: 0 })?;
+        // The APPEND replies, in the order of `insert_ops`; a key is built
+        // only for a table to compact.
         let mut compact = Vec::new();
         let mut at = 0;
         for p in probes {
-            for (key, member) in self.band_entries(p.fingerprint) {
+            for (band, value) in self.layout.keys(p.fingerprint) {
                 let len = get(replies, at)?.int()?;
-                if room::outgrew(usize::try_from(len).unwrap_or(0), member.len()) {
-                    compact.push(key);
+                let added = self.layout.bands()[band].member_bytes();
+                if room::outgrew(usize::try_from(len).unwrap_or(0), added) {
+                    compact.push(self.keys.band(band, value));
                 }
                 at += 1;
             }
@@ -467,13 +470,16 @@ impl Table {
         Ok((0..n as i64).map(|i| last - n as i64 + 1 + i).collect())
     }
 
-    /// The op that rewrites a band table at its exact size ([`COMPACT`]),
-    /// through the scratch key `<table>~`.
+    /// The keys of a band table's compaction ([`COMPACT`]): the table, and
+    /// its scratch key `<table>~`.
+    pub fn compaction_keys(key: &str) -> [String; 2] {
+        [key.to_string(), format!("{key}~")]
+    }
+
+    /// The op that rewrites a band table at its exact size ([`COMPACT`]).
     pub fn compaction(key: &str) -> Op {
-        ScriptCall::new(&COMPACT)
-            .key(key)
-            .key(format!("{key}~"))
-            .op()
+        let [table, scratch] = Self::compaction_keys(key);
+        ScriptCall::new(&COMPACT).key(table).key(scratch).op()
     }
 
     /// All rounds for a batch of (lookup, URL): one verdict each.

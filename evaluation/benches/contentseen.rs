@@ -477,8 +477,7 @@ async fn bulk_load(
                     .cmd("EVALSHA")
                     .arg(&compact)
                     .arg(2)
-                    .arg(&key)
-                    .arg(format!("{key}~"))
+                    .arg(&Table::compaction_keys(&key)[..])
                     .ignore();
                 bulk.queued(conn, "bulk compaction").await;
             }

@@ -124,11 +124,6 @@ impl Memory<'_> {
         }
     }
 
-    /// SET of a string (whatever the key held before).
-    pub fn set(&mut self, key: &str, value: Vec<u8>) {
-        self.map.insert(key.to_string(), Value::Str(value));
-    }
-
     /// DEL of one key.
     pub fn del(&mut self, key: &str) {
         self.map.remove(key);
