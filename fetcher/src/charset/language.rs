@@ -108,9 +108,11 @@ const PAST_WINDOW_WORD_BYTES: usize = 16 * 1024;
 const KNOWN_WORD: f64 = 2.0;
 
 /// What a word of one non-ASCII letter that no language's list holds as a
-/// word costs (nats): `Š NASA` is how ISO-8859-2 reads `© NASA`. Italian
-/// writes `è` alone and Lithuanian `į`; no language writes `Š` alone, but
-/// an initial (`Š. Novák`) does, so a cost, not an oddity.
+/// word costs (nats). Italian writes `è` alone and Lithuanian `į` (both
+/// listed words); no language writes `Š` alone, but an initial (`Š.
+/// Novák`) does. Without a full stop after it, such a letter is an oddity
+/// as well (a letter no language writes there): `Š NASA` is how ISO-8859-2
+/// reads `© NASA`, `ť` its `»`.
 const LONE_LETTER: f64 = 3.0;
 
 /// Characters are counted per this many in the [`letter_model`].
@@ -239,10 +241,14 @@ pub struct Reading {
     /// symbols and controls inside words, capitals after a lower-case
     /// letter, letters of other scripts.
     pub odd: usize,
-    /// C1 control characters (U+0080-U+009F): no text holds them; an
-    /// ISO-8859 reading that makes them from windows-125x punctuation
-    /// (`–`, `’`, `…`) is a wrong reading.
-    pub controls: usize,
+    /// Characters no text holds: C1 controls (U+0080-U+009F; an ISO-8859
+    /// reading makes them from windows-125x punctuation, `–`, `’`, `…`),
+    /// letters glued to a number where a currency sign or unit stood
+    /// (`Ł40` for `£40`), and letters standing alone as a word no
+    /// language writes with no full stop after them (`Š NASA` for
+    /// `© NASA`). A reading with none of them that scores higher beats one
+    /// with some, whatever the margin.
+    pub impossible: usize,
     /// The log-likelihood (nats) of the reading's letters under the
     /// best-fitting language of the [`letter_model`], oddities counted as
     /// letters no language writes.
@@ -315,8 +321,8 @@ fn read(encoding: &'static Encoding, bytes: &[u8], past: &PastWindow) -> Reading
     // Past the window, an ISO-8859 reading still meets C1 controls wherever the page
     // has a byte 0x80-0x9F (windows-125x punctuation): cheap to see over the whole body.
     let iso_8859 = encoding.name().starts_with("ISO-8859");
-    if iso_8859 && profile.reading.controls == 0 && past.c1 {
-        profile.reading.controls = 1;
+    if iso_8859 && profile.reading.impossible == 0 && past.c1 {
+        profile.reading.impossible = 1;
         profile.reading.odd += 1;
         profile.unseen += 1;
     }
@@ -438,12 +444,27 @@ fn profile_of(text: &str) -> Profile {
     count_context(text, &mut profile.context);
     let mut letters: Vec<(char, u32)> = Vec::new();
     let known = known_words();
-    for word in text.split(is_separator).filter(|w| !w.is_ascii()) {
+    for piece in text.split_inclusive(is_separator) {
+        // The word, and the separator after it.
+        let (word, after) = match piece.char_indices().last() {
+            Some((i, c)) if is_separator(c) => (&piece[..i], Some(c)),
+            _ => (piece, None),
+        };
+        if word.is_ascii() {
+            continue;
+        }
         let key = word_key(word);
         match key.as_deref().and_then(|k| known.get(k)) {
             Some(&mask) => profile.known.push(mask),
             // A non-ASCII letter standing alone that no list knows as a word.
-            None if key.is_some_and(|k| k.chars().count() == 1) => profile.lone += 1,
+            None if key.is_some_and(|k| k.chars().count() == 1) => {
+                profile.lone += 1;
+                if after != Some('.') {
+                    profile.reading.impossible += 1;
+                    profile.reading.odd += 1;
+                    profile.unseen += 1;
+                }
+            }
             None => {}
         }
         let chars: Vec<char> = word.chars().collect();
@@ -458,10 +479,12 @@ fn profile_of(text: &str) -> Profile {
             }
             if let Some(Symbol::Letter(letter)) = model_symbol(c) {
                 profile.reading.letters += 1;
-                if c.is_uppercase() && previous_lower {
+                let glued = glued_to_a_number(&chars, i);
+                if (c.is_uppercase() && previous_lower) || glued {
                     profile.reading.odd += 1;
                     profile.unseen += 1;
                 }
+                profile.reading.impossible += usize::from(glued);
                 match letters.iter_mut().find(|(l, _)| *l == letter) {
                     Some(slot) => slot.1 += 1,
                     None => letters.push((letter, 1)),
@@ -476,7 +499,7 @@ fn profile_of(text: &str) -> Profile {
                 && chars[i - 1].is_alphabetic()
                 && chars.get(i + 1).is_some_and(|n| n.is_alphabetic());
             if is_c1_control(c) {
-                profile.reading.controls += 1;
+                profile.reading.impossible += 1;
                 profile.reading.odd += 1;
                 profile.unseen += 1;
             } else if (between_letters && !is_word_internal(c)) || !is_common_punctuation(c) {
@@ -492,12 +515,24 @@ fn profile_of(text: &str) -> Profile {
     profile
 }
 
-/// Apostrophes, hyphens and the Catalan middle dot, which stand inside words.
+/// Apostrophes, hyphens, dashes and the Catalan middle dot, which stand
+/// inside words (`l’été`, `day—and`).
 fn is_word_internal(c: char) -> bool {
     matches!(
         c,
-        '’' | '‘' | 'ʼ' | '·' | '\u{2010}' | '\u{2011}' | '\u{AD}'
+        '’' | '‘' | 'ʼ' | '·' | '\u{2010}' | '\u{2011}' | '\u{AD}' | '–' | '—'
     )
+}
+
+/// The letter at `i` touches a digit and no letter: a currency sign or a
+/// unit a wrong reading made a letter of (`£40` read as `Ł40`, `40€` as
+/// `40¤`); an ordinal suffix (`3ème`) has letters beside it.
+fn glued_to_a_number(chars: &[char], i: usize) -> bool {
+    let before = i.checked_sub(1).and_then(|j| chars.get(j));
+    let after = chars.get(i + 1);
+    let neighbours = [before, after];
+    neighbours.iter().flatten().any(|c| c.is_ascii_digit())
+        && !neighbours.iter().flatten().any(|c| c.is_alphabetic())
 }
 
 /// The Latin encoding whose reading of `bytes` fits a language best:
@@ -527,7 +562,7 @@ pub fn best_latin(
         seen.push(candidate);
         let reading = read(candidate, bytes, &past);
         let clearly_better = reading.score() > base.score() + margin
-            || (base.controls > 0 && reading.controls == 0 && reading.score() > base.score());
+            || (base.impossible > 0 && reading.impossible == 0 && reading.score() > base.score());
         if clearly_better && reading.score() > best.1.score() {
             best = (candidate, reading);
         }
@@ -672,6 +707,16 @@ mod tests {
         assert_eq!(r.odd, 1);
         assert_eq!(profile_of("« bonjour » — été „Szia” l’été").reading.odd, 0);
         assert_eq!(profile_of("a\u{9A}b").reading.odd, 1);
-        assert_eq!(profile_of("a\u{85}b \u{96}").reading.controls, 2);
+        assert_eq!(profile_of("a\u{85}b \u{96}").reading.impossible, 2);
+        // Glued to a number with no letter beside it; an ordinal suffix is not.
+        assert_eq!(profile_of("(Ł40) Ŗ23.99").reading.impossible, 2);
+        assert_eq!(profile_of("le 3ème siècle").reading.impossible, 0);
+        // A lone letter no list knows: an initial with its full stop, or
+        // impossible without one; a listed word is neither.
+        assert_eq!(profile_of("Ł. Kowalski").reading.impossible, 0);
+        assert_eq!(profile_of("Š NASA ť").reading.impossible, 2);
+        assert_eq!(profile_of("lui è più").reading.impossible, 0);
+        // Dashes stand between words written without spaces.
+        assert_eq!(profile_of("all day—and night").reading.odd, 0);
     }
 }

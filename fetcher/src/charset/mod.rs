@@ -327,7 +327,7 @@ impl<'b> Ballot<'b> {
             .find(|&&d| detector_confirms(guess, d, bytes))
         {
             let reason = format!("the detector confirms the declared {}", confirmed.name());
-            return self.finish(confirmed, reason);
+            return self.finish_latin_checked(confirmed, reason);
         }
         if let Some(&same_text) = clean_declared
             .iter()
@@ -338,7 +338,7 @@ impl<'b> Ballot<'b> {
                 same_text.name(),
                 guess.name()
             );
-            return self.finish(same_text, reason);
+            return self.finish_latin_checked(same_text, reason);
         }
         let strong_latin = self.declared.iter().find(|declared| {
             !declared.weak
@@ -597,6 +597,29 @@ impl<'b> Ballot<'b> {
             first.name()
         );
         Some((first, reason))
+    }
+
+    /// Finishes with the declared `declared`, which the detector backs,
+    /// unless it is of the Latin family and another member reads the bytes
+    /// clearly better: the detector's agreement is no evidence inside the
+    /// family (chardetng names windows-1250 for English whose one non-ASCII
+    /// byte is a `£`), so the declaration is held to the tie-breaker as
+    /// when the detector is skipped.
+    fn finish_latin_checked(self, declared: &'static Encoding, reason: String) -> Decision {
+        if is_latin_script(declared) {
+            if let Some((better, _)) =
+                language::best_latin(self.bytes, &[declared], language::MARGIN).filter(|(e, _)| {
+                    !same_decoder(e, declared) && !same_text(e, declared, self.bytes)
+                })
+            {
+                let reason = format!(
+                    "{reason}, but {} reads as one language's letters, clearly better",
+                    better.name()
+                );
+                return self.finish(better, reason);
+            }
+        }
+        self.finish(declared, reason)
     }
 
     fn cast(&mut self, signal: &str, encoding: &'static Encoding, decodes_cleanly: Option<bool>) {
