@@ -110,9 +110,9 @@ const KNOWN_WORD: f64 = 2.0;
 /// What a word of one non-ASCII letter that no language's list holds as a
 /// word costs (nats). Italian writes `è` alone and Lithuanian `į` (both
 /// listed words); no language writes `Š` alone, but an initial (`Š.
-/// Novák`) does. Without a full stop after it, such a letter is an oddity
-/// as well (a letter no language writes there): `Š NASA` is how ISO-8859-2
-/// reads `© NASA`, `ť` its `»`.
+/// Novák`) or a label (`Š: 20 cm`) does. Standing between spaces (or at
+/// the end), such a letter is an oddity as well (a letter no language
+/// writes there): `Š NASA` is how ISO-8859-2 reads `© NASA`, `ť` its `»`.
 const LONE_LETTER: f64 = 3.0;
 
 /// Characters are counted per this many in the [`letter_model`].
@@ -243,11 +243,9 @@ pub struct Reading {
     pub odd: usize,
     /// Characters no text holds: C1 controls (U+0080-U+009F; an ISO-8859
     /// reading makes them from windows-125x punctuation, `–`, `’`, `…`),
-    /// letters glued to a number where a currency sign or unit stood
-    /// (`Ł40` for `£40`), and letters standing alone as a word no
-    /// language writes with no full stop after them (`Š NASA` for
-    /// `© NASA`). A reading with none of them that scores higher beats one
-    /// with some, whatever the margin.
+    /// and letters glued to a number where a currency sign or unit stood
+    /// (`Ł40` for `£40`). A reading with none of them that scores higher
+    /// beats one with some, whatever the margin.
     pub impossible: usize,
     /// The log-likelihood (nats) of the reading's letters under the
     /// best-fitting language of the [`letter_model`], oddities counted as
@@ -459,8 +457,7 @@ fn profile_of(text: &str) -> Profile {
             // A non-ASCII letter standing alone that no list knows as a word.
             None if key.is_some_and(|k| k.chars().count() == 1) => {
                 profile.lone += 1;
-                if after != Some('.') {
-                    profile.reading.impossible += 1;
+                if after.is_none_or(char::is_whitespace) {
                     profile.reading.odd += 1;
                     profile.unseen += 1;
                 }
@@ -711,11 +708,11 @@ mod tests {
         // Glued to a number with no letter beside it; an ordinal suffix is not.
         assert_eq!(profile_of("(Ł40) Ŗ23.99").reading.impossible, 2);
         assert_eq!(profile_of("le 3ème siècle").reading.impossible, 0);
-        // A lone letter no list knows: an initial with its full stop, or
-        // impossible without one; a listed word is neither.
-        assert_eq!(profile_of("Ł. Kowalski").reading.impossible, 0);
-        assert_eq!(profile_of("Š NASA ť").reading.impossible, 2);
-        assert_eq!(profile_of("lui è più").reading.impossible, 0);
+        // A lone letter no list knows is odd between spaces, not as an
+        // initial or a label; a listed word is not odd.
+        assert_eq!(profile_of("Ł. Kowalski, Š: 20").reading.odd, 0);
+        assert_eq!(profile_of("Š NASA ť").reading.odd, 2);
+        assert_eq!(profile_of("lui è più").reading.odd, 0);
         // Dashes stand between words written without spaces.
         assert_eq!(profile_of("all day—and night").reading.odd, 0);
     }
