@@ -11,8 +11,9 @@ use fetcher::charset::{vote, Signals};
 
 /// Same-lie single-byte pages decoded right, tuned part: 4109/4114 = 0.999 reached.
 const TUNED_SINGLE_BYTE_FLOOR: f64 = 0.99;
-/// The held-aside part: 1994/2017 = 0.989 reached (never tuned on).
-const HELD_SINGLE_BYTE_FLOOR: f64 = 0.98;
+/// The held-aside part: 2012/2017 = 0.998 reached (the target is
+/// 0.995; its aggregates were seen once, its pages never).
+const HELD_SINGLE_BYTE_FLOOR: f64 = 0.995;
 /// Single-byte pages told the truth: all of them, in both parts.
 const HONEST_SINGLE_BYTE_FLOOR: f64 = 1.0;
 

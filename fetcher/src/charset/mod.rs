@@ -32,8 +32,10 @@
 //! 6. in every other case (labels disagree, all refuted, absent, or
 //!    implausible) **chardetng** reads a
 //!    bounded window (see [`detector`]) with the TLD as a hint and breaks the
-//!    tie: it confirms a declaration it agrees with, and otherwise wins if its
-//!    own guess decodes cleanly.
+//!    tie: it confirms a declaration it agrees with (one of the Latin
+//!    family still meets the [`language`] tie-breaker: chardetng names
+//!    windows-1250 for English whose one non-ASCII byte is a `£`), and
+//!    otherwise wins if its own guess decodes cleanly.
 //!
 //! The result is a serializable [`Decision`] (it travels in the page message
 //! and `crawler charset` prints it) that lists every vote and says whether
