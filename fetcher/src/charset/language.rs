@@ -243,9 +243,10 @@ pub struct Reading {
     pub odd: usize,
     /// Characters no text holds: C1 controls (U+0080-U+009F; an ISO-8859
     /// reading makes them from windows-125x punctuation, `–`, `’`, `…`),
-    /// and letters glued to a number where a currency sign or unit stood
-    /// (`Ł40` for `£40`). A reading with none of them that scores higher
-    /// beats one with some, whatever the margin.
+    /// letters glued to a number where a currency sign or unit stood
+    /// (`Ł40` for `£40`), and symbols between two letters that do not
+    /// stand inside words (`pa¹stwo`, `kuu¨ilaiset`). A reading with none
+    /// of them that scores higher beats one with some, whatever the margin.
     pub impossible: usize,
     /// The log-likelihood (nats) of the reading's letters under the
     /// best-fitting language of the [`letter_model`], oddities counted as
@@ -503,6 +504,8 @@ fn profile_of(text: &str) -> Profile {
                 // A letter of another script, or a symbol standing for a letter.
                 profile.reading.odd += 1;
                 profile.unseen += 1;
+                profile.reading.impossible +=
+                    usize::from(between_letters && !is_word_internal(c) && !c.is_alphabetic());
             } else {
                 profile.punctuation += punctuation_log_likelihood(c);
             }
@@ -650,6 +653,16 @@ mod tests {
             words_with_non_ascii(b"<a href=x>caf\xe9 ok</a> na\xefve", 100),
             b"caf\xe9 na\xefve ".to_vec()
         );
+    }
+
+    #[test]
+    fn a_symbol_between_letters_is_impossible() {
+        // ISO-8859-4 reads ISO-8859-15's `š` as `¨`: a symbol inside words,
+        // which no text writes, so the truth wins on its score alone.
+        let finnish = "Suomalais-ugrilaiset kielet: kuušilaiset ja sališilaiset ovat kansoja.";
+        winner(finnish, ISO_8859_15, ISO_8859_4);
+        assert_eq!(profile_of("kuu¨ilaiset").reading.impossible, 1);
+        assert_eq!(profile_of("l’été, day—and").reading.impossible, 0);
     }
 
     #[test]
