@@ -105,7 +105,7 @@ impl Fingerprint {
 
 /// True for characters written without spaces between words (Han, kana,
 /// hangul, Thai, Lao, Khmer, Myanmar): a token each, or by pairs for the
-/// alphabets ([`is_paired`]).
+/// alphabets (`is_paired`).
 pub fn is_cjk(c: char) -> bool {
     pipeline::script::is_unspaced(c)
 }

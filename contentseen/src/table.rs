@@ -182,7 +182,7 @@ pub struct Record {
 }
 
 /// The `fpr` value of a document: the decimal [`record`] number alone
-/// (without a signature), or [`SIGNED`], the number as 8 bytes little
+/// (without a signature), or `SIGNED`, the number as 8 bytes little
 /// endian and the [`SIGNATURE_BYTES`] of the signature: 41 bytes, so a
 /// shard stays a listpack (values up to 64 bytes).
 pub fn encode_record(seq: i64, radius: u32, signature: Option<&Signature>) -> Vec<u8> {

@@ -7,7 +7,7 @@ use serde_json::json;
 
 #[derive(Args)]
 pub struct ExtractArgs {
-    /// The page's URL (resolves its links); default: file://<path>.
+    /// The page's URL (resolves its links); default: `file://<path>`.
     #[arg(long)]
     pub url: Option<String>,
     /// The charset the HTTP header claimed, if any.

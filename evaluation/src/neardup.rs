@@ -38,7 +38,7 @@
 //!
 //! ## The run
 //!
-//! [`run`] feeds every page, home pages first, then the rest in a seeded
+//! [`run()`] feeds every page, home pages first, then the rest in a seeded
 //! order, through the fetcher's charset vote, the extractor stage and the
 //! contentseen stage over the store given (memory, as `crawler run`, or
 //! Redis, as the workers), and reads back what was stored.

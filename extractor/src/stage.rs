@@ -1,5 +1,6 @@
-//! The extractor stage: a [`Page`] in; a [`Document`] to contentseen and one
-//! [`UrlBatch`] of the page's outlinks (depth + 1) to the frontier.
+//! The extractor stage: a [`Page`](pipeline::messages::Page) in; a
+//! [`Document`](pipeline::messages::Document) to contentseen and one
+//! [`UrlBatch`](pipeline::messages::UrlBatch) of the page's outlinks (depth + 1) to the frontier.
 
 use pipeline::messages::{encode, Document, FetchTask, Page, UrlBatch, VERSION};
 use pipeline::store::Op;

@@ -13,7 +13,7 @@
 //!   guard on IP literals and on every resolved address.
 //! - [`gate`]: the politeness gate: a host's next request waits for its
 //!   turn, booked in the store for all fetchers (the store scripts are the
-//!   `politeness` crate's [`politeness::turn`]).
+//!   `politeness` crate's [`::politeness::turn`]).
 //! - [`robots`]: robots.txt, fetched once per origin and cached in the store.
 //! - [`politeness`]: what a fetch teaches about its host (Crawl-delay,
 //!   Retry-After backoff, failure streak), for the frontier's schedule.
@@ -26,7 +26,7 @@
 //! is not due for a while (the gate).
 //!
 //! Redis keys: `robots:<origin>` (cached robots.txt), `host:<origin>` (the
-//! politeness record, field names in [`politeness::record`]: `delay_ms`,
+//! politeness record, field names in [`::politeness::record`]: `delay_ms`,
 //! `backoff_until_ms`, `fail_streak` written here, `next_fetch_ms` by the
 //! gate),
 //! `fetch:<url>` (the last outcome of a URL), `once:fetch:<shard>` (one

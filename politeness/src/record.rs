@@ -1,5 +1,5 @@
 //! The per-host record `Keys::host(origin)`, a Redis hash: its field names,
-//! used by the Lua (through [`lua_names`]), the twins and the fetcher.
+//! used by the Lua (through `lua_names`), the twins and the fetcher.
 
 /// The crawl's delay between requests to the host (ms): written by the
 /// frontier with each enqueue.

@@ -16,8 +16,8 @@
 //! never shows loses to a visible byline: sources are combined by agreement. When no
 //! candidate passes, there is no author: none rather than a wrong one.
 //!
-//! The files: this one gathers the candidates and picks one; [`names`] checks a candidate;
-//! [`chinese`] finds the Chinese bylines; [`json_ld`] reads the author of a JSON-LD block.
+//! The files: this one gathers the candidates and picks one; `names` checks a candidate;
+//! `chinese` finds the Chinese bylines; `json_ld` reads the author of a JSON-LD block.
 
 mod chinese;
 mod json_ld;

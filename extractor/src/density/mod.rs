@@ -2,7 +2,7 @@
 //!
 //! Here: the statistics per element ([`stats`]), the scoring and the choice of the body's
 //! subtree ([`select`]), the line-density fallback for pages without paragraphs; in
-//! [`render`] the chosen subtree written as lines of text and HTML, and in [`lines`] the
+//! `render` the chosen subtree written as lines of text and HTML, and in `lines` the
 //! boilerplate lines filtered out of it.
 
 use url::Url;

@@ -6,8 +6,8 @@
 //!
 //! `lol_html` reports the start tags, with their place in the source; everything between two
 //! start tags (text, end tags, comments, the content of raw-text elements) is read from the
-//! source bytes by a second, small tokenizer ([`source`]), and attributes from the tag's own
-//! bytes ([`attributes`]). `lol_html` 3 could report all of that itself (an end-tag handler
+//! source bytes by a second, small tokenizer (`source`), and attributes from the tag's own
+//! bytes (`attributes`). `lol_html` 3 could report all of that itself (an end-tag handler
 //! registered per element, text handlers, `Element::attributes`): the reason for the second
 //! tokenizer is speed, not a missing feature. A boxed end-tag handler per element, text
 //! chunks handed over one by one and a vector of attributes per element cost more than
@@ -19,18 +19,18 @@
 //! Either way `lol_html` builds no tree and does not report elements that are closed
 //! implicitly (`<p>a<p>b`, `<li>a<li>b`), so the pass keeps its own stack of open elements
 //! and applies the implied-end-tag rules of the HTML parsing algorithm that matter for text
-//! ([`tree`]).
+//! (`tree`).
 //!
 //! The files, one concern each:
-//! - this one: the caps, the pass's state ([`Scan`]) and the steps of a start tag;
-//! - [`tags`]: the element kinds ([`Tag`]) and tag names read from the source;
-//! - [`page`]: what the pass keeps ([`Page`], [`Node`], [`Event`], [`flag`]) and the
+//! - this one: the caps, the pass's state (`Scan`) and the steps of a start tag;
+//! - `tags`: the element kinds ([`Tag`]) and tag names read from the source;
+//! - `page`: what the pass keeps ([`Page`], [`Node`], [`Event`], [`flag`]) and the
 //!   recycling of a page's buffers ([`recycle`]);
-//! - [`source`]: the second tokenizer, between start tags;
-//! - [`attributes`]: a start tag's attributes, read from its source;
-//! - [`tree`]: the stack of open elements and the implied end tags;
-//! - [`text`]: the visible text, collapsed and counted;
-//! - [`hint_cache`]: [`hints::classify`] remembered for repeated `id class` strings.
+//! - `source`: the second tokenizer, between start tags;
+//! - `attributes`: a start tag's attributes, read from its source;
+//! - `tree`: the stack of open elements and the implied end tags;
+//! - `text`: the visible text, collapsed and counted;
+//! - `hint_cache`: [`hints::classify`] remembered for repeated `id class` strings.
 
 mod attributes;
 mod hint_cache;

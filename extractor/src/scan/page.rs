@@ -198,7 +198,7 @@ thread_local! {
 /// the life of the thread.
 const SPARE_MAX_TEXT_BYTES: usize = 1 << 20;
 
-/// Hands the buffers of `page`, read and no longer needed, back for the next [`scan`] on
+/// Hands the buffers of `page`, read and no longer needed, back for the next [`scan`](super::scan()) on
 /// this thread.
 pub fn recycle(mut page: Page) {
     if page.text.capacity() > SPARE_MAX_TEXT_BYTES || page.nodes.capacity() > MAX_NODES / 4 {

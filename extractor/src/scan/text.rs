@@ -9,7 +9,7 @@ use super::{
 use crate::entities;
 
 impl Scan {
-    /// Separates the text of blocks in [`Page::text`] (no event refers to the separator).
+    /// Separates the text of blocks in `Page::text` (no event refers to the separator).
     /// A block whose text ends in spaces (`吉林省人民政府　　</div>`) has its collapsed space
     /// turned into the line break, in place, so the next block still starts a line.
     pub(super) fn block_boundary(&mut self, tag: Tag) {

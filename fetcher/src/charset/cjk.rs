@@ -73,7 +73,7 @@ pub fn common_share(encoding: &'static Encoding, bytes: &[u8]) -> Option<f64> {
 }
 
 /// True when `encoding` reads the bytes as too few non-ASCII characters for
-/// [`common_share`] to judge (fewer than [`MIN_CHARACTERS`]), but every one
+/// [`common_share`] to judge (fewer than `MIN_CHARACTERS`), but every one
 /// of them is a common character or CJK punctuation: a short page whose
 /// only CJK is a `。` or two. Foreign bytes read as CJK land on one of
 /// these few hundred characters among twenty thousand now and then, not

@@ -135,7 +135,7 @@ pub enum Symbol {
     /// encodings wrote for them), or a Vietnamese combining mark.
     Letter(char),
     /// Punctuation and symbols any language's text holds (see
-    /// [`super::alphabet::is_common_punctuation`]), each scored by how often
+    /// `super::alphabet::is_common_punctuation`), each scored by how often
     /// text of every language writes it (`’` often, `¦` hardly ever).
     Punctuation(char),
     /// Anything else outside ASCII: symbols, C1 controls, other scripts.

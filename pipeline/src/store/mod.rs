@@ -13,10 +13,10 @@
 //! fetchers' politeness, in the `politeness` crate).
 //!
 //! - this file: [`Store`], [`Op`], [`Reply`], [`Script`], [`StoreError`].
-//! - [`scripts`]: the Lua of the store's own atomic ops ([`Op::Claim`],
+//! - `scripts`: the Lua of the store's own atomic ops ([`Op::Claim`],
 //!   [`Op::SetNxWith`], [`Op::Once`], [`Op::ZAddIn`], [`Op::ZPopDue`]).
-//! - [`redis`]: the Redis executor (one pipeline per batch, scripts by SHA).
-//! - [`memory`]: the in-memory store, and the [`Memory`] view a script's
+//! - `redis`: the Redis executor (one pipeline per batch, scripts by SHA).
+//! - `memory`: the in-memory store, and the [`Memory`] view a script's
 //!   twin works on.
 
 mod memory;

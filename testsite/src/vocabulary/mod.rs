@@ -1,6 +1,6 @@
 //! Word lists the text generator draws from, by concern: English parts of
-//! speech here, people's and places' names in [`names`], Chinese words,
-//! names and punctuation in [`chinese`].
+//! speech here, people's and places' names in `names`, Chinese words,
+//! names and punctuation in `chinese`.
 //!
 //! The lists are large enough that each article, which favours its own random
 //! subset of them, ends up with a word distribution far from every other
