@@ -281,10 +281,20 @@ struct Profile {
     lone: usize,
     /// The log-likelihood of the punctuation (the same for every language).
     punctuation: f64,
-    /// Characters scored as no language's letters: symbols, controls,
-    /// other scripts, and the oddities of context (capitals after
-    /// lower-case letters, symbols inside words).
+    /// Characters scored as no language's letters ([`Profile::oddity`]):
+    /// symbols, controls, other scripts, and the oddities of context
+    /// (capitals after lower-case letters, symbols inside words).
     unseen: usize,
+}
+
+impl Profile {
+    /// A character no text holds where it stands: odd, scored as a letter
+    /// no language writes, and [`Reading::impossible`] or not.
+    fn oddity(&mut self, impossible: bool) {
+        self.reading.odd += 1;
+        self.unseen += 1;
+        self.reading.impossible += usize::from(impossible);
+    }
 }
 
 /// What lies past the window of a page's bytes: the same for every
@@ -321,9 +331,7 @@ fn read(encoding: &'static Encoding, bytes: &[u8], past: &PastWindow) -> Reading
     // has a byte 0x80-0x9F (windows-125x punctuation): cheap to see over the whole body.
     let iso_8859 = encoding.name().starts_with("ISO-8859");
     if iso_8859 && profile.reading.impossible == 0 && past.c1 {
-        profile.reading.impossible = 1;
-        profile.reading.odd += 1;
-        profile.unseen += 1;
+        profile.oddity(true);
     }
     profile.reading.log_likelihood = best_log_likelihood(&profile);
     profile.reading
@@ -459,8 +467,7 @@ fn profile_of(text: &str) -> Profile {
             None if key.is_some_and(|k| k.chars().count() == 1) => {
                 profile.lone += 1;
                 if after.is_none_or(char::is_whitespace) {
-                    profile.reading.odd += 1;
-                    profile.unseen += 1;
+                    profile.oddity(false);
                 }
             }
             None => {}
@@ -479,10 +486,8 @@ fn profile_of(text: &str) -> Profile {
                 profile.reading.letters += 1;
                 let glued = glued_to_a_number(&chars, i);
                 if (c.is_uppercase() && previous_lower) || glued {
-                    profile.reading.odd += 1;
-                    profile.unseen += 1;
+                    profile.oddity(glued);
                 }
-                profile.reading.impossible += usize::from(glued);
                 match letters.iter_mut().find(|(l, _)| *l == letter) {
                     Some(slot) => slot.1 += 1,
                     None => letters.push((letter, 1)),
@@ -496,16 +501,13 @@ fn profile_of(text: &str) -> Profile {
             let between_letters = i > 0
                 && chars[i - 1].is_alphabetic()
                 && chars.get(i + 1).is_some_and(|n| n.is_alphabetic());
+            let inside_a_word = between_letters && !is_word_internal(c);
             if is_c1_control(c) {
-                profile.reading.impossible += 1;
-                profile.reading.odd += 1;
-                profile.unseen += 1;
-            } else if (between_letters && !is_word_internal(c)) || !is_common_punctuation(c) {
-                // A letter of another script, or a symbol standing for a letter.
-                profile.reading.odd += 1;
-                profile.unseen += 1;
-                profile.reading.impossible +=
-                    usize::from(between_letters && !is_word_internal(c) && !c.is_alphabetic());
+                profile.oddity(true);
+            } else if inside_a_word || !is_common_punctuation(c) {
+                // A letter of another script, or a symbol standing for a letter
+                // (impossible: no text writes one there).
+                profile.oddity(inside_a_word && !c.is_alphabetic());
             } else {
                 profile.punctuation += punctuation_log_likelihood(c);
             }

@@ -574,9 +574,7 @@ impl<'b> Ballot<'b> {
             // Every Latin reading of Latin bytes is plausible: the language
             // tie-breaker says whether another member of the family reads
             // them clearly better (the header and the meta told one lie).
-            if let Some((better, _)) = language::best_latin(self.bytes, &[first], language::MARGIN)
-                .filter(|(e, _)| !same_decoder(e, first) && !same_text(e, first, self.bytes))
-            {
+            if let Some(better) = self.reads_clearly_better(first) {
                 let reason = format!(
                     "the declared {} reads as plausible Latin text, but {} reads as one language's letters, clearly better; detector skipped",
                     first.name(),
@@ -608,20 +606,26 @@ impl<'b> Ballot<'b> {
     /// byte is a `£`), so the declaration is held to the tie-breaker as
     /// when the detector is skipped.
     fn finish_latin_checked(self, declared: &'static Encoding, reason: String) -> Decision {
-        if is_latin_script(declared) {
-            if let Some((better, _)) =
-                language::best_latin(self.bytes, &[declared], language::MARGIN).filter(|(e, _)| {
-                    !same_decoder(e, declared) && !same_text(e, declared, self.bytes)
-                })
-            {
-                let reason = format!(
-                    "{reason}, but {} reads as one language's letters, clearly better",
-                    better.name()
-                );
-                return self.finish(better, reason);
-            }
+        if let Some(better) = self.reads_clearly_better(declared) {
+            let reason = format!(
+                "{reason}, but {} reads as one language's letters, clearly better",
+                better.name()
+            );
+            return self.finish(better, reason);
         }
         self.finish(declared, reason)
+    }
+
+    /// When `declared` is of the Latin family: another member that reads
+    /// the bytes clearly better ([`language::best_latin`] with the
+    /// declaration's [`language::MARGIN`]), and into other text.
+    fn reads_clearly_better(&self, declared: &'static Encoding) -> Option<&'static Encoding> {
+        if !is_latin_script(declared) {
+            return None;
+        }
+        language::best_latin(self.bytes, &[declared], language::MARGIN)
+            .map(|(e, _)| e)
+            .filter(|&e| !same_decoder(e, declared) && !same_text(e, declared, self.bytes))
     }
 
     fn cast(&mut self, signal: &str, encoding: &'static Encoding, decodes_cleanly: Option<bool>) {
