@@ -18,10 +18,16 @@
 //! - `redis`: the Redis executor (one pipeline per batch, scripts by SHA).
 //! - `memory`: the in-memory store, and the [`Memory`] view a script's
 //!   twin works on.
+//!
+//! The layout of keys and steps that lets the same stages run on one
+//! Redis, a Redis Cluster, in memory and on disk: [`design`].
 
 mod memory;
 mod redis;
 mod scripts;
+
+#[doc = include_str!("DESIGN.md")]
+pub mod design {}
 
 use std::sync::OnceLock;
 
