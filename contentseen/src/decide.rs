@@ -37,17 +37,35 @@
 //! [`crate::table`] numbers the owner of an LSH key before any document
 //! that finds it there, and waits for its record.
 
-use crate::minhash::{jaccard, Signature};
+use crate::minhash::{jaccard, words_jaccard, Signature};
 use crate::reach::Probe;
 use crate::simhash::distance;
 
-/// The estimated Jaccard similarity a pair within the SimHash radius
-/// needs (measured: `cargo bench -p evaluation --bench neardup`).
-pub const CONFIRM_WITHIN_RADIUS: f64 = 0.3;
+/// The estimated Jaccard similarity of the shingles that makes a pair
+/// near-duplicates on its own, at any distance within reach (0 included).
+///
+/// Measured on the tuned part of the real sites (`cargo bench -p
+/// evaluation --bench neardup_sites`, crawler run): with 0.3 for every
+/// pair, the verdicts between pages of exact word 3-shingle Jaccard under
+/// 0.5 had estimates up to 0.9 (0.31–0.65 for most), those at 0.8 or more
+/// 0.62 and up; and on the tuned part of `--bench neardup` the heavier
+/// edits (a tenth of the words replaced: true 4-shingle Jaccard 0.3–0.5)
+/// need about 0.3: at 0.5 for every pair their recall fell from 0.954 to
+/// 0.75. So an estimate alone must reach 0.6, and below it the
+/// vocabularies must agree ([`CONFIRM_WORDS`]).
+pub const CONFIRM_ALONE: f64 = 0.6;
 
-/// The estimated Jaccard similarity a pair beyond the SimHash radius
-/// needs.
-pub const CONFIRM_BEYOND_RADIUS: f64 = 0.3;
+/// The estimate of the shingles that makes a pair near-duplicates when
+/// their vocabularies agree too ([`CONFIRM_WORDS`]): a text whose words
+/// were reworded or reordered keeps its words but loses many shingles.
+pub const CONFIRM_WITH_WORDS: f64 = 0.3;
+
+/// The estimated Jaccard similarity of the two bodies' sets of words
+/// that lets [`CONFIRM_WITH_WORDS`] apply (32 buckets: a standard
+/// deviation of about 0.08). Tuned parts (real sites precision | neardup
+/// heavier edits recall): 0.8 gave 0.9939 | 0.871, 0.7 – | 0.951,
+/// 0.65 0.9939 | 0.958, 0.6 0.9890 | 0.959.
+pub const CONFIRM_WORDS: f64 = 0.65;
 
 /// The farthest SimHash distance at which the MinHash estimate alone (a
 /// pair found through the LSH keys, beyond the radius) can make a pair:
@@ -60,6 +78,19 @@ pub const CONFIRM_BEYOND_RADIUS: f64 = 0.3;
 /// held aside 0.993 → 0.997 and 0.971 → 0.972).
 pub const MAX_PAIR_DISTANCE: u32 = 16;
 
+/// The shingle estimate a pair at SimHash distance `d` whose shingle
+/// estimate is `j` needed: [`CONFIRM_ALONE`] when `j` reaches it, else
+/// [`CONFIRM_WITH_WORDS`] (with the vocabulary check); `None` beyond
+/// [`MAX_PAIR_DISTANCE`], where no estimate makes a pair. `crawler query
+/// --why` shows it beside the estimate.
+pub fn threshold(d: u32, j: f64) -> Option<f64> {
+    (d <= MAX_PAIR_DISTANCE).then_some(if j >= CONFIRM_ALONE {
+        CONFIRM_ALONE
+    } else {
+        CONFIRM_WITH_WORDS
+    })
+}
+
 /// Whether two bodies are near-duplicates: at SimHash distance `d`, with
 /// the smaller of their radii `radius`, and their signatures when both
 /// have one (without, the SimHash radius alone decides, as records
@@ -68,8 +99,9 @@ pub fn near_duplicates(d: u32, radius: u32, a: Option<&Signature>, b: Option<&Si
     match (a, b) {
         (Some(a), Some(b)) => {
             let j = jaccard(a, b);
-            (d <= radius && j >= CONFIRM_WITHIN_RADIUS)
-                || (d <= MAX_PAIR_DISTANCE && j >= CONFIRM_BEYOND_RADIUS)
+            threshold(d, j).is_some_and(|t| {
+                j >= t && (t >= CONFIRM_ALONE || words_jaccard(a, b) >= CONFIRM_WORDS)
+            })
         }
         _ => d <= radius,
     }
@@ -106,7 +138,8 @@ pub struct Earliest {
 pub enum Verdict {
     Original,
     Duplicate {
-        of: String,
+        /// The original's URL hash (`pipeline::keys::url_hash`).
+        of: u64,
         distance: u32,
         /// The second signal's estimate, when both bodies have one.
         jaccard: Option<f64>,
@@ -115,15 +148,17 @@ pub enum Verdict {
     },
 }
 
-/// For a document looked up by `probe`, whose fingerprint's record holds
-/// `own_seq`, the earliest of itself and every recorded match within both
-/// radii. The document is the original when that is its own record and the
-/// record is its own (the caller checks the record's URL).
-pub fn earliest(probe: &Probe, own_seq: i64, seen: &[Seen]) -> Earliest {
+/// For a document looked up by `probe`, starting from `own`: the number of
+/// its fingerprint's record (with the second signal's estimate when the
+/// record is another document's, [`crate::table::own_record`]) or its own,
+/// the earliest of itself and every recorded match within both radii. The
+/// document is the original when that is its own record and the record is
+/// its own (the caller checks the record's URL).
+pub fn earliest(probe: &Probe, own: (i64, Option<f64>), seen: &[Seen]) -> Earliest {
     let mut best = Earliest {
-        seq: own_seq,
+        seq: own.0,
         distance: 0,
-        jaccard: None,
+        jaccard: own.1,
         radius: probe.radius,
     };
     for s in seen {
@@ -165,7 +200,7 @@ mod tests {
     /// `earliest` for an exact lookup within 3.
     fn earliest_k3(fp: u64, own_seq: i64, seen: &[Seen]) -> Earliest {
         let probe = Probe::exact(&crate::bands::Layout::default(), fp);
-        earliest(&probe, own_seq, seen)
+        earliest(&probe, (own_seq, None), seen)
     }
 
     #[test]
@@ -238,10 +273,10 @@ mod tests {
             signature: None,
         };
         // Distance 6: a short match counts, a long one (radius 3) does not.
-        assert_eq!(earliest(&short, 5, &[far(7)]).seq, 1);
-        assert_eq!(earliest(&short, 5, &[far(6)]).seq, 1);
-        assert_eq!(earliest(&short, 5, &[far(5)]).seq, 5);
-        assert_eq!(earliest(&short, 5, &[far(3)]).seq, 5);
+        assert_eq!(earliest(&short, (5, None), &[far(7)]).seq, 1);
+        assert_eq!(earliest(&short, (5, None), &[far(6)]).seq, 1);
+        assert_eq!(earliest(&short, (5, None), &[far(5)]).seq, 5);
+        assert_eq!(earliest(&short, (5, None), &[far(3)]).seq, 5);
         // A long document does not reach a short one beyond its own 3.
         assert_eq!(earliest_k3(0, 5, &[far(7)]).seq, 5);
     }
@@ -301,5 +336,33 @@ mod tests {
         // Without signatures, the radius alone.
         assert!(near_duplicates(3, 3, None, Some(&a)));
         assert!(!near_duplicates(4, 3, None, None));
+    }
+
+    #[test]
+    fn a_middling_estimate_needs_the_vocabulary_to_agree() {
+        let a: Signature = [7; 32];
+        // 40 of the 96 shingle buckets differ: an estimate of 0.44, under
+        // CONFIRM_ALONE, over CONFIRM_WITH_WORDS.
+        let mut reworded = a;
+        for b in reworded.iter_mut().take(20) {
+            *b = 9;
+        }
+        let j = jaccard(&a, &reworded);
+        assert!((CONFIRM_WITH_WORDS..CONFIRM_ALONE).contains(&j), "{j}");
+        // The same words: a near-duplicate, at distance 0 as further.
+        assert!(near_duplicates(0, 3, Some(&a), Some(&reworded)));
+        assert!(near_duplicates(12, 3, Some(&a), Some(&reworded)));
+        assert_eq!(threshold(12, j), Some(CONFIRM_WITH_WORDS));
+        // Other words (a sibling page of one template): not one.
+        let mut sibling = reworded;
+        for b in sibling.iter_mut().skip(24) {
+            *b = !*b;
+        }
+        assert!(words_jaccard(&a, &sibling) < CONFIRM_WORDS);
+        assert!(!near_duplicates(0, 3, Some(&a), Some(&sibling)));
+        // A high estimate needs nothing more; nothing beyond 16 bits.
+        assert!(near_duplicates(5, 3, Some(&a), Some(&a)));
+        assert_eq!(threshold(5, 1.0), Some(CONFIRM_ALONE));
+        assert_eq!(threshold(MAX_PAIR_DISTANCE + 1, 1.0), None);
     }
 }

@@ -32,26 +32,32 @@
 //! fingerprint: `cargo bench -p evaluation --bench contentseen` (its set:
 //! `evaluation::clean_text`). No evaluation code lives here.
 //!
-//! Redis keys: `bands:<i>:<value>` (strings of the fingerprints' bits
-//! outside band i, 6 bytes each, in the order added; `bands:<i>:<value>~`
-//! is the scratch key of its compaction, gone when the script ends), `fpr:<shard>`
-//! (fingerprint → sequence number, search radius and MinHash signature of
-//! its first document), `lsh:<band>:<shard>` (MinHash LSH band value → the
-//! first fingerprint that had it), `sequrl:<block>` (sequence number →
-//! URL), `fpseq` (the counter), `exact:<hash>` (short bodies),
-//! `doc:<url>`, `docs`, `dups:<url>`, `stats` and `crawl:<name>:stats`,
-//! `crawlctl` (read: a cancelled crawl's documents are dropped), and for crawls that
-//! recrawl `recrawl` (refetches by due time) and `recrawl:interval`. A
-//! refetched page is compared with what is stored: unchanged doubles its
-//! interval, changed updates it and halves it. Sizes and costs:
-//! `contentseen/README.md`.
+//! Redis keys (one slot per step: [`pipeline::store::design`]):
+//! `bands:<i>:<value>` (strings of the fingerprints' bits outside band i,
+//! 6 bytes each, in the order added; `bands:<i>:<value>~{…}` is the scratch
+//! key of its compaction, gone when the script ends), `fpr:<shard>`
+//! (fingerprint → sequence number, search radius, MinHash signature and URL
+//! hash of its first document), `lsh:<band>:<shard>` (MinHash LSH band
+//! value → the first fingerprint that had it), `seq` (the counter),
+//! `exact:<shard>` (short bodies), and in each URL's slot `doc:{u<T>}:<S>`
+//! (the document records, [`pipeline::documents`]), `docs:{u<T>}` (the
+//! export logs), `dups:{u<T>}:<S>` (near-duplicates under their
+//! original), `url:{u<T>}:<S>` (a refetch's once step) and the stats
+//! shards; `segseq` (text segment numbers, [`texts`]), `recrawl:{h<n>}`
+//! (refetches by due time), and reads `crawlctl` (a cancelled crawl's
+//! documents are dropped). With `CRAWLER_TEXT_DIR` the documents go in
+//! full to text segment files ([`texts`]), else compressed into their
+//! records. A refetched page is compared with what is stored: unchanged
+//! doubles its interval, changed updates it and halves it. Sizes and
+//! costs: `contentseen/README.md`.
 //!
 //! With `CRAWLER_WARC_DIR` (`crawler run --warc-dir`), each new page's
 //! WARC records (the `warc` crate) are written, from the raw HTTP exchange
 //! the page carries ([`pipeline::Document::raw`]), before the page is
 //! stored: request, response and metadata for an original (the response's
 //! record id stored with it, `warc_record_id`); request, a revisit of the
-//! original (read from `doc:<original>`) and metadata for a near-duplicate.
+//! original (read from its stored document) and metadata for a
+//! near-duplicate.
 //! Refetches of a recrawl are not written.
 //!
 //! Not here: extraction (extractor), fetching.
@@ -64,5 +70,6 @@ pub mod room;
 pub mod simhash;
 pub mod stage;
 pub mod table;
+pub mod texts;
 
 pub use stage::ContentSeenStage;

@@ -1,5 +1,7 @@
 //! The `contentseen` worker binary: [`contentseen::ContentSeenStage`] over RabbitMQ and Redis.
 
+use std::sync::Arc;
+
 use clap::Parser;
 use contentseen::bands::Layout;
 
@@ -36,13 +38,22 @@ async fn main() -> anyhow::Result<()> {
     file.start_logs(args.worker.service.log_json);
     let layout = Layout::even(args.max_distance)?;
     let ns = args.worker.service.namespace.clone();
-    pipeline::config::init_tracing(args.worker.service.log_json);
     let writer = match &args.warc_dir {
         Some(dir) => Some(warc::writer::open_shared(dir, args.warc_max_bytes)?),
         None => None,
     };
-    pipeline::worker::serve(&args.worker, |store| {
-        contentseen::ContentSeenStage::new(store, &ns, layout).with_warc(writer.clone())
+    let text_dir = args.worker.service.text_dir.clone();
+    let warc = writer.clone();
+    pipeline::worker::serve_async(&args.worker, |store| async move {
+        let texts = match &text_dir {
+            Some(dir) => Some(contentseen::texts::open(&store, &ns, dir).await?),
+            None => None,
+        };
+        Ok::<_, anyhow::Error>(Arc::new(
+            contentseen::ContentSeenStage::new(store, &ns, layout)
+                .with_warc(warc)
+                .with_texts(texts, text_dir.as_deref()),
+        ))
     })
     .await?;
     if let Some(writer) = writer {

@@ -50,8 +50,9 @@ pub const SHORT_TEXT_RADII: [(usize, u32); 3] = [(150, 7), (300, 6), (600, 5)];
 
 /// MinHash buckets a body must fill with shingles of its own (not
 /// borrowed from a neighbour) for MinHash LSH lookups beyond the SimHash
-/// radius: about 30 distinct shingles.
-pub const MIN_LSH_BUCKETS: usize = 20;
+/// radius: about 30 distinct shingles (25 of the 96 shingle buckets; 20
+/// of 32 before issue 31).
+pub const MIN_LSH_BUCKETS: usize = 25;
 
 /// How many of its weakest bits a short body's lookup flips, one at a
 /// time (one more band key read each).

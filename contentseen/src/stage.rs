@@ -1,19 +1,29 @@
 //! The contentseen stage: a [`Document`] in, a [`StoredDocument`] stored.
 //!
-//! Per document, in pipelined round trips:
-//! 1. already stored under this URL (a redelivery)? — in the same pipeline
-//!    as the band inserts and the sequence number ([`Table::insert_ops`]);
+//! Per document, in single-slot steps (so the same code runs on a Redis
+//! Cluster):
+//! 1. already stored under this URL (a redelivery)? — read in the same
+//!    round trip as the band inserts and the sequence number
+//!    ([`Table::insert`]); a redelivery only rewrites its duplicate entry
+//!    from the stored record (idempotent) and stops;
 //! 2. record and look up, and read what the matches need
-//!    ([`Table::record_and_decide`], one round when nothing is within k);
-//! 3. store the document (a duplicate without its text), then append it to
-//!    the export log and link it from its original.
+//!    ([`Table::record_and_decide`]); a near-duplicate reads its
+//!    original's record (waiting a little for it to be stored);
+//! 3. the full document to a text segment ([`texts`], or compressed into
+//!    the record when texts stay in the store), then its place under its
+//!    original, then last its document record with its export-log entry
+//!    and its counter ([`DOC_STORE`], one step): a worker killed between
+//!    any two leaves nothing a redelivery does not finish.
 //!
-//! Short bodies ([`Fingerprint::Exact`]) skip the table: the first document
-//! with the same exact hash (`SETNX exact:<hash>`) is the original.
+//! Short bodies ([`Fingerprint::Exact`]) skip the table: the first
+//! document with the same exact hash (`HSETNX exact:<shard>`) is the
+//! original.
 
-use pipeline::keys::Keys;
+use pipeline::documents::{duplicate_op, inline, Body, DocRecord, Documents, Recrawl, Time};
+use pipeline::keys::{hash_field, url_hash, Keys};
 use pipeline::messages::{encode, Document, FetchTask, RawExchange, VERSION};
-use pipeline::store::{Op, Reply, StoreError};
+use pipeline::once::{once_with, Also, RECRAWL_IDS};
+use pipeline::store::{arg, int_arg, key_arg, Memory, Op, Reply, Script, ScriptCall, StoreError};
 use pipeline::worker::{Outcome, Stage, StageError};
 use pipeline::CrawlSpec;
 use pipeline::{Queue, Store, StoredDocument};
@@ -22,12 +32,13 @@ use crate::bands::Layout;
 use crate::decide::Verdict;
 use crate::reach::Reach;
 use crate::simhash::{distance, sketch, Fingerprint, Sketch};
-use crate::table::Table;
+use crate::table::{Table, SEQUENCE_SHARD_BITS};
 
 pub struct ContentSeenStage {
     store: Store,
     keys: Keys,
     table: Table,
+    docs: Documents,
     /// How far each document's lookup reaches (short bodies further).
     reach: Reach,
     /// Within this distance a refetched page counts as unchanged.
@@ -35,26 +46,102 @@ pub struct ContentSeenStage {
     /// Where the pages' WARC records go, when the crawl writes them
     /// (`CRAWLER_WARC_DIR`, `crawler run --warc-dir`).
     warc: Option<warc::SharedWriter>,
+    /// Where the documents go in full, when texts are in files
+    /// (`CRAWLER_TEXT_DIR`); else into their records.
+    texts: Option<texts::Writer>,
 }
 
-/// How long a near-duplicate's WARC records wait for its original to be
-/// stored (its `WARC-Refers-To-*` come from there): the original was
-/// decided first and is being stored by another task or worker; past
-/// this, the document goes back to the queue.
-pub const WARC_ORIGINAL_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+/// How long a near-duplicate waits for its original to be stored (its
+/// URL, and its WARC records' `WARC-Refers-To-*`, come from there): the
+/// original was decided first and is being stored by another task or
+/// worker; past this, the document goes back to the queue.
+pub const ORIGINAL_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The longest adaptive refetch interval.
 pub const MAX_RECRAWL_INTERVAL_SECS: u64 = 30 * 24 * 3600;
+
+/// Stores a new document's record and counts it, once: `HSETNX` the
+/// record in the URL's document hash; only when it was set, append the
+/// URL hash to the slot's export log and bump the counters of the slot's
+/// stats shard. Reply Int(1 if stored now). KEYS = documents, export log,
+/// stats (one slot); ARGV = field, record, then counter field and by
+/// pairs.
+pub static DOC_STORE: Script = Script::new("DOC_STORE", doc_store_lua, doc_store_twin);
+
+fn doc_store_lua() -> String {
+    r#"
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then
+  return 0
+end
+redis.call('RPUSH', KEYS[2], ARGV[1])
+for a = 3, #ARGV, 2 do
+  redis.call('HINCRBY', KEYS[3], ARGV[a], ARGV[a + 1])
+end
+return 1
+"#
+    .to_string()
+}
+
+fn doc_store_twin(
+    m: &mut Memory<'_>,
+    keys: &[String],
+    args: &[Vec<u8>],
+) -> Result<Reply, StoreError> {
+    let s = &DOC_STORE;
+    let (docs, log, stats) = (
+        key_arg(s, keys, 0)?,
+        key_arg(s, keys, 1)?,
+        key_arg(s, keys, 2)?,
+    );
+    let field = String::from_utf8_lossy(arg(s, args, 0)?).into_owned();
+    if m.hget(docs, &field)?.is_some() {
+        return Ok(Reply::Int(0));
+    }
+    m.hset(docs, &field, arg(s, args, 1)?)?;
+    m.rpush(log, field.as_bytes())?;
+    let mut a = 2;
+    while a + 1 < args.len() {
+        let counter = String::from_utf8_lossy(arg(s, args, a)?).into_owned();
+        m.hincr(stats, &counter, int_arg(s, args, a + 1)?)?;
+        a += 2;
+    }
+    Ok(Reply::Int(1))
+}
+
+/// The step of [`DOC_STORE`] for URL hash `h`.
+pub fn doc_store(keys: &Keys, h: u64, record: &DocRecord, counts: Vec<(String, i64)>) -> Op {
+    let (key, field) = keys.document(h);
+    let mut call = ScriptCall::new(&DOC_STORE)
+        .key(key)
+        .key(keys.document_log(h))
+        .key(keys.stats_of_url(h))
+        .arg(field)
+        .arg(record.encode());
+    for (counter, by) in &counts {
+        call = call.arg(counter.as_bytes()).int(by);
+    }
+    call.counting(pipeline::crawls::namespace_counts(&counts))
+        .op()
+}
+
+/// What the first round found: the document stored already (a
+/// redelivery), or its verdict.
+enum Decided {
+    Stored(Box<DocRecord>),
+    New(Verdict),
+}
 
 impl ContentSeenStage {
     pub fn new(store: Store, namespace: &str, layout: Layout) -> Self {
         ContentSeenStage {
             max_distance: layout.max_distance(),
             table: Table::new(store.clone(), namespace, layout),
+            docs: Documents::new(store.clone(), namespace, None),
             reach: Reach::default(),
             store,
             keys: Keys::new(namespace),
             warc: None,
+            texts: None,
         }
     }
 
@@ -65,6 +152,18 @@ impl ContentSeenStage {
         self
     }
 
+    /// This stage, writing documents in full to text segments (and
+    /// reading them back from the writer's directory).
+    pub fn with_texts(
+        mut self,
+        writer: Option<texts::Writer>,
+        dir: Option<&std::path::Path>,
+    ) -> Self {
+        self.docs = Documents::new(self.store.clone(), self.keys.namespace(), dir);
+        self.texts = writer;
+        self
+    }
+
     /// Writes the WARC records of a page about to be stored: request,
     /// response and metadata for an original; request, revisit and metadata
     /// for a near-duplicate. Returns the response record's id (`None` for a
@@ -72,15 +171,11 @@ impl ContentSeenStage {
     /// found stored has its records written; a worker that dies between
     /// the two writes them again when the document is redelivered.
     async fn write_warc(
-        &self,
         writer: &warc::SharedWriter,
         raw: &RawExchange,
         stored: &StoredDocument,
+        original: Option<&StoredDocument>,
     ) -> Result<Option<String>, StageError> {
-        let original = match &stored.duplicate_of {
-            Some(of) => Some(self.original_for_warc(of).await?),
-            None => None,
-        };
         let body = raw
             .body()
             .map_err(|e| StageError::Malformed(format!("raw body of {}: {e}", stored.url)))?;
@@ -94,7 +189,7 @@ impl ContentSeenStage {
             body: &body,
             metadata: &metadata,
         };
-        let duplicate = original.as_ref().map(|orig| warc::NearDuplicate {
+        let duplicate = original.map(|orig| warc::NearDuplicate {
             original: warc::Original {
                 target_uri: &orig.final_url,
                 date: &orig.fetched_at,
@@ -115,38 +210,49 @@ impl ContentSeenStage {
         Ok(response_id)
     }
 
-    /// The stored original `url` of a near-duplicate, waiting up to
-    /// [`WARC_ORIGINAL_WAIT`] for it to be stored.
-    async fn original_for_warc(&self, url: &str) -> Result<StoredDocument, StageError> {
-        let deadline = tokio::time::Instant::now() + WARC_ORIGINAL_WAIT;
+    /// The stored record of the original `h` of a near-duplicate, waiting
+    /// up to [`ORIGINAL_WAIT`] for it to be stored.
+    async fn original(&self, h: u64) -> Result<DocRecord, StageError> {
+        let deadline = tokio::time::Instant::now() + ORIGINAL_WAIT;
         loop {
-            let json = self
-                .store
-                .one(Op::Get {
-                    key: self.keys.document(url),
-                })
-                .await?
-                .data()?;
-            if let Some(json) = json {
-                return serde_json::from_slice(&json)
-                    .map_err(|e| StageError::Malformed(format!("stored document {url}: {e}")));
+            if let Some(Some(r)) = self
+                .docs
+                .records(&[h])
+                .await
+                .map_err(|e| StageError::Transient(e.to_string()))?
+                .pop()
+            {
+                return Ok(r);
             }
             if tokio::time::Instant::now() >= deadline {
                 return Err(StageError::Transient(format!(
-                    "original {url} not stored yet: the near-duplicate's WARC revisit record needs it"
+                    "original {h:016x} not stored yet: its near-duplicate needs its URL"
                 )));
             }
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
     }
 
-    /// Schedules the next refetch of a stored page `in_secs` from now.
-    fn schedule_ops(
+    /// The full document in its record's body: a line of a text segment,
+    /// or compressed in the record.
+    async fn body(&self, json: Vec<u8>) -> Result<Body, StageError> {
+        match &self.texts {
+            Some(w) => Ok(Body::File(
+                w.append(json)
+                    .await
+                    .map_err(|e| StageError::Transient(e.to_string()))?,
+            )),
+            None => Ok(inline(&json)),
+        }
+    }
+
+    /// The next refetch of a stored page, `in_secs` from now.
+    fn schedule_op(
         &self,
         doc: &Document,
         spec: &CrawlSpec,
         in_secs: u64,
-    ) -> Result<Vec<Op>, StageError> {
+    ) -> Result<Op, StageError> {
         let task = FetchTask {
             v: VERSION,
             crawl: spec.clone(),
@@ -159,23 +265,22 @@ impl ContentSeenStage {
             // member stays one), new for the next version of the page.
             id: FetchTask::derive_id(&["recrawl", &doc.url, &doc.fetched_at]),
         };
-        Ok(vec![
-            Op::ZAddIn {
-                key: self.keys.recrawl_schedule(),
-                member: encode(&task)?,
-                in_ms: in_secs.saturating_mul(1000),
-            },
-            Op::HSet {
-                key: self.keys.recrawl_interval(),
-                fields: vec![(doc.url.clone(), in_secs.to_string().into_bytes())],
-            },
-        ])
+        let origin = url::Url::parse(&doc.url)
+            .map(|u| u.origin().ascii_serialization())
+            .map_err(|e| StageError::Malformed(format!("document URL {:?}: {e}", doc.url)))?;
+        Ok(politeness::schedule::schedule_recrawl(
+            &self.keys,
+            &origin,
+            &encode(&task)?,
+            in_secs.saturating_mul(1000),
+        ))
     }
 
     /// A refetch of a stored page: unchanged (within the near-duplicate
     /// distance, or the same exact hash) doubles its interval; changed
-    /// updates the stored document and halves it. `None` when the page is
-    /// not stored (it is then handled as new).
+    /// updates the stored document (a new version in the export order)
+    /// and halves it. `None` when the page is not stored (it is then
+    /// handled as new).
     ///
     /// The changed text's new fingerprint is not added to the band tables:
     /// near-duplicates of the new version are found against the old one.
@@ -183,59 +288,44 @@ impl ContentSeenStage {
         &self,
         doc: &Document,
         fp: Fingerprint,
-        doc_key: &str,
+        me: u64,
     ) -> Result<Option<Outcome>, StageError> {
-        let replies = self
-            .store
-            .exec(&[
-                Op::Get {
-                    key: doc_key.to_string(),
-                },
-                Op::HGet {
-                    key: self.keys.recrawl_interval(),
-                    field: doc.url.clone(),
-                },
-            ])
-            .await?;
-        let Some(json) = replies.first().map(Reply::data).transpose()?.flatten() else {
+        let stage = |e: pipeline::documents::DocumentError| StageError::Transient(e.to_string());
+        let Some(mut rec) = self.docs.record(&doc.url).await.map_err(stage)? else {
             return Ok(None);
         };
-        let mut stored: StoredDocument = serde_json::from_slice(&json)
-            .map_err(|e| StageError::Malformed(format!("stored document {}: {e}", doc.url)))?;
-        let base = doc
-            .spec
-            .as_ref()
-            .and_then(|s| s.recrawl_secs)
-            .unwrap_or(3600)
-            .max(1);
-        let interval: u64 = replies
-            .get(1)
-            .map(Reply::string)
-            .transpose()?
-            .flatten()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(base);
-        if stored.fetched_at == doc.fetched_at {
+        let spec = doc.spec.as_ref();
+        let base = spec.and_then(|s| s.recrawl_secs).unwrap_or(3600).max(1);
+        let mut recrawl = rec.recrawl.clone().unwrap_or(Recrawl {
+            interval_secs: base,
+            unchanged: 0,
+            changed_at: None,
+        });
+        if rec.fetched_at == Time::of(&doc.fetched_at) {
             // A redelivery of a refetch already applied (the document, its
             // counter and its new interval): schedule it again, nothing more.
-            if let Some(spec) = &doc.spec {
+            if let Some(spec) = spec {
                 self.store
-                    .exec(&self.schedule_ops(doc, spec, interval)?)
+                    .exec(&[self.schedule_op(doc, spec, recrawl.interval_secs)?])
                     .await?;
             }
             return Ok(Some(Outcome::default()));
         }
-        let unchanged = match (fp, u64::from_str_radix(&stored.simhash, 16)) {
-            (Fingerprint::Sim(v), Ok(old)) => distance(v, old) <= self.max_distance,
-            (Fingerprint::Exact(h), Ok(old)) => h == old,
-            _ => false,
+        let unchanged = match fp {
+            Fingerprint::Sim(v) => distance(v, rec.simhash) <= self.max_distance,
+            Fingerprint::Exact(h) => h == rec.simhash,
         };
-        let next = if unchanged {
-            stored.unchanged += 1;
-            interval.saturating_mul(2).min(MAX_RECRAWL_INTERVAL_SECS)
+        if unchanged {
+            recrawl.unchanged += 1;
+            recrawl.interval_secs = recrawl
+                .interval_secs
+                .saturating_mul(2)
+                .min(MAX_RECRAWL_INTERVAL_SECS);
         } else {
-            stored.unchanged = 0;
-            stored.changed_at = Some(doc.fetched_at.clone());
+            let mut stored = self.docs.full(&rec, &mut None).map_err(stage)?;
+            recrawl.unchanged = 0;
+            recrawl.changed_at = Some(Time::of(&doc.fetched_at));
+            recrawl.interval_secs = (recrawl.interval_secs / 2).max((base / 4).max(1));
             if stored.duplicate_of.is_none() {
                 stored.text = doc.text.clone();
             }
@@ -248,98 +338,114 @@ impl ContentSeenStage {
             stored.status = doc.status;
             stored.encoding = doc.encoding.clone();
             stored.charset_override = doc.charset_override.clone();
-            (interval / 2).max((base / 4).max(1))
-        };
-        stored.fetched_at = doc.fetched_at.clone();
-        let json = serde_json::to_vec(&stored)
-            .map_err(|e| StageError::Malformed(format!("cannot serialize {}: {e}", doc.url)))?;
-        // A changed page goes on the export log again, so an export that
-        // resumes from a cursor takes the new version; before the document
-        // itself, so a crash between the two repeats the entry (an export
-        // writes a URL once) rather than losing it.
-        let mut ops = Vec::new();
-        if !unchanged {
-            ops.push(Op::RPush {
-                key: self.keys.document_log(),
-                value: doc.url.as_bytes().to_vec(),
-            });
+            stored.fetched_at = doc.fetched_at.clone();
+            stored.changed_at = Some(doc.fetched_at.clone());
+            stored.unchanged = 0;
+            let json = serde_json::to_vec(&stored)
+                .map_err(|e| StageError::Malformed(format!("cannot serialize {}: {e}", doc.url)))?;
+            let duplicate_of = rec.duplicate_of;
+            rec = DocRecord::of(&stored, duplicate_of, self.body(json).await?);
         }
-        // The document and its counter in one step, once per refetch.
-        let (mark, field) = self.keys.once("recrawl", &doc.url);
-        ops.push(Op::Once {
-            mark,
-            field,
-            id: doc.fetched_at.clone(),
-            sets: vec![(doc_key.to_string(), json)],
-            counts: pipeline::crawls::counts(
-                &self.keys,
+        rec.fetched_at = Time::of(&doc.fetched_at);
+        rec.recrawl = Some(recrawl.clone());
+        // The record and its counter in one step, once per refetch; a
+        // changed page goes on its export log again, so an export that
+        // resumes from a cursor takes the new version.
+        let (key, field) = self.keys.document(me);
+        let mut also = vec![Also::HSet(key, field, rec.encode())];
+        if !unchanged {
+            also.push(Also::RPush(
+                self.keys.document_log(me),
+                hash_field(me).into_bytes(),
+            ));
+        }
+        let mut ops = vec![once_with(
+            &self.keys,
+            me,
+            RECRAWL_IDS,
+            &doc.fetched_at,
+            None,
+            also,
+            pipeline::crawls::counts(
                 &doc.crawl,
                 &[(if unchanged { "unchanged" } else { "changed" }, 1)],
             ),
-        });
-        if let Some(spec) = &doc.spec {
-            ops.extend(self.schedule_ops(doc, spec, next)?);
+        )];
+        if let Some(spec) = spec {
+            ops.push(self.schedule_op(doc, spec, recrawl.interval_secs)?);
         }
         self.store.exec(&ops).await?;
         Ok(Some(Outcome::default()))
     }
 
-    /// The verdict for a document not stored yet, or `None` when it is
-    /// stored already (a redelivery).
-    async fn verdict(
-        &self,
-        sketch: &Sketch,
-        url: &str,
-        doc_key: &str,
-    ) -> Result<Option<Verdict>, StageError> {
-        let stored = Op::Get {
-            key: doc_key.to_string(),
+    /// Round 1 (and the rest of the decision for a new document): the
+    /// stored record if this document is stored already, else its verdict.
+    async fn decide(&self, sketch: &Sketch, article: bool, me: u64) -> Result<Decided, StageError> {
+        let stored_op = self.docs.record_op(me);
+        let stored = |r: &Reply| -> Result<Option<DocRecord>, StageError> {
+            self.docs
+                .record_of(r, &format!("{me:016x}"))
+                .map_err(|e| StageError::Transient(e.to_string()))
         };
-        // A lookup for a SimHash; none for a body too short for one.
+        // A page without an article (a listing, navigation, an empty
+        // extraction) is stored as it is and never matched: nothing in it
+        // to judge a near-duplicate by.
+        if !article {
+            let reply = self.store.one(stored_op).await?;
+            return Ok(match stored(&reply)? {
+                Some(r) => Decided::Stored(Box::new(r)),
+                None => Decided::New(Verdict::Original),
+            });
+        }
         match self.reach.probe(self.table.layout(), sketch) {
             Some(probe) => {
-                let mut ops = vec![stored];
-                ops.extend(self.table.insert_ops(&[probe]));
-                let replies = self.store.exec(&ops).await?;
-                if already_stored(&replies)? {
-                    return Ok(None);
+                let (replies, inserted) = self.table.insert(vec![stored_op], &[probe]).await?;
+                if let Some(r) = stored(replies.first().unwrap_or(&Reply::Nil))? {
+                    return Ok(Decided::Stored(Box::new(r)));
                 }
-                let inserted = self
+                let verdict = self
                     .table
-                    .inserted(&[probe], replies.get(1..).unwrap_or_default())?;
-                let verdicts = self
-                    .table
-                    .record_and_decide(&[(probe, url)], &inserted)
-                    .await?;
-                Ok(verdicts.into_iter().next())
+                    .record_and_decide(&[(probe, me)], &inserted)
+                    .await?
+                    .into_iter()
+                    .next()
+                    .unwrap_or(Verdict::Original);
+                Ok(Decided::New(verdict))
             }
             None => {
-                let key = self.keys.exact(sketch.fingerprint.value());
+                let h = sketch.fingerprint.value();
+                let key = self.keys.exact(h >> (64 - SEQUENCE_SHARD_BITS));
+                let field = hash_field(h);
                 let replies = self
                     .store
                     .exec(&[
-                        stored,
-                        Op::SetNx {
+                        stored_op,
+                        Op::HSetNx {
                             key: key.clone(),
-                            value: url.as_bytes().to_vec(),
+                            field: field.clone(),
+                            value: hash_field(me).into_bytes(),
                         },
-                        Op::Get { key },
+                        Op::HGet { key, field },
                     ])
                     .await?;
-                if already_stored(&replies)? {
-                    return Ok(None);
+                if let Some(r) = stored(replies.first().unwrap_or(&Reply::Nil))? {
+                    return Ok(Decided::Stored(Box::new(r)));
                 }
-                Ok(Some(
-                    match replies.get(2).map(Reply::string).transpose()?.flatten() {
-                        Some(owner) if owner != url => Verdict::Duplicate {
-                            of: owner,
-                            distance: 0,
-                            jaccard: None,
-                            radius: 0,
-                        },
-                        _ => Verdict::Original,
+                let owner = replies
+                    .get(2)
+                    .map(Reply::int)
+                    .transpose()?
+                    .map(|o| o as u64);
+                let verdict = match owner {
+                    Some(o) if o != me => Verdict::Duplicate {
+                        of: o,
+                        distance: 0,
+                        jaccard: None,
+                        radius: 0,
                     },
-                ))
+                    _ => Verdict::Original,
+                };
+                Ok(Decided::New(verdict))
             }
         }
     }
@@ -352,11 +458,11 @@ impl Stage for ContentSeenStage {
 
     async fn handle(&self, mut doc: Document) -> Result<Outcome, StageError> {
         let raw = doc.raw.take();
-        let doc_key = self.keys.document(&doc.url);
+        let me = url_hash(&doc.url);
         let sketch = sketch(&doc.text);
         let fp = sketch.fingerprint;
         if doc.recrawl {
-            if let Some(outcome) = self.refetched(&doc, fp, &doc_key).await? {
+            if let Some(outcome) = self.refetched(&doc, fp, me).await? {
                 return Ok(outcome);
             }
         }
@@ -364,24 +470,27 @@ impl Stage for ContentSeenStage {
             .spec
             .as_ref()
             .and_then(|s| s.recrawl_secs.map(|secs| (s.clone(), secs)));
-        let scheduled = match &recrawl {
-            Some((spec, secs)) => self.schedule_ops(&doc, spec, *secs)?,
-            None => Vec::new(),
-        };
-        // A page without an article (a listing, navigation, an empty
-        // extraction) is stored as it is and never matched: nothing in it
-        // to judge a near-duplicate by.
+        let mut scheduled = Vec::new();
+        if let Some((spec, secs)) = &recrawl {
+            scheduled.push(self.schedule_op(&doc, spec, *secs)?);
+        }
         let article = doc.article && sketch.tokens > 0;
-        let verdict = if article {
-            // None: a redelivery of a document already stored, nothing to do.
-            let Some(verdict) = self.verdict(&sketch, &doc.url, &doc_key).await? else {
+        let verdict = match self.decide(&sketch, article, me).await? {
+            Decided::Stored(rec) => {
+                // A redelivery of a stored document: its entry under its
+                // original again (idempotent; written before the record, so
+                // it is there, but cheap to be sure of), and its refetch.
+                let mut ops = Vec::new();
+                if let Some(of) = rec.duplicate_of {
+                    ops.push(duplicate_op(&self.keys, of, me));
+                }
+                ops.extend(scheduled);
+                self.store.exec(&ops).await?;
                 return Ok(Outcome::default());
-            };
-            verdict
-        } else {
-            Verdict::Original
+            }
+            Decided::New(verdict) => verdict,
         };
-        let (duplicate_of, distance, radius, jaccard) = match &verdict {
+        let (of, distance, radius, jaccard) = match &verdict {
             Verdict::Original => (None, None, None, None),
             Verdict::Duplicate {
                 of,
@@ -389,11 +498,15 @@ impl Stage for ContentSeenStage {
                 jaccard,
                 radius,
             } => (
-                Some(of.clone()),
+                Some(*of),
                 Some(*distance),
                 Some(*radius),
                 jaccard.map(|j| j as f32),
             ),
+        };
+        let original = match of {
+            Some(h) => Some(self.original(h).await?),
+            None => None,
         };
         let mut stored = StoredDocument {
             url: doc.url.clone(),
@@ -406,13 +519,13 @@ impl Stage for ContentSeenStage {
             author: doc.author,
             authors: doc.authors,
             // A near-duplicate's text is not stored again.
-            text: if duplicate_of.is_some() {
+            text: if of.is_some() {
                 String::new()
             } else {
                 doc.text
             },
             simhash: format!("{:016x}", fp.value()),
-            duplicate_of: duplicate_of.clone(),
+            duplicate_of: original.as_ref().map(|o| o.url.clone()),
             distance,
             fetched_at: doc.fetched_at,
             crawl: doc.crawl,
@@ -429,48 +542,50 @@ impl Stage for ContentSeenStage {
             warc_record_id: None,
         };
         if let (Some(writer), Some(raw)) = (&self.warc, &raw) {
-            stored.warc_record_id = self.write_warc(writer, raw, &stored).await?;
+            let original_doc = match &original {
+                Some(r) => Some(
+                    self.docs
+                        .full(r, &mut None)
+                        .map_err(|e| StageError::Transient(e.to_string()))?,
+                ),
+                None => None,
+            };
+            stored.warc_record_id =
+                Self::write_warc(writer, raw, &stored, original_doc.as_ref()).await?;
         }
         let json = serde_json::to_vec(&stored)
-            .map_err(|e| StageError::Malformed(format!("cannot serialize {}: {e}", doc.url)))?;
-        // The document, its export-log entry, its counter and its place in
-        // its original's list in one atomic step: a worker killed around it
-        // leaves all or nothing, and a redelivery finds it done. The
-        // refetch schedule is idempotent and always (re)written first.
-        if !scheduled.is_empty() {
-            self.store.exec(&scheduled).await?;
+            .map_err(|e| StageError::Malformed(format!("cannot serialize {}: {e}", stored.url)))?;
+        let mut record = DocRecord::of(&stored, of, self.body(json).await?);
+        if let Some((_, secs)) = &recrawl {
+            record.recrawl = Some(Recrawl {
+                interval_secs: *secs,
+                unchanged: 0,
+                changed_at: None,
+            });
         }
-        let mut pushes = vec![(self.keys.document_log(), doc.url.as_bytes().to_vec())];
-        if let Some(orig) = &duplicate_of {
-            pushes.push((self.keys.duplicates(orig), doc.url.as_bytes().to_vec()));
+        // Its entry under its original first (idempotent), then the record
+        // with its export-log entry and its counter in one step: a worker
+        // killed around it leaves the record or nothing, and a redelivery
+        // finds it stored.
+        let mut first = Vec::new();
+        if let Some(of) = of {
+            first.push(duplicate_op(&self.keys, of, me));
         }
-        let counter = if duplicate_of.is_some() {
-            "duplicate"
-        } else {
-            "stored"
-        };
-        self.store
-            .one(Op::SetNxWith {
-                key: doc_key,
-                value: json,
-                pushes,
-                counts: pipeline::crawls::counts(&self.keys, &stored.crawl, &[(counter, 1)]),
-            })
-            .await?
-            .int()?;
+        first.extend(scheduled);
+        let counter = if of.is_some() { "duplicate" } else { "stored" };
+        let store_op = doc_store(
+            &self.keys,
+            me,
+            &record,
+            pipeline::crawls::counts(&stored.crawl, &[(counter, 1)]),
+        );
+        if !first.is_empty() {
+            self.store.exec(&first).await?;
+        }
+        pipeline::fault::point(pipeline::fault::TEXT_WRITTEN_NOT_RECORDED);
+        self.store.exec(&[store_op]).await?;
         Ok(Outcome::default())
     }
-}
-
-/// Whether the first reply (the read of the document's stored record that
-/// leads every lookup) found it stored: a redelivery, nothing to decide.
-fn already_stored(replies: &[Reply]) -> Result<bool, StoreError> {
-    Ok(replies
-        .first()
-        .map(Reply::data)
-        .transpose()?
-        .flatten()
-        .is_some())
 }
 
 #[cfg(test)]
@@ -506,19 +621,14 @@ mod tests {
     }
 
     async fn stored(store: &Store, url: &str) -> StoredDocument {
-        let data = store
-            .one(Op::Get {
-                key: Keys::new("t").document(url),
-            })
+        Documents::new(store.clone(), "t", None)
+            .document(url)
             .await
             .unwrap()
-            .data()
             .unwrap()
-            .unwrap();
-        serde_json::from_slice(&data).unwrap()
     }
 
-    #[tokio::test]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn marks_copies_and_edits_and_keeps_distinct_texts() {
         let store = Store::memory();
         let stage = ContentSeenStage::new(store.clone(), "t", Layout::default());
@@ -550,5 +660,25 @@ mod tests {
             Some("s1")
         );
         assert_eq!(stored(&store, "s3").await.duplicate_of, None);
+        // Every document once in the export logs, the cluster under its
+        // original.
+        let docs = Documents::new(store.clone(), "t", None);
+        let (logged, _) = docs
+            .logged(&pipeline::documents::Cursor::default(), 100)
+            .await
+            .unwrap();
+        assert_eq!(logged.len(), 7);
+        let mut dups = pipeline::documents::duplicates_of(&store, docs.keys(), url_hash("a"))
+            .await
+            .unwrap();
+        dups.sort();
+        let mut want = vec![url_hash("copy"), url_hash("edit")];
+        want.sort();
+        assert_eq!(dups, want);
+        let counters = pipeline::crawls::read_counters(&store, docs.keys())
+            .await
+            .unwrap();
+        assert_eq!(counters.get("stored"), 4);
+        assert_eq!(counters.get("duplicate"), 3);
     }
 }

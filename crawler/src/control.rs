@@ -8,7 +8,7 @@
 use anyhow::Context;
 use clap::Args;
 use pipeline::crawls::{read_states, set_state, CrawlState};
-use pipeline::keys::Keys;
+use pipeline::keys::{Keys, HOST_SHARDS};
 use pipeline::store::Op;
 use pipeline::{Broker, Store};
 
@@ -43,9 +43,7 @@ pub struct ResetArgs {
 }
 
 async fn store(service: &pipeline::ServiceConfig) -> anyhow::Result<Store> {
-    Store::redis(&service.redis_url)
-        .await
-        .context("connecting to Redis")
+    service.store().await.context("connecting to Redis")
 }
 
 /// `crawler crawls`: every crawl with its state and counters.
@@ -92,19 +90,23 @@ async fn known(store: &Store, keys: &Keys, crawl: &str) -> anyhow::Result<CrawlS
     if let Some(state) = states.get(crawl) {
         return Ok(*state);
     }
-    let replies = store
-        .exec(&[
-            Op::Get {
-                key: keys.crawl_spec(crawl),
-            },
-            Op::HGetAll {
-                key: keys.crawl_stats(crawl),
-            },
-        ])
-        .await?;
-    let seeded = replies[0].data()?.is_some();
-    let counted = !replies[1].strings()?.is_empty();
-    if seeded || counted {
+    let seeded = store
+        .one(Op::HGet {
+            key: keys.crawls(),
+            field: crawl.to_string(),
+        })
+        .await?
+        .data()?
+        .is_some();
+    let counted = || async {
+        Ok::<bool, anyhow::Error>(
+            pipeline::crawls::read_counters(store, keys)
+                .await?
+                .crawls
+                .contains_key(crawl),
+        )
+    };
+    if seeded || counted().await? {
         Ok(CrawlState::Running)
     } else {
         anyhow::bail!(
@@ -130,32 +132,54 @@ pub async fn steer(
              seed a crawl of another name (or `crawler reset` the namespace)"
         );
     }
-    store.exec_atomic(&set_state(&keys, crawl, to)).await?;
+    if to == CrawlState::Cancelled {
+        // Paused first: the releasers then keep its tasks (they drop a
+        // cancelled crawl's tasks themselves), so what is dropped here is
+        // every task queued when the cancel came, counted once; then
+        // cancelled, and what was admitted meanwhile dropped too.
+        let mut dropped = 0;
+        if now != CrawlState::Paused {
+            store
+                .exec(&set_state(&keys, crawl, CrawlState::Paused))
+                .await?;
+        }
+        dropped += drop_queued(&store, &keys, crawl).await?;
+        store.exec(&set_state(&keys, crawl, to)).await?;
+        dropped += drop_queued(&store, &keys, crawl).await?;
+        println!(
+            "crawl {crawl:?} cancelled: {dropped} queued URL(s) dropped; its messages still in \
+             RabbitMQ queues are acked without work; its stored documents stay"
+        );
+        return Ok(());
+    }
+    store.exec(&set_state(&keys, crawl, to)).await?;
     match to {
         CrawlState::Paused => println!(
             "crawl {crawl:?} paused: none of its URLs is released until `crawler resume --crawl {crawl}`; \
              other crawls go on (its messages already in RabbitMQ queues are finished)"
         ),
-        CrawlState::Running => println!("crawl {crawl:?} resumed"),
-        CrawlState::Cancelled => {
-            let dropped = drop_queued(&store, &keys, crawl).await?;
-            println!(
-                "crawl {crawl:?} cancelled: {dropped} queued URL(s) dropped; its messages still in \
-                 RabbitMQ queues are acked without work; its stored documents stay"
-            );
-        }
+        CrawlState::Running | CrawlState::Cancelled => println!("crawl {crawl:?} resumed"),
     }
     Ok(())
 }
 
-/// Removes the crawl's tasks from every host queue (one script per host);
-/// returns how many.
+/// Removes the crawl's tasks from every host queue (one script per host
+/// with tasks queued, found in the shards' `hostlen` indexes); returns how
+/// many.
 async fn drop_queued(store: &Store, keys: &Keys, crawl: &str) -> anyhow::Result<i64> {
-    let prefix_end = "}:";
-    let queues = store.keys_matching(&keys.host_queue_pattern()).await?;
-    let ops: Vec<Op> = queues
+    let lists: Vec<Op> = (0..HOST_SHARDS)
+        .map(|shard| Op::ZRevRange {
+            key: keys.host_lengths(shard),
+            start: 0,
+            stop: -1,
+        })
+        .collect();
+    let mut origins = Vec::new();
+    for r in store.exec(&lists).await? {
+        origins.extend(r.int_pairs()?.into_iter().map(|(origin, _)| origin));
+    }
+    let ops: Vec<Op> = origins
         .iter()
-        .filter_map(|k| k.split_once(prefix_end).map(|(_, origin)| origin))
         .map(|origin| politeness::schedule::drop_crawl(keys, origin, crawl))
         .collect();
     let mut dropped = 0;
@@ -180,7 +204,7 @@ pub async fn reset(service: &pipeline::ServiceConfig, args: ResetArgs) -> anyhow
     }
     let store = store(service).await?;
     let keys = Keys::new(ns);
-    let live = store.keys_matching(&keys.live_pattern()).await?;
+    let live = pipeline::live::read(&store, &keys).await?;
     if !live.is_empty() {
         if !args.force {
             anyhow::bail!(
@@ -199,6 +223,7 @@ pub async fn reset(service: &pipeline::ServiceConfig, args: ResetArgs) -> anyhow
         .await
         .context("connecting to RabbitMQ")?;
     session.delete_topology().await?;
+    // The one scan of an operational command: its own namespace's keys.
     let all = store.keys_matching(&keys.namespace_pattern()).await?;
     let ops: Vec<Op> = all.iter().map(|k| Op::Unlink { key: k.clone() }).collect();
     for chunk in ops.chunks(RESET_BATCH) {

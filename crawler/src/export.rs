@@ -1,15 +1,15 @@
-//! `crawler export`: stored documents as JSON lines, in storage order.
+//! `crawler export`: stored documents as JSON lines, each export log in
+//! storage order ([`pipeline::documents`]), resumable from a cursor.
 
 use std::io::Write;
 
 use anyhow::Context;
 use clap::Args;
-use pipeline::keys::Keys;
-use pipeline::store::Op;
+use pipeline::documents::{Cursor, DocRecord, Documents};
 use pipeline::Store;
 
-/// Documents read per round trip.
-const EXPORT_CHUNK: i64 = 500;
+/// URL hashes read per export log per round trip.
+const EXPORT_CHUNK: i64 = 64;
 
 #[derive(Args)]
 pub struct ExportArgs {
@@ -22,10 +22,10 @@ pub struct ExportArgs {
     /// Only the documents of this crawl.
     #[arg(long)]
     pub crawl: Option<String>,
-    /// Start after this many stored documents (the cursor printed by an
-    /// earlier export), to resume or to take only what is new.
-    #[arg(long, default_value_t = 0)]
-    pub cursor: u64,
+    /// Start where an earlier export stopped: the cursor it printed (`0`,
+    /// the default, is the start), to resume or to take only what is new.
+    #[arg(long, default_value = "0")]
+    pub cursor: Cursor,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -42,84 +42,68 @@ pub struct Filter {
 }
 
 impl Filter {
-    fn keeps(&self, json: &[u8]) -> bool {
-        if self.only.is_none() && self.crawl.is_none() {
-            return true;
-        }
-        let Ok(doc) = serde_json::from_slice::<pipeline::StoredDocument>(json) else {
-            return false;
-        };
+    /// Decided on the record alone: no text is read for a document left out.
+    fn keeps(&self, r: &DocRecord) -> bool {
         let kind_ok = match self.only {
             None => true,
-            Some(Only::Originals) => doc.duplicate_of.is_none(),
-            Some(Only::Duplicates) => doc.duplicate_of.is_some(),
+            Some(Only::Originals) => r.duplicate_of.is_none(),
+            Some(Only::Duplicates) => r.duplicate_of.is_some(),
         };
-        kind_ok && self.crawl.as_ref().is_none_or(|c| *c == doc.crawl)
+        kind_ok && self.crawl.as_ref().is_none_or(|c| *c == r.crawl)
     }
 }
 
-/// Writes every stored document of namespace `ns` as one JSON line; returns
-/// how many.
-pub async fn write_all(store: &Store, ns: &str, out: &mut dyn Write) -> anyhow::Result<u64> {
-    Ok(write_from(store, ns, out, 0, &Filter::default()).await?.0)
+/// Writes every stored document as one JSON line; returns how many.
+pub async fn write_all(docs: &Documents, out: &mut dyn Write) -> anyhow::Result<u64> {
+    Ok(
+        write_from(docs, out, &Cursor::default(), &Filter::default())
+            .await?
+            .0,
+    )
 }
 
-/// Writes the stored documents from position `cursor` of the storage log
-/// that pass `filter`, streaming in chunks; returns how many were written
-/// and the cursor to resume from. A page changed by a recrawl is on the log
-/// again (after the cursor of an earlier export); each URL is written once,
-/// in its latest version.
+/// Writes the stored documents logged after `cursor` that pass `filter`,
+/// streaming in chunks; returns how many were written and the cursor to
+/// resume from. A page changed by a refetch is logged again (after the
+/// cursor of an earlier export); each URL is written once per export, in
+/// its latest version.
 pub async fn write_from(
-    store: &Store,
-    ns: &str,
+    docs: &Documents,
     out: &mut dyn Write,
-    cursor: u64,
+    cursor: &Cursor,
     filter: &Filter,
-) -> anyhow::Result<(u64, u64)> {
-    let keys = Keys::new(ns);
-    let mut start = cursor as i64;
+) -> anyhow::Result<(u64, Cursor)> {
+    let mut at = cursor.clone();
     let mut written = 0u64;
-    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut seen: std::collections::HashSet<u64> = std::collections::HashSet::new();
+    let mut reader = None;
     loop {
-        let urls = store
-            .one(Op::LRange {
-                key: keys.document_log(),
-                start,
-                stop: start + EXPORT_CHUNK - 1,
-            })
-            .await?
-            .strings()?;
-        if urls.is_empty() {
+        let (hashes, next) = docs.logged(&at, EXPORT_CHUNK).await?;
+        if hashes.is_empty() {
             break;
         }
-        start += urls.len() as i64;
-        let fresh: Vec<&String> = urls.iter().filter(|u| seen.insert((*u).clone())).collect();
-        let ops: Vec<Op> = fresh
-            .iter()
-            .map(|u| Op::Get {
-                key: keys.document(u),
-            })
-            .collect();
-        if ops.is_empty() {
-            continue;
-        }
-        for reply in store.exec(&ops).await? {
-            if let Some(json) = reply.data()? {
-                if filter.keeps(&json) {
-                    out.write_all(&json)?;
-                    out.write_all(b"\n")?;
-                    written += 1;
-                }
+        at = next;
+        let fresh: Vec<u64> = hashes.into_iter().filter(|h| seen.insert(*h)).collect();
+        for record in docs.records(&fresh).await?.into_iter().flatten() {
+            if filter.keeps(&record) {
+                let doc = docs.full(&record, &mut reader)?;
+                serde_json::to_writer(&mut *out, &doc)?;
+                out.write_all(b"\n")?;
+                written += 1;
             }
         }
     }
-    Ok((written, start as u64))
+    Ok((written, at))
+}
+
+/// The documents of a store in a namespace, texts from `text_dir`.
+pub fn documents(store: &Store, ns: &str, text_dir: Option<&std::path::Path>) -> Documents {
+    Documents::new(store.clone(), ns, text_dir)
 }
 
 pub async fn run(service: &pipeline::ServiceConfig, args: ExportArgs) -> anyhow::Result<()> {
-    let store = Store::redis(&service.redis_url)
-        .await
-        .context("connecting to Redis")?;
+    let store = service.store().await.context("connecting to Redis")?;
+    let docs = documents(&store, &service.namespace, service.text_dir.as_deref());
     let mut out: Box<dyn Write> = match &args.out {
         Some(p) => Box::new(std::io::BufWriter::new(std::fs::File::create(p)?)),
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
@@ -128,8 +112,7 @@ pub async fn run(service: &pipeline::ServiceConfig, args: ExportArgs) -> anyhow:
         only: args.only,
         crawl: args.crawl.clone(),
     };
-    let (n, cursor) =
-        write_from(&store, &service.namespace, &mut out, args.cursor, &filter).await?;
+    let (n, cursor) = write_from(&docs, &mut out, &args.cursor, &filter).await?;
     out.flush()?;
     eprintln!("exported {n} document(s); resume with --cursor {cursor}");
     Ok(())

@@ -1,15 +1,15 @@
 //! `crawler health`: exit 0 when a worker on this host keeps its heartbeat
 //! fresh, for container healthchecks (`HEALTHCHECK`, compose `healthcheck:`).
 //!
-//! Every worker refreshes `<ns>:live:<stage>:<host>:<id>` every 250 ms with a
-//! 3 s expiry (`pipeline::worker`); in a container the host is the
-//! container's, so a key on this host means this container's worker runs and
-//! reaches Redis. No key means the worker is gone, hung, or cut off.
+//! Every worker refreshes its heartbeat every 250 ms with a 3 s expiry in
+//! the live-worker index ([`pipeline::live`]), under the id
+//! `<stage>:<host>:<id>`; in a container the host is the container's, so a
+//! live worker of this host means this container's worker runs and reaches
+//! Redis. None means the worker is gone, hung, or cut off.
 
 use anyhow::{bail, Context};
 use clap::Args;
 use pipeline::keys::Keys;
-use pipeline::Store;
 
 #[derive(Args)]
 pub struct HealthArgs {
@@ -20,20 +20,21 @@ pub struct HealthArgs {
 
 pub async fn run(service: &pipeline::ServiceConfig, a: HealthArgs) -> anyhow::Result<()> {
     let host = a.host.unwrap_or_else(pipeline::worker::host_name);
-    let store = Store::redis(&service.redis_url)
-        .await
-        .context("connecting to redis")?;
+    let store = service.store().await.context("connecting to redis")?;
     let keys = Keys::new(&service.namespace);
-    let live = store
-        .keys_matching(&keys.live_pattern_on(&host))
+    let live = pipeline::live::read(&store, &keys)
         .await
         .context("reading heartbeats")?;
-    if live.is_empty() {
+    let here = live
+        .iter()
+        .filter(|(worker, _)| worker.split(':').nth(1) == Some(host.as_str()))
+        .count();
+    if here == 0 {
         bail!(
             "no worker heartbeat on host {host} in namespace {}",
             service.namespace
         );
     }
-    println!("{} worker(s) alive on {host}", live.len());
+    println!("{here} worker(s) alive on {host}");
     Ok(())
 }

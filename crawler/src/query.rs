@@ -11,8 +11,11 @@ use clap::Args;
 use contentseen::bands::Layout;
 use contentseen::reach::Reach;
 use contentseen::simhash::{sketch, Fingerprint};
-use contentseen::table::Table;
-use pipeline::keys::Keys;
+use contentseen::table::{Table, SEQUENCE_SHARD_BITS};
+use pipeline::documents::{DocRecord, Documents};
+use pipeline::keys::{hash_field, url_hash, Keys};
+use pipeline::messages::FetchRecord;
+use pipeline::once::{section, FETCH_RECORD};
 use pipeline::store::Op;
 use pipeline::{Store, StoredDocument};
 
@@ -29,8 +32,9 @@ pub struct QueryArgs {
     pub text: bool,
     /// Explain the URL's verdict as one JSON object: the original it points
     /// to, the SimHash distance, the radius that applied, the MinHash
-    /// estimate of the Jaccard similarity (the second signal) and both
-    /// bodies' lengths in tokens; or why it is an original.
+    /// estimate of the Jaccard similarity (the second signal) and the
+    /// estimate the pair needed at that distance (`jaccard_threshold`),
+    /// and both bodies' lengths in tokens; or why it is an original.
     #[arg(long, conflicts_with_all = ["duplicates", "text"])]
     pub why: bool,
     /// With `--why`: read the documents from this JSON-lines file (what
@@ -68,10 +72,13 @@ pub async fn run(service: &pipeline::ServiceConfig, args: QueryArgs) -> anyhow::
         println!("{}", explain(doc, original));
         return Ok(());
     }
-    let store = Store::redis(&service.redis_url)
-        .await
-        .context("connecting to Redis")?;
+    let store = service.store().await.context("connecting to Redis")?;
     let keys = Keys::new(&service.namespace);
+    let docs = Documents::new(
+        store.clone(),
+        &service.namespace,
+        service.text_dir.as_deref(),
+    );
     let url = match args.url.as_deref() {
         Some(u) if u != "-" && !args.text => u.to_string(),
         _ => {
@@ -80,112 +87,129 @@ pub async fn run(service: &pipeline::ServiceConfig, args: QueryArgs) -> anyhow::
                 .read_to_string(&mut text)
                 .context("reading the text from stdin")?;
             let layout = Layout::even(args.max_distance)?;
-            return near_text(&store, &keys, &service.namespace, layout, &text).await;
+            return near_text(&store, &docs, &service.namespace, layout, &text).await;
         }
     };
     let url = frontier::normalize::normalize(&url, None)
         .map(|u| u.to_string())
         .unwrap_or(url);
     if args.why {
-        let get = |u: String| {
-            let store = store.clone();
-            let key = keys.document(&u);
-            async move {
-                let Some(json) = store.one(Op::Get { key }).await?.data()? else {
-                    return Ok::<_, anyhow::Error>(None);
-                };
-                let doc: StoredDocument = serde_json::from_slice(&json)
-                    .with_context(|| format!("stored document of {u}"))?;
-                Ok(Some(doc))
-            }
-        };
-        let doc = get(url.clone())
+        let record = docs
+            .record(&url)
             .await?
             .with_context(|| format!("{url}: not stored in namespace {:?}", service.namespace))?;
-        let original = match &doc.duplicate_of {
-            Some(of) => get(of.clone()).await?,
+        let original = match record.duplicate_of {
+            Some(of) => docs.records(&[of]).await?.pop().flatten(),
             None => None,
         };
-        println!("{}", explain(&doc, original.as_ref()));
+        let doc = summary(&record, original.as_ref());
+        println!(
+            "{}",
+            explain(&doc, original.as_ref().map(|o| summary(o, None)).as_ref())
+        );
         return Ok(());
     }
     if args.duplicates {
         // From any member of a cluster: a duplicate leads to its original
         // (duplicates point at the first document of their cluster; a few
         // hops at most when an original was itself matched later).
-        let mut original = url.clone();
+        let mut original = url_hash(&url);
         for _ in 0..16 {
-            let json = store
-                .one(Op::Get {
-                    key: keys.document(&original),
-                })
+            let of = docs
+                .records(&[original])
                 .await?
-                .string()?;
-            let of = json
-                .and_then(|j| serde_json::from_str::<StoredDocument>(&j).ok())
-                .and_then(|d| d.duplicate_of);
+                .pop()
+                .flatten()
+                .and_then(|r| r.duplicate_of);
             match of {
                 Some(of) if of != original => original = of,
                 _ => break,
             }
         }
-        let dups = store
-            .one(Op::LRange {
-                key: keys.duplicates(&original),
-                start: 0,
-                stop: -1,
-            })
-            .await?
-            .strings()?;
+        let dups = pipeline::documents::duplicates_of(&store, &keys, original).await?;
         // The cluster but the URL asked about: the original first when the
         // URL is one of its duplicates.
-        let members: Vec<&String> = std::iter::once(&original)
-            .filter(|o| **o != url)
-            .chain(dups.iter().filter(|d| **d != url))
+        let me = url_hash(&url);
+        let members: Vec<u64> = std::iter::once(original)
+            .filter(|o| *o != me)
+            .chain(dups.into_iter().filter(|d| *d != me))
             .collect();
-        let ops: Vec<Op> = members
-            .iter()
-            .map(|u| Op::Get {
-                key: keys.document(u),
-            })
-            .collect();
-        for reply in store.exec(&ops).await? {
-            if let Some(json) = reply.string()? {
-                println!("{json}");
+        let mut reader = None;
+        let mut original_url = None;
+        for (h, record) in members.iter().zip(docs.records(&members).await?) {
+            if let Some(r) = record {
+                if *h == original {
+                    original_url = Some(r.url.clone());
+                }
+                println!("{}", serde_json::to_string(&docs.full(&r, &mut reader)?)?);
             }
         }
-        if original == url {
+        if original == me {
             eprintln!("{} near-duplicate(s) of {url}", members.len());
         } else {
             eprintln!(
-                "{url} is a near-duplicate of {original}: {} other document(s) in its cluster",
+                "{url} is a near-duplicate of {}: {} other document(s) in its cluster",
+                original_url.unwrap_or_else(|| format!("{original:016x}")),
                 members.len()
             );
         }
         return Ok(());
     }
-    let replies = store
-        .exec(&[
-            Op::Get {
-                key: keys.document(&url),
-            },
-            Op::Get {
-                key: keys.fetch_outcome(&url),
-            },
-        ])
-        .await?;
-    if let Some(doc) = replies[0].string()? {
-        println!("{doc}");
-    } else if let Some(outcome) = replies[1].string()? {
-        // Fetched but not stored: show how the fetch ended.
-        println!("{outcome}");
-    } else {
-        anyhow::bail!(
+    if let Some(doc) = docs.document(&url).await? {
+        println!("{}", serde_json::to_string(&doc)?);
+        return Ok(());
+    }
+    // Fetched but not stored: show how the fetch ended.
+    let (key, field) = keys.url_record(url_hash(&url));
+    let record = store.one(Op::HGet { key, field }).await?.data()?;
+    match record
+        .as_deref()
+        .and_then(|r| section(r, FETCH_RECORD))
+        .map(|c| FetchRecord::from_compact(&url, c))
+    {
+        Some(Ok(fetch)) => println!("{}", serde_json::to_string(&fetch)?),
+        Some(Err(e)) => anyhow::bail!("{url}: its fetch record does not read: {e}"),
+        None => anyhow::bail!(
             "{url}: not stored and never fetched in namespace {:?}",
             service.namespace
-        );
+        ),
     }
     Ok(())
+}
+
+/// A stored document as its record has it (no text, no images): what
+/// `--why` explains. `original`: the record of the document it points to.
+fn summary(r: &DocRecord, original: Option<&DocRecord>) -> StoredDocument {
+    StoredDocument {
+        url: r.url.clone(),
+        final_url: r.url.clone(),
+        status: 0,
+        encoding: String::new(),
+        title: r.title.clone(),
+        published: r.published.as_ref().map(|p| p.text()),
+        author: r.author.clone(),
+        authors: Vec::new(),
+        text: String::new(),
+        simhash: format!("{:016x}", r.simhash),
+        duplicate_of: original
+            .map(|o| o.url.clone())
+            .or_else(|| r.duplicate_of.map(|h| format!("{h:016x}"))),
+        distance: r.distance,
+        fetched_at: r.fetched_at.text(),
+        crawl: r.crawl.clone(),
+        depth: 0,
+        lang: None,
+        site_name: None,
+        images: Vec::new(),
+        changed_at: None,
+        unchanged: 0,
+        article: r.article,
+        tokens: r.tokens,
+        radius: r.radius,
+        jaccard: r.jaccard,
+        charset_override: None,
+        warc_record_id: None,
+    }
 }
 
 /// Why `doc` is what it is, as one JSON object (`original` is the stored
@@ -212,11 +236,18 @@ pub fn explain(doc: &StoredDocument, original: Option<&StoredDocument>) -> serde
             (Some(_), Some(_)) => "MinHash LSH beyond the SimHash radius",
             _ => "SimHash",
         };
+        // The estimate the second signal needed at this distance (none
+        // for a pair decided without it: short bodies, old records).
+        let threshold = doc
+            .jaccard
+            .zip(doc.distance)
+            .and_then(|(j, d)| contentseen::decide::threshold(d, f64::from(j)));
         let extra = serde_json::json!({
             "duplicate_of": of,
             "distance": doc.distance,
             "radius": doc.radius,
             "jaccard": doc.jaccard,
+            "jaccard_threshold": threshold,
             "matched_by": matched_by,
             "original_tokens": original.map(|o| o.tokens),
             "original_simhash": original.map(|o| o.simhash.clone()),
@@ -234,43 +265,42 @@ pub fn explain(doc: &StoredDocument, original: Option<&StoredDocument>) -> serde
 /// short for SimHash.
 async fn near_text(
     store: &Store,
-    keys: &Keys,
+    docs: &Documents,
     namespace: &str,
     layout: Layout,
     text: &str,
 ) -> anyhow::Result<()> {
     let sketch = sketch(text);
     let fp = sketch.fingerprint;
-    let matches: Vec<(String, u32)> = match Reach::default().probe(&layout, &sketch) {
+    let matches: Vec<(u64, u32)> = match Reach::default().probe(&layout, &sketch) {
         Some(probe) => Table::new(store.clone(), namespace, layout)
             .near(&probe)
             .await?
             .into_iter()
             .filter_map(|n| Some((n.url?, n.distance)))
             .collect(),
-        None => store
-            .one(Op::Get {
-                key: keys.exact(fp.value()),
-            })
-            .await?
-            .string()?
-            .map(|u| (u, 0))
-            .into_iter()
-            .collect(),
+        None => {
+            let key = docs.keys().exact(fp.value() >> (64 - SEQUENCE_SHARD_BITS));
+            store
+                .one(Op::HGet {
+                    key,
+                    field: hash_field(fp.value()),
+                })
+                .await?
+                .data()?
+                .and_then(|v| String::from_utf8_lossy(&v).parse::<i64>().ok())
+                .map(|h| (h as u64, 0))
+                .into_iter()
+                .collect()
+        }
     };
-    let ops: Vec<Op> = matches
-        .iter()
-        .map(|(u, _)| Op::Get {
-            key: keys.document(u),
-        })
-        .collect();
-    let replies = store.exec(&ops).await?;
-    for ((url, d), reply) in matches.iter().zip(replies) {
-        let mut doc = match reply.data()? {
-            Some(json) => serde_json::from_slice::<serde_json::Value>(&json)
-                .with_context(|| format!("stored document of {url}"))?,
+    let hashes: Vec<u64> = matches.iter().map(|(h, _)| *h).collect();
+    let mut reader = None;
+    for ((h, d), record) in matches.iter().zip(docs.records(&hashes).await?) {
+        let mut doc = match record {
+            Some(r) => serde_json::to_value(docs.full(&r, &mut reader)?)?,
             // Recorded but not stored yet (a worker is on it).
-            None => serde_json::json!({ "url": url }),
+            None => serde_json::json!({ "url_hash": format!("{h:016x}") }),
         };
         if let Some(obj) = doc.as_object_mut() {
             obj.insert("query_distance".into(), (*d).into());
@@ -321,6 +351,11 @@ mod tests {
         assert_eq!(why["original_tokens"], 300);
         assert_eq!(why["matched_by"], "MinHash LSH beyond the SimHash radius");
         assert!((why["jaccard"].as_f64().unwrap_or(0.0) - 0.55).abs() < 1e-6);
+        assert_eq!(
+            why["jaccard_threshold"].as_f64(),
+            contentseen::decide::threshold(9, 0.55)
+        );
+        assert!(why["jaccard_threshold"].as_f64().is_some());
         dup.distance = Some(2);
         assert_eq!(
             explain(&dup, Some(&orig))["matched_by"],

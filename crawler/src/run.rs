@@ -165,7 +165,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         Some(p) => Box::new(std::io::BufWriter::new(std::fs::File::create(p)?)),
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     };
-    let n = crate::export::write_all(&store, ns, &mut out).await?;
+    let docs = crate::export::documents(&store, ns, None);
+    let n = crate::export::write_all(&docs, &mut out).await?;
     out.flush()?;
     eprintln!("crawl done: {n} document(s) stored");
     Ok(())

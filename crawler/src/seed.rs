@@ -278,8 +278,9 @@ pub async fn run(service: &pipeline::ServiceConfig, args: SeedArgs) -> anyhow::R
         .open()
         .await
         .context("connecting to RabbitMQ")?;
-    // The crawl's settings, for `crawler stats` (progress against its limit).
-    if let Ok(store) = pipeline::Store::redis(&service.redis_url).await {
+    // The crawl's settings, in the crawl registry (`crawler crawls`, and
+    // the progress against its limit).
+    if let Ok(store) = service.store().await {
         let keys = pipeline::keys::Keys::new(&service.namespace);
         // The frontier would drop a cancelled crawl's seeds without a word.
         let states = pipeline::crawls::read_states(&store, &keys).await;
@@ -295,13 +296,15 @@ pub async fn run(service: &pipeline::ServiceConfig, args: SeedArgs) -> anyhow::R
             ),
             _ => {}
         }
-        let _ = store
-            .one(pipeline::store::Op::Set {
-                key: keys.crawl_spec(&spec.name),
-                value: serde_json::to_vec(&spec)?,
-                expire_ms: None,
+        if let Err(e) = store
+            .one(pipeline::store::Op::HSet {
+                key: keys.crawls(),
+                fields: vec![(spec.name.clone(), serde_json::to_vec(&spec)?)],
             })
-            .await;
+            .await
+        {
+            eprintln!("warning: the crawl's settings were not registered in Redis: {e}");
+        }
     }
     session.publish(Queue::Frontier, &payloads).await?;
     eprintln!(

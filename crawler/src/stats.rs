@@ -7,17 +7,18 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Args;
 use pipeline::broker::QueueDepth;
-use pipeline::crawls::CrawlState;
-use pipeline::keys::Keys;
+use pipeline::crawls::{Counters, CrawlState};
+use pipeline::keys::{Keys, HOST_SHARDS};
 use pipeline::store::Op;
 use pipeline::{Broker, Store};
 use serde::Serialize;
 
 /// How often `--wait-idle` polls.
-const POLL: Duration = Duration::from_millis(250);
-/// How long everything must look idle before `--wait-idle` believes it: longer
-/// than a heartbeat period, so a message just taken by a worker is seen.
-const IDLE_FOR: Duration = Duration::from_secs(2);
+const POLL: Duration = Duration::from_millis(100);
+/// How long everything must look idle before `--wait-idle` believes it:
+/// longer than a heartbeat period ([`pipeline::live::HEARTBEAT_EVERY`]),
+/// so a message just taken by a worker is seen.
+const IDLE_FOR: Duration = Duration::from_millis(700);
 
 #[derive(Args)]
 pub struct StatsArgs {
@@ -85,59 +86,44 @@ pub struct CrawlProgress {
 /// Every crawl of the namespace: those seeded (their settings), those
 /// counted, and those paused or cancelled. `namespace_idle`: nothing is
 /// queued or in flight at all (every running crawl is then finished).
+/// Reads the crawl registry, the control hash and the counters: no scan.
 pub async fn crawls(
     store: &Store,
     keys: &Keys,
+    counters: &Counters,
     namespace_idle: bool,
 ) -> anyhow::Result<Vec<CrawlProgress>> {
     let states = pipeline::crawls::read_states(store, keys).await?;
-    let mut names: std::collections::BTreeSet<String> = states.keys().cloned().collect();
-    let crawl_prefix = keys.crawl_spec("");
-    let crawl_prefix = crawl_prefix.trim_end_matches(":spec");
-    for pattern in [keys.crawl_spec_pattern(), keys.crawl_stats("*")] {
-        for key in store.keys_matching(&pattern).await? {
-            let name = key
-                .strip_prefix(crawl_prefix)
-                .and_then(|k| k.strip_suffix(":spec").or_else(|| k.strip_suffix(":stats")));
-            if let Some(name) = name {
-                names.insert(name.to_string());
-            }
-        }
-    }
-    let names: Vec<String> = names.into_iter().collect();
-    let ops: Vec<Op> = names
-        .iter()
-        .flat_map(|c| {
-            [
-                Op::Get {
-                    key: keys.crawl_spec(c),
-                },
-                Op::HGetAll {
-                    key: keys.crawl_stats(c),
-                },
-            ]
+    let specs: BTreeMap<String, Option<pipeline::CrawlSpec>> = store
+        .one(Op::HGetAll { key: keys.crawls() })
+        .await?
+        .pairs()?
+        .into_iter()
+        .map(|(name, spec)| {
+            let spec = spec
+                .data()
+                .ok()
+                .flatten()
+                .and_then(|json| serde_json::from_slice(&json).ok());
+            (String::from_utf8_lossy(&name).into_owned(), spec)
         })
         .collect();
-    let replies = store.exec(&ops).await?;
+    let names: std::collections::BTreeSet<&String> = states
+        .keys()
+        .chain(specs.keys())
+        .chain(counters.crawls.keys())
+        .collect();
+    let empty = BTreeMap::new();
     let mut out = Vec::new();
-    for (name, pair) in names.into_iter().zip(replies.chunks(2)) {
-        let [spec, counters] = pair else { continue };
-        let max_pages = spec
-            .data()?
-            .and_then(|json| serde_json::from_slice::<pipeline::CrawlSpec>(&json).ok())
-            .and_then(|s| s.max_pages);
-        let mut c: BTreeMap<String, i64> = BTreeMap::new();
-        for kv in counters.strings()?.chunks(2) {
-            if let [k, v] = kv {
-                c.insert(k.clone(), v.parse().unwrap_or(0));
-            }
-        }
+    for name in names {
+        let max_pages = specs.get(name).cloned().flatten().and_then(|s| s.max_pages);
+        let c = counters.crawls.get(name).unwrap_or(&empty);
         let get = |k: &str| c.get(k).copied().unwrap_or(0);
         let done = get("fetched") + get("failed") + get("fetch_redirect");
         let settled = get("seen") <= done
             && get("fetched") <= get("extracted")
             && get("extracted") <= get("stored") + get("duplicate");
-        let state = match states.get(&name).copied().unwrap_or(CrawlState::Running) {
+        let state = match states.get(name).copied().unwrap_or(CrawlState::Running) {
             CrawlState::Running if namespace_idle || settled => "finished-idle",
             other => other.as_str(),
         };
@@ -152,7 +138,7 @@ pub async fn crawls(
             max_pages,
             done,
             of: max_pages.map_or(get("seen"), |m| m as i64),
-            crawl: name,
+            crawl: name.clone(),
         });
     }
     Ok(out)
@@ -173,24 +159,17 @@ impl Snapshot {
     }
 }
 
+/// One reading of the namespace, from indexes only (O(shards + live
+/// workers + crawls), whatever else the store holds).
 pub async fn snapshot(
     store: &Store,
     session: &pipeline::broker::Session,
     keys: &Keys,
 ) -> anyhow::Result<Snapshot> {
     let queues = session.queue_depths().await?;
-    let live = store.keys_matching(&keys.live_pattern()).await?;
-    let mut ops: Vec<Op> = live.iter().map(|k| Op::Get { key: k.clone() }).collect();
-    ops.push(Op::HGetAll { key: keys.stats() });
-    let replies = store.exec(&ops).await?;
-    let mut in_flight = 0;
-    let mut live_workers = 0;
-    for r in &replies[..live.len()] {
-        if let Some(s) = r.string()? {
-            live_workers += 1;
-            in_flight += s.parse::<i64>().unwrap_or(0);
-        }
-    }
+    let live = pipeline::live::read(store, keys).await?;
+    let in_flight = live.iter().map(|(_, n)| n).sum();
+    let read = pipeline::crawls::read_counters(store, keys).await?;
     let mut counters = BTreeMap::new();
     for name in [
         "seen",
@@ -202,75 +181,54 @@ pub async fn snapshot(
     ] {
         counters.insert(name.to_string(), 0);
     }
-    if let Some(all) = replies.last() {
-        let items = all.strings()?;
-        for pair in items.chunks(2) {
-            if let [k, v] = pair {
-                counters.insert(k.clone(), v.parse().unwrap_or(0));
-            }
-        }
-    }
+    counters.extend(read.total.clone());
     let waiting_for_host = frontier::release::waiting(store, keys).await?;
-    // The busiest hosts, by queued tasks.
-    let queues_keys = store.keys_matching(&keys.host_queue_pattern()).await?;
-    let lens = store
-        .exec(
-            &queues_keys
-                .iter()
-                .map(|k| Op::LLen { key: k.clone() })
-                .collect::<Vec<_>>(),
-        )
-        .await?;
-    let mut busiest: Vec<(String, i64)> = queues_keys
-        .iter()
-        .zip(&lens)
-        .map(|(k, r)| {
-            let origin = k
-                .split_once("}:")
-                .map_or(k.as_str(), |(_, o)| o)
-                .to_string();
-            (origin, r.int().unwrap_or(0))
-        })
-        .collect();
-    busiest.sort_by_key(|b| std::cmp::Reverse(b.1));
-    busiest.truncate(BUSIEST);
-    // Hosts parked after repeated failures.
-    let host_keys = store.keys_matching(&keys.host_pattern()).await?;
-    let parked_until = store
-        .exec(
-            &host_keys
-                .iter()
-                .map(|k| Op::HGet {
-                    key: k.clone(),
-                    field: "parked_until_ms".into(),
-                })
-                .collect::<Vec<_>>(),
-        )
-        .await?;
+    // The busiest hosts (each shard's few longest queues) and the parked
+    // ones, from the shards' indexes.
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0);
-    let parked_hosts: Vec<(String, i64)> = host_keys
-        .iter()
-        .zip(&parked_until)
-        .filter_map(|(k, r)| {
-            let until = r.int().ok().filter(|u| *u > now_ms)?;
-            let origin = k.split_once("}:").map_or(k.as_str(), |(_, o)| o);
-            Some((origin.to_string(), until))
+    let ops: Vec<Op> = (0..HOST_SHARDS)
+        .flat_map(|shard| {
+            [
+                Op::ZRevRange {
+                    key: keys.host_lengths(shard),
+                    start: 0,
+                    stop: BUSIEST as i64 - 1,
+                },
+                Op::ZRangeByScore {
+                    key: keys.parked(shard),
+                    min: now_ms,
+                    max: i64::MAX,
+                    limit: Some(BUSIEST as u32),
+                },
+            ]
         })
         .collect();
+    let replies = store.exec(&ops).await?;
+    let mut busiest: Vec<(String, i64)> = Vec::new();
+    let mut parked_hosts: Vec<(String, i64)> = Vec::new();
+    for pair in replies.chunks(2) {
+        if let [lengths, parked] = pair {
+            busiest.extend(lengths.int_pairs()?);
+            parked_hosts.extend(parked.int_pairs()?);
+        }
+    }
+    busiest.sort_by_key(|b| std::cmp::Reverse(b.1));
+    busiest.truncate(BUSIEST);
+    parked_hosts.sort_by_key(|p| p.1);
     let mut s = Snapshot {
         queues,
         in_flight,
         waiting_for_host,
-        live_workers,
+        live_workers: live.len(),
         counters,
         busiest_hosts: busiest,
         parked_hosts,
         crawls: Vec::new(),
     };
-    s.crawls = crawls(store, keys, s.idle()).await?;
+    s.crawls = crawls(store, keys, &read, s.idle()).await?;
     Ok(s)
 }
 
@@ -421,9 +379,7 @@ fn print_watch(s: &Snapshot, prev: Option<&Snapshot>, secs: f64) {
 pub async fn connect(
     service: &pipeline::ServiceConfig,
 ) -> anyhow::Result<(Store, pipeline::broker::Session)> {
-    let store = Store::redis(&service.redis_url)
-        .await
-        .context("connecting to Redis")?;
+    let store = service.store().await.context("connecting to Redis")?;
     let session = Broker::amqp(&service.amqp_url, &service.namespace)
         .open()
         .await

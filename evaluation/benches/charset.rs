@@ -380,7 +380,7 @@ fn translations_table() {
                 },
                 built.truth.name(),
                 built.form,
-                built.lie.unwrap_or("the truth"),
+                built.lie.unwrap_or(HONEST),
                 decision.encoding
             );
             if verbose {
@@ -435,7 +435,7 @@ fn aeb_table() {
                         format!(
                             "{} {form} told {}: chose {}",
                             truth.name(),
-                            lie.unwrap_or("the truth"),
+                            lie.unwrap_or(HONEST),
                             decision.encoding
                         )
                     });
@@ -448,6 +448,9 @@ fn aeb_table() {
         20,
     );
 }
+
+/// How a page told the truth is described among the wrong decisions.
+const HONEST: &str = "the truth";
 
 /// The vote on one source's pages told the same lie and told the truth:
 /// pages decoded right per true encoding (lies) and over all (the truth),
@@ -498,6 +501,12 @@ impl SameLie {
         misses.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         for (miss, count) in misses.iter().take(shown) {
             println!("  vote wrong: {miss} (x{count})");
+        }
+        // Every honest page decoded wrong (tuned ones described), however few.
+        for (miss, count) in misses.iter().skip(shown) {
+            if miss.contains(HONEST) {
+                println!("  vote wrong: {miss} (x{count})");
+            }
         }
     }
 }

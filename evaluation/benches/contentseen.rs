@@ -23,7 +23,7 @@ use contentseen::minhash::{Signature, BANDS, SIGNATURE_BYTES};
 use contentseen::reach::{Probe, Reach};
 use contentseen::room;
 use contentseen::simhash::{
-    distance, fingerprint, sketch_with, Features, Fingerprint, Sketch, DEFAULT,
+    distance, fingerprint, sketch_with, Features, Fingerprint, Sketch, Weights, DEFAULT,
 };
 use contentseen::table::{encode_record, Table};
 use evaluation::clean_text::{build, is_duplicate, score, EvalSet, Kind, Lookup, Scores};
@@ -78,6 +78,11 @@ fn quality(bodies: &[String]) {
         unigram_weight,
         shingle_weight,
         min_line_tokens,
+        weights: Weights::Count,
+    };
+    let w = |weights| Features {
+        weights,
+        ..f(3, 2, 1, 10)
     };
     let choices: Vec<(&str, Features)> = vec![
         ("3-shingles only", f(3, 0, 1, 0)),
@@ -92,6 +97,9 @@ fn quality(bodies: &[String]) {
         ("unigrams, lines ≥ 10", f(0, 1, 0, 10)),
         ("2-sh + uni x2, lines ≥ 10", f(2, 2, 1, 10)),
         ("3-sh + uni x4, lines ≥ 10", f(3, 4, 1, 10)),
+        ("3-sh + uni x2, ≥ 10, counts", w(Weights::Count)),
+        ("3-sh + uni x2, ≥ 10, log", w(Weights::Log)),
+        ("3-sh + uni x2, ≥ 10, once", w(Weights::Once)),
     ];
     let row = |name: &str, s: &Scores| {
         println!(
@@ -417,7 +425,7 @@ fn bench_url(seq: u64) -> String {
 
 /// Loads fingerprints `from..to` of the seeded stream straight into the
 /// table's keys (the state the protocol leaves: bands, signed records,
-/// MinHash LSH slots, sequrl), with big multi-member commands.
+/// MinHash LSH slots), with big multi-member commands.
 /// `lengths`: each band table's length so far (the tables start empty), to
 /// compact a table when an `APPEND` makes Redis double it, as the protocol
 /// does ([`contentseen::room`]).
@@ -443,7 +451,6 @@ async fn bulk_load(
         let mut bands: Vec<(String, Vec<u8>)> = Vec::new();
         let mut seqs: HashMap<String, Vec<(i64, Vec<u8>)>> = HashMap::new();
         let mut slots: HashMap<String, Vec<(i64, i64)>> = HashMap::new();
-        let mut urls: HashMap<String, Vec<(i64, String)>> = HashMap::new();
         for seq in at..end {
             let fp = rng.next();
             bands.extend(table.band_entries(fp));
@@ -452,15 +459,17 @@ async fn bulk_load(
             let (sig, lsh) = second_signal(fp);
             seqs.entry(table.sequence_key(fp)).or_default().push((
                 fp as i64,
-                encode_record(s, RADII[(fp % 4) as usize], Some(&sig)),
+                encode_record(
+                    s,
+                    RADII[(fp % 4) as usize],
+                    Some(&sig),
+                    pipeline::keys::url_hash(&bench_url(seq + 1)),
+                ),
             ));
             for (band, &v) in lsh.iter().enumerate() {
                 let (key, _) = table.lsh_slot(band, v);
                 slots.entry(key).or_default().push((v as i64, fp as i64));
             }
-            urls.entry(table.url_key(s))
-                .or_default()
-                .push((s, bench_url(seq + 1)));
         }
         let mut bulk = Bulk::default();
         // One APPEND per member, as the protocol adds them: a table's
@@ -490,19 +499,15 @@ async fn bulk_load(
             bulk.pipe.hset_multiple(key, &fields).ignore();
             bulk.queued(conn, "bulk HSET lsh").await;
         }
-        for (key, fields) in urls {
-            bulk.pipe.hset_multiple(key, &fields).ignore();
-            bulk.queued(conn, "bulk HSET sequrl").await;
-        }
         bulk.send(conn, "bulk load").await;
         at = end;
     }
     let () = redis::cmd("SET")
-        .arg(format!("{}:fpseq", namespace_of(table)))
+        .arg(format!("{}:seq", namespace_of(table)))
         .arg(to)
         .query_async(conn)
         .await
-        .expect("SET fpseq");
+        .expect("SET seq");
 }
 
 /// Commands of a bulk load, sent 2,000 at a time.
@@ -531,7 +536,7 @@ impl Bulk {
 }
 
 fn namespace_of(table: &Table) -> String {
-    // The counter key is `<ns>:fpseq`; the band key `<ns>:bands:..` gives the ns.
+    // The counter key is `<ns>:seq`; the band key `<ns>:bands:..` gives the ns.
     let key = table.band_entries(0).next().unwrap_or_default().0;
     key.rsplitn(4, ':').last().unwrap_or_default().to_string()
 }
@@ -580,7 +585,6 @@ async fn report_memory(
 ) {
     let (band, nb) = memory_of(store, conn, &format!("{ns}:bands:*")).await;
     let (seq, ns_) = memory_of(store, conn, &format!("{ns}:fpr:*")).await;
-    let (url, nu) = memory_of(store, conn, &format!("{ns}:sequrl:*")).await;
     let (lsh, nl) = memory_of(store, conn, &format!("{ns}:lsh:*")).await;
     let delta = store.used_memory().await.expect("INFO memory") - baseline;
     let sample: Vec<String> = store
@@ -605,14 +609,9 @@ async fn report_memory(
         encodings(conn, &sample).await
     );
     println!(
-        "fpr records (fingerprint → number, radius and the {SIGNATURE_BYTES}-byte MinHash signature, read for matches): {:.1} B/fp  ({ns_} keys; sample: {})",
+        "fpr records (fingerprint → number, radius, the {SIGNATURE_BYTES}-byte MinHash signature and the URL hash, read for matches): {:.1} B/fp  ({ns_} keys; sample: {})",
         per(seq),
         encodings(conn, &seq_sample).await
-    );
-    println!(
-        "sequrl records (number → URL of ~{} bytes, read for duplicates only): {:.1} B/fp  ({nu} keys)",
-        bench_url(fps).len(),
-        per(url)
     );
     println!(
         "MinHash LSH slots ({BANDS} per document, band value → first fingerprint; the second signal): {:.1} B/fp  ({nl} keys)",
@@ -620,7 +619,7 @@ async fn report_memory(
     );
     println!(
         "total {:.1} B/fp; band tables + fpr records {:.1} B/fp; the second signal (LSH slots + signatures in fpr, {SIGNATURE_BYTES} B each before overhead) {:.1} B/fp; INFO used_memory delta {:.1} B/fp",
-        per(band + seq + url + lsh),
+        per(band + seq + lsh),
         per(band + seq),
         per(lsh) + SIGNATURE_BYTES as f64,
         delta as f64 / fps as f64
@@ -689,8 +688,10 @@ async fn throughput(
                         (probe, format!("https://bench.example/{c}/{docs}/{i}"))
                     })
                     .collect();
-                let refs: Vec<(Probe, &str)> =
-                    batch_docs.iter().map(|(p, u)| (*p, u.as_str())).collect();
+                let refs: Vec<(Probe, u64)> = batch_docs
+                    .iter()
+                    .map(|(p, u)| (*p, pipeline::keys::url_hash(u)))
+                    .collect();
                 let verdicts = table.decide(&refs).await.expect("decide");
                 dups += verdicts
                     .iter()

@@ -24,14 +24,21 @@
 //! - [`clean_text`]: the near-duplicate set built from clean article
 //!   bodies (mirrors, light edits, boilerplate) and the precision and
 //!   recall of contentseen's lookups on it (`--bench contentseen`).
+//! - [`memory`]: Redis memory per page by key kind (the memory bench, and
+//!   the pipeline bench's table of its crawl).
 //! - [`neardup`]: the near-duplicate set of HTML pages built from those
 //!   bases (mirrors, edits, shared templates, short texts in every script,
 //!   near-empty and listing pages), its held-aside split, the run through
 //!   the real stages (charset vote, extraction, contentseen over a store)
 //!   and the report per kind, script and length.
+//! - [`neardup_sites`]: the near-duplicate evaluation on real sites
+//!   (Debian's documentation packages and the shared news pages, each with
+//!   a mirror), its labels by another extractor, and the scores of a
+//!   crawl's verdicts per site and kind (`--bench neardup_sites`).
 //!
 //! Reads files only under `../shared/bench` (and the translations under
-//! `/usr/share/locale`); touches no queue; the
+//! `/usr/share/locale`, the documentation sites under `/usr/share/doc` and
+//! `/usr/share/gtk-doc`); touches no queue; the
 //! near-duplicate run writes the keys of the namespace it is given.
 
 pub mod bench_site;
@@ -39,7 +46,9 @@ pub mod charset;
 pub mod clean_text;
 pub mod extraction;
 pub mod lying;
+pub mod memory;
 pub mod neardup;
+pub mod neardup_sites;
 pub mod rng;
 pub mod sources;
 pub mod split;

@@ -1,9 +1,10 @@
 //! Quality floors on the public sets of `shared/bench` (see `evaluation/benches/extraction.rs` for the
 //! figures themselves). The floors sit a little under the level reached, so a change that
-//! makes extraction worse fails here. No timing is asserted. Skipped, with a message, when the
-//! sets are absent.
+//! makes extraction worse fails here. No timing is asserted. A missing set fails, naming
+//! where it should be.
 
-use evaluation::extraction::{self as eval, sets, Tokenizer};
+use evaluation::extraction::sets::{self, Body, Page, Set};
+use evaluation::extraction::{self as eval, Tokenizer};
 use url::Url;
 
 /// AEB body F1 reached: 0.973.
@@ -18,25 +19,34 @@ const CWCED_AUTHOR_FLOOR: f64 = 0.81;
 
 /// A set's pages; a failure, naming where the set should be, when it is
 /// missing (a floor over no pages checks nothing).
-fn required<T>(pages: Option<Vec<T>>, set: &str) -> Vec<T> {
-    pages.unwrap_or_else(|| {
+fn required(set: Set) -> Vec<Page> {
+    set.pages().unwrap_or_else(|e| {
         panic!(
-            "{} has no readable {set} set: its floors cannot be checked",
-            sets::bench_dir().display()
+            "{} has no readable {} set ({e}): its floors cannot be checked",
+            sets::bench_dir().display(),
+            set.name()
         )
     })
 }
 
+/// The page's whole-text body truth.
+fn body(p: &Page) -> &str {
+    match &p.truth.body {
+        Body::Text { text, .. } => text,
+        Body::Snippets { .. } => panic!("{}: no whole-text body", p.key()),
+    }
+}
+
 #[test]
 fn aeb_body_f1_floor() {
-    let pages = required(sets::aeb(), "aeb");
+    let pages = required(Set::Aeb);
     let counts: Vec<_> = pages
         .iter()
         .map(|p| {
             let url =
                 Url::parse(&p.url).unwrap_or_else(|_| Url::parse("http://example.com/").unwrap());
             eval::compare(
-                &p.truth,
+                body(p),
                 &extractor::extract(&p.html, &url).text,
                 Tokenizer::Words,
             )
@@ -53,18 +63,19 @@ fn aeb_body_f1_floor() {
 
 #[test]
 fn cwced_body_date_author_floors() {
-    let pages = required(sets::cwced(), "cwced");
+    let pages = required(Set::Cwced);
     let mut counts = Vec::new();
     let (mut dates, mut dated, mut authors, mut authored) = (0, 0, 0, 0);
     for p in &pages {
         let url = Url::parse(&format!("http://cwced.example/{}.html", p.id)).unwrap();
         let a = extractor::extract(&p.html, &url);
-        counts.push(eval::compare(&p.body, &a.text, Tokenizer::Cjk));
-        if let Some(ok) = eval::date_matches(&p.date, a.published.as_deref()) {
+        counts.push(eval::compare(body(p), &a.text, Tokenizer::Cjk));
+        let truth = |t: &Option<String>| t.clone().unwrap_or_else(|| "UNKNOWN".into());
+        if let Some(ok) = eval::date_matches(&truth(&p.truth.date), a.published.as_deref()) {
             dated += 1;
             dates += ok as usize;
         }
-        if let Some(ok) = eval::author_matches(&p.author, a.author.as_deref()) {
+        if let Some(ok) = eval::author_matches(&truth(&p.truth.author), a.author.as_deref()) {
             authored += 1;
             authors += ok as usize;
         }

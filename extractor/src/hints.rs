@@ -97,7 +97,24 @@ const NEGATIVE_WORDS: &[&str] = &[
 const DISCUSSION: &[&str] = &["comment", "disqus", "replies", "cookie", "consent", "gdpr"];
 
 /// Substrings that mark an author byline.
-const AUTHOR: &[&str] = &["author", "byline", "writer", "reporter", "editor", "zuozhe"];
+const AUTHOR: &[&str] = &[
+    "author", "byline", "writer", "reporter", "editor", "zuozhe", "auteur", "autor",
+];
+/// Substrings that mark a headline's kicker, or text for screen readers only
+/// ([`flag::KICKER`]).
+const KICKER: &[&str] = &[
+    "kicker",
+    "roofline",
+    "dachzeile",
+    "overline",
+    "topline",
+    "eyebrow",
+    "supertitle",
+    "topic-label",
+    "visually-hidden",
+    "sr-only",
+    "screen-reader",
+];
 /// Substrings that mark a date line.
 const DATE: &[&str] = &["date", "time", "publish", "pubtime", "posted", "dateline"];
 
@@ -108,6 +125,7 @@ enum Kind {
     Negative,
     Author,
     Date,
+    Kicker,
     /// One of [`DISCUSSION`]: boilerplate, and a [`flag::DISCUSSION`] block.
     Discussion,
     /// One of [`NEGATIVE_WORDS`]: boilerplate when it is a whole word.
@@ -129,6 +147,7 @@ fn patterns() -> impl Iterator<Item = (&'static str, Kind)> {
         (NEGATIVE, Kind::Negative),
         (AUTHOR, Kind::Author),
         (DATE, Kind::Date),
+        (KICKER, Kind::Kicker),
         (DISCUSSION, Kind::Discussion),
         (NEGATIVE_WORDS, Kind::NegativeWord),
     ]
@@ -177,6 +196,7 @@ pub fn classify(id_class: &str) -> Hint {
                 Kind::Negative => negative = true,
                 Kind::Author => hint.flags |= flag::AUTHOR,
                 Kind::Date => hint.flags |= flag::DATE,
+                Kind::Kicker => hint.flags |= flag::KICKER,
                 Kind::Discussion => discussion = true,
                 Kind::NegativeWord => {
                     let start = (at + 1).saturating_sub(m.dfa.pattern_len(pattern));
@@ -218,6 +238,7 @@ mod tests {
                 Kind::Negative => negative = true,
                 Kind::Author => hint.flags |= flag::AUTHOR,
                 Kind::Date => hint.flags |= flag::DATE,
+                Kind::Kicker => hint.flags |= flag::KICKER,
                 Kind::Discussion => discussion = true,
                 Kind::NegativeWord => {}
             }

@@ -10,11 +10,10 @@
 //! `contentseen` queue and, below the crawl's depth limit, one [`pipeline::UrlBatch`] of the
 //! page's outlinks (depth + 1) on the `frontier` queue. The page's raw HTTP exchange, when
 //! the fetcher kept one for WARC output ([`pipeline::Page::raw`]), goes on in the document
-//! unchanged. Redis keys it touches, through
-//! [`pipeline::store::Op::Once`]: `{ns}:once:extract:{shard}` (one mark per URL, so a
-//! redelivered page is counted once) and the `extracted` field of `{ns}:stats` and of
-//! `{ns}:crawl:<name>:stats`; it reads `{ns}:crawlctl` ([`pipeline::crawls`]: a cancelled
-//! crawl's pages are dropped).
+//! unchanged. Redis keys it touches, through [`pipeline::once`]: the page's URL record
+//! `{ns}:url:{u<T>}:<S>` (its section of message ids, so a redelivered page is counted
+//! once) and the `extracted` counter of the stats shard in that slot; it reads
+//! `{ns}:crawlctl` ([`pipeline::crawls`]: a cancelled crawl's pages are dropped).
 //!
 //! Not here: decoding the page's bytes (the fetcher does, by its charset vote), deciding
 //! whether the text was seen before (contentseen), the evaluation sets and metric (the
@@ -210,6 +209,9 @@ mod tests {
             "<title>a</title><title>b",
             "<script>",
             "<html><body><p>",
+            // A Kelvin sign lower-cases to a one-byte `k`: a byline label matched on the
+            // lower-cased text must not cut the original inside a character.
+            "<span class=author>Arti\u{212A}el von Jane Roe</span>",
         ];
         for html in inputs {
             let _ = extract(html, &url());

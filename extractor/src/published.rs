@@ -11,7 +11,7 @@ use regex::{Captures, Regex};
 
 use crate::scan::{flag, Page, NONE};
 
-/// Meta names and properties that carry the publish time, best first.
+/// Meta names and properties that name the publish time, best first.
 const META_KEYS: &[&str] = &[
     "article:published_time",
     "og:published_time",
@@ -28,15 +28,26 @@ const META_KEYS: &[&str] = &[
     "parsely-pub-date",
     "dc.date.issued",
     "dcterms.issued",
-    "dc.date",
-    "dcterms.created",
-    "dc.date.created",
     "citation_publication_date",
     "citation_date",
     "article.published",
     "originalpublicationdate",
+];
+
+/// Meta names that carry a date of the page without saying which (a template's `date`,
+/// Dublin Core's `dc.date`, `last-modified`) or its modification: after the page's own
+/// `<time datetime>` elements, which show the reader the publication.
+const WEAK_META_KEYS: &[&str] = &[
+    "dc.date",
+    "dcterms.date",
+    "dcterms.created",
+    "dc.date.created",
     "date",
     "article:modified_time",
+    "last-modified",
+    // Chinese portals: Baidu's `itemprop=dateUpdate`, Tencent's `apub:time`.
+    "dateupdate",
+    "apub:time",
 ];
 
 /// Text searched before the body's first text for a date line (bytes).
@@ -59,35 +70,65 @@ pub struct Found {
 
 /// The publish time of `page`, whose body spans `span` of the text.
 pub fn published(page: &Page, span: Option<(u32, u32)>) -> Option<Found> {
-    if let Some(v) = crate::meta(page, META_KEYS).and_then(parse) {
-        return Some(Found {
-            value: v,
-            pos: None,
-        });
-    }
-    for json in &page.json_ld {
-        for key in ["datePublished", "dateCreated", "uploadDate"] {
-            if let Some(v) = json_string(json, key).and_then(|s| parse(&s)) {
-                return Some(Found {
-                    value: v,
-                    pos: None,
-                });
+    let declared = |value: String| Found { value, pos: None };
+    let structured = crate::meta(page, META_KEYS)
+        .and_then(parse)
+        .or_else(|| {
+            page.json_ld.iter().find_map(|json| {
+                ["datePublished", "dateCreated", "uploadDate"]
+                    .iter()
+                    .find_map(|key| json_string(json, key).and_then(|s| parse(&s)))
+            })
+        })
+        .or_else(|| {
+            page.times
+                .iter()
+                .filter(|(n, _)| *n == NONE || page.nodes[*n as usize].flags & flag::DATE != 0)
+                .chain(page.times.iter())
+                .find_map(|(_, dt)| parse(dt))
+        })
+        .or_else(|| crate::meta(page, WEAK_META_KEYS).and_then(parse));
+    let Some(value) = structured else {
+        return in_text(page, span, &page.text_owners()).or_else(|| year_month_line(page, span));
+    };
+    // A time given in UTC (or another zone than the page's, or in the server's zone
+    // without saying so) can fall on the day before or after the one the page shows its
+    // readers: the date line of the page says which day it is in the page's own offset.
+    if has_time(&value) {
+        if let Some(line) = in_text(page, span, &page.text_owners()) {
+            if one_day_apart(&value, &line.value) {
+                return Some(line);
             }
         }
     }
-    if let Some(v) = page
-        .times
-        .iter()
-        .filter(|(n, _)| *n == NONE || page.nodes[*n as usize].flags & flag::DATE != 0)
-        .chain(page.times.iter())
-        .find_map(|(_, dt)| parse(dt))
-    {
-        return Some(Found {
-            value: v,
-            pos: None,
-        });
-    }
-    in_text(page, span, &page.text_owners()).or_else(|| year_month_line(page, span))
+    Some(declared(value))
+}
+
+/// An RFC 3339 value with a time of day.
+fn has_time(value: &str) -> bool {
+    value.len() > 10
+}
+
+/// The days of two values (`YYYY-MM-DD...`) are consecutive.
+fn one_day_apart(a: &str, b: &str) -> bool {
+    let day = |v: &str| -> Option<i64> {
+        let y: i64 = v.get(..4)?.parse().ok()?;
+        let m: i64 = v.get(5..7)?.parse().ok()?;
+        let d: i64 = v.get(8..10)?.parse().ok()?;
+        Some(days_from_civil(y, m, d))
+    };
+    matches!((day(a), day(b)), (Some(x), Some(y)) if (x - y).abs() == 1)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
 }
 
 /// Longest line (chars) that counts as a date line for a year and month alone.
@@ -101,7 +142,8 @@ fn year_month_line(page: &Page, span: Option<(u32, u32)>) -> Option<Found> {
     static YM: OnceLock<Regex> = OnceLock::new();
     let re = YM.get_or_init(|| {
         Regex::new(&format!(
-            r"(?i)((?:19|20)\d{{2}})\s*年\s*(\d{{1,2}})\s*月|(?-u:\b)({MONTHS})[a-z]*\.?,?\s+((?:19|20)\d{{2}})(?-u:\b)"
+            r"(?i)((?:19|20)\d{{2}})\s*年\s*(\d{{1,2}})\s*月|(?-u:\b)({months})(?:\.|(?-u:\b)),?\s+((?:19|20)\d{{2}})(?-u:\b)",
+            months = months()
         ))
         .expect("static regex")
     });
@@ -295,13 +337,167 @@ pub(crate) fn has_date(s: &str) -> bool {
     !dates_in(s).is_empty()
 }
 
+/// Where the first date in `s` starts (byte offset).
+pub(crate) fn first_date(s: &str) -> Option<usize> {
+    dates_in(s).first().map(|(at, _, _)| *at)
+}
+
 /// Parses the first date in `s` (a meta value, a `datetime`, or text).
 pub fn parse(s: &str) -> Option<String> {
     dates_in(s).into_iter().next().map(|(_, v, _)| v)
 }
 
-const TIME: &str = r"(?:\s*(?:T|at|,|-|\|)?\s*(?:(?:上午|下午|早上|晚上|中午|凌晨)\s*)?(\d{1,2})\s*[:：时]\s*(\d{2})(?:\s*[:：分]\s*(\d{2}))?(?:\.\d+)?\s*(?i:(am|pm|a\.m\.|p\.m\.))?\s*(Z|[+-]\d{2}:?\d{2}|GMT|UTC)?)?";
-const MONTHS: &str = "jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec";
+const TIME: &str = r"(?:\s*(?:T|at|um|à|,|-|\|)?\s*(?:(?:上午|下午|早上|晚上|中午|凌晨)\s*)?(\d{1,2})\s*[:：时]\s*(\d{2})(?:\s*[:：分]\s*(\d{2}))?(?:\.\d+)?\s*(?i:(am|pm|a\.m\.|p\.m\.))?\s*(Z|[+-]\d{2}:?\d{2}|GMT|UTC)?)?";
+/// Month names and abbreviations (lower case) in the languages of the sets: English, German,
+/// French, Spanish, Portuguese, Italian, Dutch, Polish and Czech (genitive forms too).
+const MONTH_NAMES: [&[&str]; 12] = [
+    &[
+        "january", "jan", "januar", "jänner", "janvier", "enero", "ene", "janeiro", "gennaio",
+        "januari", "stycznia", "styczeń", "leden", "ledna",
+    ],
+    &[
+        "february",
+        "feb",
+        "februar",
+        "feber",
+        "février",
+        "fevrier",
+        "févr",
+        "fév",
+        "febrero",
+        "fevereiro",
+        "fev",
+        "febbraio",
+        "februari",
+        "lutego",
+        "luty",
+        "únor",
+        "února",
+    ],
+    &[
+        "march", "mar", "märz", "maerz", "mrz", "mär", "mars", "marzo", "março", "marco", "maart",
+        "marca", "marzec", "březen", "března",
+    ],
+    &[
+        "april",
+        "apr",
+        "avril",
+        "avr",
+        "abril",
+        "abr",
+        "aprile",
+        "kwietnia",
+        "kwiecień",
+        "duben",
+        "dubna",
+    ],
+    &[
+        "may", "mai", "mayo", "maio", "maggio", "mei", "maja", "maj", "květen", "května",
+    ],
+    &[
+        "june", "jun", "juni", "juin", "junio", "junho", "giugno", "czerwca", "czerwiec", "červen",
+        "června",
+    ],
+    &[
+        "july",
+        "jul",
+        "juli",
+        "juillet",
+        "juil",
+        "julio",
+        "julho",
+        "luglio",
+        "lipca",
+        "lipiec",
+        "červenec",
+        "července",
+    ],
+    &[
+        "august",
+        "aug",
+        "août",
+        "aout",
+        "agosto",
+        "ago",
+        "augustus",
+        "sierpnia",
+        "sierpień",
+        "srpen",
+        "srpna",
+    ],
+    &[
+        "september",
+        "sep",
+        "sept",
+        "septembre",
+        "septiembre",
+        "setiembre",
+        "setembro",
+        "set",
+        "settembre",
+        "września",
+        "wrzesień",
+        "září",
+    ],
+    &[
+        "october",
+        "oct",
+        "oktober",
+        "okt",
+        "octobre",
+        "octubre",
+        "outubro",
+        "out",
+        "ottobre",
+        "ott",
+        "października",
+        "październik",
+        "říjen",
+        "října",
+    ],
+    &[
+        "november",
+        "nov",
+        "novembre",
+        "noviembre",
+        "novembro",
+        "listopada",
+        "listopad",
+        "listopadu",
+    ],
+    &[
+        "december",
+        "dec",
+        "dezember",
+        "dez",
+        "décembre",
+        "decembre",
+        "déc",
+        "diciembre",
+        "dic",
+        "dezembro",
+        "dicembre",
+        "grudnia",
+        "grudzień",
+        "prosinec",
+        "prosince",
+    ],
+];
+
+/// The regex alternation of every month name, longest first (so `september` is tried
+/// before `sep`).
+fn months() -> &'static str {
+    static ALTERNATION: OnceLock<String> = OnceLock::new();
+    ALTERNATION.get_or_init(|| {
+        let mut names: Vec<&str> = MONTH_NAMES.iter().flat_map(|m| m.iter().copied()).collect();
+        names.sort_by_key(|n| std::cmp::Reverse(n.chars().count()));
+        names
+            .iter()
+            .map(|n| regex::escape(n))
+            .collect::<Vec<_>>()
+            .join("|")
+    })
+}
 
 struct Patterns {
     ymd: Regex,
@@ -316,12 +512,16 @@ fn patterns() -> &'static Patterns {
         let build = |p: String| Regex::new(&p).expect("static regex");
         Patterns {
             ymd: build(format!(r"((?:19|20)\d{{2}})\s*[-/.年]\s*(\d{{1,2}})\s*[-/.月]\s*(\d{{1,2}})(?:\s*日)?{TIME}")),
-            dmy: build(format!(r"(\d{{1,2}})/(\d{{1,2}})/((?:19|20)\d{{2}}){TIME}")),
+            dmy: build(format!(
+                r"(\d{{1,2}})\s?[/.]\s?(\d{{1,2}})\s?[/.]\s?((?:19|20)\d{{2}})(?-u:\b){TIME}"
+            )),
             mdy_words: build(format!(
-                r"(?i)(?-u:\b)({MONTHS})[a-z]*\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+((?:19|20)\d{{2}}){TIME}"
+                r"(?i)(?-u:\b)({months})(?:\.|(?-u:\b))\s*(\d{{1,2}})(?:st|nd|rd|th)?,?\s+((?:19|20)\d{{2}}){TIME}",
+                months = months()
             )),
             dmy_words: build(format!(
-                r"(?i)(?-u:\b)(\d{{1,2}})(?:st|nd|rd|th)?\s+({MONTHS})[a-z]*\.?,?\s+((?:19|20)\d{{2}}){TIME}"
+                r"(?i)(?-u:\b)(\d{{1,2}})(?:st|nd|rd|th|er|º|\.)?\s*(?:de\s+)?({months})(?:\.|(?-u:\b)),?\s*(?:de\s+|del\s+)?((?:19|20)\d{{2}}){TIME}",
+                months = months()
             )),
         }
     })
@@ -352,8 +552,10 @@ fn dates_in(s: &str) -> Vec<(usize, String, bool)> {
             continue;
         }
         let (a, b) = (num(&c, 1), num(&c, 2));
-        // Day first unless that cannot be (9/17/2004); pages here write 7/5/2005 for 7 May.
-        let (d, mo) = if b > 12 { (b, a) } else { (a, b) };
+        // Day first unless that cannot be (9/17/2004); pages here write 7/5/2005 for 7 May,
+        // and dots (`21.01.2022`) always put the day first.
+        let dotted = c.get(0).is_some_and(|m| m.as_str().contains('.'));
+        let (d, mo) = if b > 12 && !dotted { (b, a) } else { (a, b) };
         if let Some(v) = build(num(&c, 3), mo, d, &c) {
             out.push((m, v.0, v.1));
         }
@@ -366,6 +568,9 @@ fn dates_in(s: &str) -> Vec<(usize, String, bool)> {
     }
     for c in p.dmy_words.captures_iter(s) {
         let m = c.get(0).map_or(0, |m| m.start());
+        if digit_before(m) {
+            continue;
+        }
         if let Some(v) = build(num(&c, 3), month(&c[2]), num(&c, 1), &c) {
             out.push((m, v.0, v.1));
         }
@@ -378,11 +583,12 @@ fn num(c: &Captures, i: usize) -> u32 {
     c.get(i).and_then(|m| m.as_str().parse().ok()).unwrap_or(0)
 }
 
+/// The month (1–12) a name of [`MONTH_NAMES`] stands for, 0 for none.
 fn month(name: &str) -> u32 {
-    let lower = name.to_ascii_lowercase();
-    MONTHS
-        .split('|')
-        .position(|m| lower.starts_with(m))
+    let lower = name.to_lowercase();
+    MONTH_NAMES
+        .iter()
+        .position(|names| names.contains(&lower.as_str()))
         .map_or(0, |i| i as u32 + 1)
 }
 
@@ -477,6 +683,18 @@ mod tests {
             ("发布日期： 9/17/2004 5:54:13 AM", "2004-09-17T05:54:13"),
             ("7/5/2005 9:23:57 PM", "2005-05-07T21:23:57"),
             ("2022.01.20 16:31", "2022-01-20T16:31:00"),
+            ("21.01.2022 - 13:30", "2022-01-21T13:30:00"),
+            ("09.03.2022", "2022-03-09"),
+            ("Freitag, 21. Januar 2022", "2022-01-21"),
+            ("29. Juni 2017, 23:39", "2017-06-29T23:39:00"),
+            ("31. Oktober 2023", "2023-10-31"),
+            ("1. März 2020 um 14:30 Uhr", "2020-03-01T14:30:00"),
+            ("21 juin 2018", "2018-06-21"),
+            ("le 3 décembre 2019", "2019-12-03"),
+            ("3 de mayo de 2022", "2022-05-03"),
+            ("12 de setembro de 2021", "2021-09-12"),
+            ("5 września 2020", "2020-09-05"),
+            ("Sept. 4, 2019", "2019-09-04"),
         ] {
             assert_eq!(parse(written).as_deref(), Some(read), "{written}");
         }
@@ -497,6 +715,46 @@ mod tests {
             "<body><p>In March 2019 the council met again and talked for many hours about it.</p></body>",
         );
         assert_eq!(published(&page, None), None);
+    }
+
+    #[test]
+    fn a_utc_time_is_dated_as_the_page_shows_it() {
+        let body =
+            "<p>The council met on Tuesday and approved the new budget, after a long debate.</p>"
+                .repeat(4);
+        let page = |meta: &str| {
+            format!(
+                "<html><head><meta property='article:published_time' content='{meta}'></head>\
+                 <body><article><h1>Budget</h1><p class=date>3 de mayo de 2022</p>{body}</article></body></html>"
+            )
+        };
+        let url = url::Url::parse("http://example.com/a.html").unwrap();
+        // 02:41 UTC is still the evening of the 3rd in the page's own offset.
+        let late = crate::extract(&page("2022-05-04T02:41:00Z"), &url);
+        assert_eq!(late.published.as_deref(), Some("2022-05-03"));
+        // The same day, or a day far off, leaves the declared time as it is.
+        for meta in ["2022-05-03T12:00:00Z", "2022-05-09T02:41:00Z"] {
+            let a = crate::extract(&page(meta), &url);
+            assert_eq!(a.published.as_deref(), parse(meta).as_deref());
+        }
+        assert!(one_day_apart("2021-12-31T23:00:00Z", "2022-01-01"));
+        assert!(!one_day_apart("2022-03-01", "2022-02-27"));
+        assert!(one_day_apart("2024-03-01", "2024-02-29"));
+    }
+
+    #[test]
+    fn a_time_element_beats_a_template_date_meta() {
+        let body = "<p>Die Gemeinde hat am Dienstag den neuen Haushalt beschlossen, nach langer Debatte.</p>"
+            .repeat(4);
+        let html = format!(
+            "<html><head><meta name=date content='2021-12-20T11:02:44+01:00'></head><body><article>\
+             <h1>Haushalt</h1><time datetime='2022-01-21'>21.01.2022</time>{body}</article></body></html>"
+        );
+        let url = url::Url::parse("http://example.com/a.html").unwrap();
+        assert_eq!(
+            crate::extract(&html, &url).published.as_deref(),
+            Some("2022-01-21")
+        );
     }
 
     #[test]

@@ -3,7 +3,6 @@
 //! [`UrlBatch`](pipeline::messages::UrlBatch) of the page's outlinks (depth + 1) to the frontier.
 
 use pipeline::messages::{encode, Document, FetchTask, Page, UrlBatch, VERSION};
-use pipeline::store::Op;
 use pipeline::worker::{Outcome, Stage, StageError};
 use pipeline::{keys::Keys, Queue};
 use url::Url;
@@ -68,7 +67,6 @@ impl Stage for ExtractorStage {
         // Counted once per fetch task (a task released twice may be fetched
         // twice; a redelivery carries the same page). Pages without a task
         // id: once per page.
-        let (mark, field) = self.keys.once("extract", &page.url);
         let id = if page.task.is_empty() {
             let h = xxhash_rust::xxh3::xxh3_128(&body)
                 ^ xxhash_rust::xxh3::xxh3_128(page.fetched_at.as_bytes());
@@ -89,13 +87,14 @@ impl Stage for ExtractorStage {
             publish.push((Queue::Frontier, encode(&batch)?));
         }
         Ok(Outcome {
-            store: vec![Op::Once {
-                mark,
-                field,
-                id,
-                sets: Vec::new(),
-                counts: pipeline::crawls::counts(&self.keys, &page.crawl.name, &[("extracted", 1)]),
-            }],
+            store: vec![pipeline::once::once(
+                &self.keys,
+                pipeline::keys::url_hash(&page.url),
+                pipeline::once::EXTRACT_IDS,
+                &id,
+                None,
+                pipeline::crawls::counts(&page.crawl.name, &[("extracted", 1)]),
+            )],
             publish,
             after_ack: Vec::new(),
         })

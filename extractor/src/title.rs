@@ -98,7 +98,8 @@ fn headings(page: &Page) -> Vec<String> {
         .collect()
 }
 
-/// `collapse(&page.node_text(node))` written straight from the events: the words of the
+/// `collapse(&page.node_text(node))` written straight from the events, without the text of
+/// kickers inside it ([`flag::KICKER`]): the words of the
 /// node's text (block elements inside it part words, as the line breaks of `node_text` do),
 /// one space between them. Once longer than `limit` bytes, the text is returned as it is then
 /// (a prefix of it, still longer than `limit`).
@@ -113,8 +114,26 @@ fn collapsed_text(page: &Page, node: usize, limit: usize) -> String {
         .unwrap_or_default();
     // Whitespace (or a block) came since the last word written.
     let mut space = false;
+    // Inside a kicker (`<span class=kicker>Klimaschutz</span>`): the node whose close ends it.
+    let mut kicker: Option<u32> = None;
     for ev in events {
         match *ev {
+            Event::Open(i)
+                if kicker.is_none()
+                    && i as usize != node
+                    && page
+                        .nodes
+                        .get(i as usize)
+                        .is_some_and(|e| e.flags & flag::KICKER != 0) =>
+            {
+                kicker = Some(i);
+                space = true;
+            }
+            Event::Close(i) if kicker == Some(i) => {
+                kicker = None;
+                space = true;
+            }
+            _ if kicker.is_some() => {}
             Event::Text(a, b) => {
                 let text = page.text.get(a as usize..b as usize).unwrap_or_default();
                 for (i, word) in text.split(char::is_whitespace).enumerate() {
@@ -145,6 +164,10 @@ fn collapsed_text(page: &Page, node: usize, limit: usize) -> String {
 /// Removes the site name part of a title: the segments between separators that name the
 /// site, or else everything but the longest segment.
 pub fn strip_site(title: &str, site_name: Option<&str>) -> String {
+    // Between Han characters a bare hyphen separates too ("…影响交通-新华网"): Han text
+    // has no hyphenated words.
+    let spaced = spaced_han_hyphens(title);
+    let title = spaced.as_str();
     let mut parts = vec![title.to_string()];
     for sep in SEPARATORS {
         parts = parts
@@ -174,6 +197,23 @@ pub fn strip_site(title: &str, site_name: Option<&str>) -> String {
         .max_by_key(|p| p.chars().count())
         .map(|p| p.to_string())
         .unwrap_or_else(|| title.trim().to_string())
+}
+
+/// `title` with each `-` between two Han characters written ` - `.
+fn spaced_han_hyphens(title: &str) -> String {
+    let han = |c: Option<char>| {
+        c.is_some_and(|c| pipeline::script::of(c) == Some(pipeline::script::Script::Han))
+    };
+    let chars: Vec<char> = title.chars().collect();
+    let mut out = String::with_capacity(title.len());
+    for (i, &c) in chars.iter().enumerate() {
+        if c == '-' && i > 0 && han(chars.get(i - 1).copied()) && han(chars.get(i + 1).copied()) {
+            out.push_str(" - ");
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The character bigrams of a text, hashed into a bit set: a cheap upper bound on the common
@@ -290,6 +330,11 @@ mod tests {
             "男子救落水儿童"
         );
         assert_eq!(strip_site("Plain title", None), "Plain title");
+        assert_eq!(
+            strip_site("法国全国大罢工再次严重影响交通-新华网", None),
+            "法国全国大罢工再次严重影响交通"
+        );
+        assert_eq!(strip_site("Jean-Pierre wins", None), "Jean-Pierre wins");
     }
 
     #[test]
@@ -337,6 +382,20 @@ mod tests {
                 assert!(want.starts_with(&short) && (short == want || short.len() > 6));
             }
         }
+    }
+
+    #[test]
+    fn a_kicker_in_the_heading_is_no_part_of_the_headline() {
+        let page = scan(
+            "<head><meta property=og:title content='Klimaschutz: Bohren, bis es heiß wird'></head>\
+             <h1 class=article-heading><span class=article-heading__kicker>Klimaschutz</span>\
+             <span class=visually-hidden>: </span><span class=article-heading__title>Bohren, bis \
+             es heiß wird</span></h1>",
+        );
+        assert_eq!(
+            title(&page, None).as_deref(),
+            Some("Bohren, bis es heiß wird")
+        );
     }
 
     #[test]

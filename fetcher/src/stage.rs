@@ -1,5 +1,6 @@
 //! The fetcher stage: a [`FetchTask`] in; a [`Page`] out when the fetch gave
-//! an HTML page; every fetch's outcome recorded under `fetch:<url>`.
+//! an HTML page; every fetch's outcome recorded in the URL's record
+//! ([`pipeline::once`], with the fetch counters, once per task).
 //!
 //! The order of a fetch: the URL is checked (length, scheme, IP literal
 //! refused by the SSRF guard), robots.txt is obeyed, the request is sent,
@@ -23,14 +24,14 @@
 
 use std::time::{Duration, SystemTime};
 
-use pipeline::keys::Keys;
+use pipeline::keys::{url_hash, Keys};
 use pipeline::messages::{
-    encode, now_rfc3339, CrawlSpec, FetchTask, Page, RawExchange, UrlBatch, VERSION,
+    encode, now_rfc3339, CrawlSpec, FetchRecord, FetchTask, Page, RawExchange, UrlBatch, VERSION,
 };
+use pipeline::once::{once, FETCH_IDS, FETCH_RECORD};
 use pipeline::store::Op;
 use pipeline::worker::{Outcome, Stage, StageError};
 use pipeline::{Queue, Store};
-use serde::Serialize;
 use url::Url;
 
 use crate::charset::overrides::{self, CharsetOverride};
@@ -52,26 +53,6 @@ pub struct FetcherStage {
     /// Keep each page's raw HTTP exchange ([`Page::raw`]) for the WARC
     /// records contentseen writes; off unless the crawl writes WARC files.
     keep_raw: bool,
-}
-
-/// What `crawler query` shows about the last fetch of a URL.
-#[derive(Debug, Serialize)]
-pub struct FetchRecord<'a> {
-    pub url: &'a str,
-    pub outcome: &'static str,
-    pub http_status: Option<u16>,
-    pub final_url: Option<&'a str>,
-    pub reason: Option<String>,
-    pub encoding: Option<&'a str>,
-    pub fetched_at: String,
-    /// 0 for the first try (see [`FetchTask::attempt`]).
-    pub attempt: u32,
-    /// The body's size as received (before decoding), for a page.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bytes: Option<usize>,
-    /// The failure is transient and the URL went back to the frontier for
-    /// another attempt; the outcome is not final yet.
-    pub will_retry: bool,
 }
 
 /// The stats counter of retries sent back to the frontier (not final
@@ -106,10 +87,10 @@ impl FetcherStage {
     }
 
     /// The record of a fetch and its counters, counted once per task
-    /// ([`Op::Once`], run before the outcome is published): `fetch_<outcome>`
+    /// ([`once`], run before the outcome is published): `fetch_<outcome>`
     /// and `fetched` or `failed` for a final outcome (a redirect is
     /// neither), [`RETRIED_COUNTER`] for a failure that will be retried.
-    fn record(&self, task: &FetchTask, rec: &FetchRecord) -> Op {
+    pub fn record(&self, task: &FetchTask, rec: &FetchRecord) -> Op {
         let ok = rec.outcome == FetchStatus::Ok.as_str();
         let redirect = rec.outcome == FetchStatus::Redirect.as_str();
         let outcome = format!("fetch_{}", rec.outcome);
@@ -120,26 +101,22 @@ impl FetcherStage {
         } else {
             vec![(&outcome, 1), (if ok { "fetched" } else { "failed" }, 1)]
         };
-        let mut counts = pipeline::crawls::counts(&self.keys, &task.crawl.name, &fields);
+        let mut counts = pipeline::crawls::counts(&task.crawl.name, &fields);
         // The bytes fetched: for the namespace's metrics only.
         if let Some(bytes) = rec.bytes {
             counts.push((
-                self.keys.stats(),
                 pipeline::metrics::FETCHED_BYTES.to_string(),
                 i64::try_from(bytes).unwrap_or(i64::MAX),
             ));
         }
-        let (mark, field) = self.keys.once("fetch", &task.url);
-        Op::Once {
-            mark,
-            field,
-            id: task.identity(),
-            sets: vec![(
-                self.keys.fetch_outcome(rec.url),
-                serde_json::to_vec(rec).unwrap_or_default(),
-            )],
+        once(
+            &self.keys,
+            url_hash(&task.url),
+            FETCH_IDS,
+            &task.identity(),
+            Some((FETCH_RECORD, rec.compact())),
             counts,
-        }
+        )
     }
 
     /// A fetch that gave no page. `origin` is set when a request was sent
@@ -202,8 +179,8 @@ impl FetcherStage {
         let store = vec![self.record(
             task,
             &FetchRecord {
-                url: &task.url,
-                outcome: failure.status.as_str(),
+                url: task.url.clone(),
+                outcome: failure.status.as_str().to_string(),
                 http_status: failure.http_status,
                 final_url: None,
                 reason: Some(failure.reason),
@@ -267,10 +244,10 @@ impl FetcherStage {
         let record = self.record(
             task,
             &FetchRecord {
-                url: &task.url,
-                outcome: FetchStatus::Redirect.as_str(),
+                url: task.url.clone(),
+                outcome: FetchStatus::Redirect.as_str().to_string(),
                 http_status: Some(status),
-                final_url: Some(target.as_str()),
+                final_url: Some(target.to_string()),
                 reason: None,
                 encoding: None,
                 fetched_at: now_rfc3339(),
@@ -479,16 +456,17 @@ impl FetcherStage {
         let record = self.record(
             &task,
             &FetchRecord {
-                url: &task.url,
-                outcome: FetchStatus::Ok.as_str(),
+                url: task.url.clone(),
+                outcome: FetchStatus::Ok.as_str().to_string(),
                 http_status: Some(resp.status),
-                final_url: Some(resp.final_url.as_str()),
+                final_url: (resp.final_url.as_str() != task.url)
+                    .then(|| resp.final_url.to_string()),
                 reason: None,
-                encoding: Some(&decision.encoding),
+                encoding: Some(decision.encoding.clone()),
                 fetched_at,
                 attempt: task.attempt,
                 will_retry: false,
-                bytes: Some(body_bytes),
+                bytes: Some(body_bytes as u64),
             },
         );
         Ok(Outcome {

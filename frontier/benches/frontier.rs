@@ -13,9 +13,10 @@ use std::time::Instant;
 
 use frontier::normalize::normalize;
 use frontier::scope::in_scope;
-use frontier::seen::{shard_of, url_hash, SEEN_SHARDS};
+use frontier::seen::url_hash;
 use frontier::FrontierStage;
 use pipeline::keys::Keys;
+use pipeline::keys::{HOST_SHARDS, SEEN_SUB_BITS};
 use pipeline::messages::{new_id, UrlBatch};
 use pipeline::store::Op;
 use pipeline::worker::Stage;
@@ -132,20 +133,21 @@ async fn main() {
         }
         while inserted < target {
             let n = (target - inserted).min(100_000);
-            let mut by_shard: std::collections::HashMap<u32, Vec<i64>> = Default::default();
+            // URLs of hosts spread evenly over the politeness shards.
+            let mut by_key: std::collections::HashMap<String, Vec<i64>> = Default::default();
             for _ in 0..n {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
-                let h = x as i64;
-                by_shard.entry(shard_of(h)).or_default().push(h);
+                let shard = (x % u64::from(HOST_SHARDS)) as u32;
+                by_key
+                    .entry(keys.seen(shard, x))
+                    .or_default()
+                    .push(x as i64);
             }
-            let ops: Vec<Op> = by_shard
+            let ops: Vec<Op> = by_key
                 .into_iter()
-                .map(|(shard, members)| Op::SAdd {
-                    key: keys.seen(shard),
-                    members,
-                })
+                .map(|(key, members)| Op::SAdd { key, members })
                 .collect();
             for chunk in ops.chunks(2000) {
                 store.exec(chunk).await.expect("SADD");
@@ -154,10 +156,10 @@ async fn main() {
         }
         let after = store.used_memory().await.unwrap_or(0);
         println!(
-            "seen set: {:.1} bytes of Redis memory per URL at {} URLs ({} shards)",
+            "seen set: {:.1} bytes of Redis memory per URL at {} URLs ({} sets)",
             (after - before) as f64 / inserted as f64,
             inserted,
-            SEEN_SHARDS
+            u64::from(HOST_SHARDS) << SEEN_SUB_BITS
         );
     }
     let _ = store

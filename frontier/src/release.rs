@@ -17,7 +17,6 @@ use std::time::{Duration, Instant};
 
 use pipeline::backoff::Backoff;
 use pipeline::keys::{Keys, HOST_SHARDS};
-use pipeline::messages::{decode, FetchTask};
 use pipeline::shutdown::Shutdown;
 use pipeline::store::{Op, Reply, StoreError};
 use pipeline::{Broker, Queue, Store};
@@ -143,13 +142,22 @@ pub async fn sweep(store: &Store, keys: &Keys, s: &ReleaseSettings) -> Result<i6
     Ok(moved)
 }
 
-/// Tasks waiting in host queues or taken and unconfirmed (for idle checks).
+/// Tasks waiting in host queues or taken and unconfirmed (for idle
+/// checks): each shard's `queued` counter and `releasing` set, one round
+/// trip, O(shards) whatever the store holds.
 pub async fn waiting(store: &Store, keys: &Keys) -> Result<i64, StoreError> {
-    let queues = store.keys_matching(&keys.host_queue_pattern()).await?;
-    let mut ops: Vec<Op> = queues.into_iter().map(|key| Op::LLen { key }).collect();
-    ops.extend((0..HOST_SHARDS).map(|shard| Op::ZCard {
-        key: keys.releasing(shard),
-    }));
+    let ops: Vec<Op> = (0..HOST_SHARDS)
+        .flat_map(|shard| {
+            [
+                Op::Get {
+                    key: keys.queued(shard),
+                },
+                Op::ZCard {
+                    key: keys.releasing(shard),
+                },
+            ]
+        })
+        .collect();
     let mut n = 0;
     for r in store.exec(&ops).await? {
         n += r.int()?;
@@ -157,47 +165,23 @@ pub async fn waiting(store: &Store, keys: &Keys) -> Result<i64, StoreError> {
     Ok(n)
 }
 
-/// Refetches taken off the recrawl schedule per tick, at most.
+/// How often the releaser moves due refetches into their hosts' queues.
+const RECRAWL_EVERY: Duration = Duration::from_millis(500);
+
+/// Refetches moved per shard per call, at most.
 const RECRAWL_BATCH: u32 = 1000;
 
 /// Moves the refetches that are due (contentseen schedules them) into their
-/// hosts' queues, where politeness applies to them like to any task.
-/// Returns how many. (A frontier dying between the two steps loses those
-/// refetches' turn, not their pages.)
-pub async fn release_recrawls(store: &Store, keys: &Keys) -> Result<usize, StoreError> {
-    let due = store
-        .one(Op::ZPopDue {
-            key: keys.recrawl_schedule(),
-            max: RECRAWL_BATCH,
-        })
-        .await?;
-    let Reply::Array(items) = due else {
-        return Ok(0);
-    };
-    let mut by_origin: std::collections::BTreeMap<String, (u64, Vec<Vec<u8>>)> = Default::default();
-    for item in &items {
-        let Some(bytes) = item.data()? else { continue };
-        let task: FetchTask = match decode(&bytes) {
-            Ok(t) => t,
-            Err(e) => {
-                tracing::warn!(error = %e, "unreadable refetch dropped from the recrawl schedule");
-                continue;
-            }
-        };
-        let Ok(url) = url::Url::parse(&task.url) else {
-            continue;
-        };
-        let entry = by_origin
-            .entry(url.origin().ascii_serialization())
-            .or_insert((task.crawl.delay_ms, Vec::new()));
-        entry.1.push(bytes);
-    }
-    let n = items.len();
-    let ops: Vec<Op> = by_origin
-        .into_iter()
-        .map(|(origin, (delay, tasks))| schedule::enqueue(keys, &origin, delay, tasks))
+/// hosts' queues, where politeness applies to them like to any task, one
+/// step per shard. Returns how many.
+pub async fn release_recrawls(store: &Store, keys: &Keys) -> Result<i64, StoreError> {
+    let ops: Vec<Op> = (0..HOST_SHARDS)
+        .map(|shard| schedule::release_recrawls(keys, shard, RECRAWL_BATCH))
         .collect();
-    store.exec(&ops).await?;
+    let mut n = 0;
+    for r in store.exec(&ops).await? {
+        n += r.int()?;
+    }
     Ok(n)
 }
 
@@ -246,6 +230,7 @@ pub async fn run(
     let keys = Keys::new(&namespace);
     let mut backoff = Backoff::default();
     let mut last_sweep = Instant::now();
+    let mut last_recrawl = Instant::now() - RECRAWL_EVERY;
     let mut unfinished: Option<Unfinished> = None;
     'sessions: while !shutdown.is_triggered() {
         let failed = "releaser cannot open a broker session; retrying";
@@ -286,8 +271,11 @@ pub async fn run(
                     Err(e) => tracing::warn!(error = %e, "sweep failed"),
                 }
             }
-            if let Err(e) = release_recrawls(&store, &keys).await {
-                tracing::warn!(error = %e, "cannot read the recrawl schedule");
+            if last_recrawl.elapsed() > RECRAWL_EVERY {
+                last_recrawl = Instant::now();
+                if let Err(e) = release_recrawls(&store, &keys).await {
+                    tracing::warn!(error = %e, "cannot read the recrawl schedule");
+                }
             }
             let taken = match take_due(&store, &keys, &settings).await {
                 Ok(t) => t,

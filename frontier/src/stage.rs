@@ -1,36 +1,46 @@
 //! The frontier stage: a [`UrlBatch`] in; one [`FetchTask`] per admitted URL
 //! into its host's queue in the store, from which [`crate::release`] hands
 //! it to the fetchers when the host is due.
+//!
+//! Per batch: normalize and scope its links (pure); then one round trip of
+//! single-slot steps: per politeness shard one
+//! [`politeness::schedule::admit`] (each URL added to the seen set and, if
+//! new, its task queued and counted, atomically), and one
+//! [`pipeline::once::once`] step for the batch's other counters in the URL
+//! record of the page the links came from. A redelivered batch finds its
+//! URLs seen (nothing queued twice, nothing lost) and its counters
+//! counted. With a page limit (`--max-pages`), the URLs not yet seen are
+//! counted against it first (`SMISMEMBER`, then `INCRBY`): a batch
+//! redelivered after that counts its URLs twice, so a crawl can stop a
+//! little short of its limit, never beyond it.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-use pipeline::keys::Keys;
+use pipeline::keys::{host_shard, url_hash, Keys};
 use pipeline::messages::{encode, FetchTask, UrlBatch, VERSION};
+use pipeline::once::{once, LINK_IDS};
 use pipeline::store::Op;
 use pipeline::worker::{Outcome, Stage, StageError};
 use pipeline::{CrawlSpec, Queue, Store};
+use politeness::schedule::{admit, Admission, AdmitCrawl};
 use url::Url;
 
 use crate::normalize::{normalize_with, Rules};
 use crate::scope::{in_scope, Patterns};
-use crate::seen::{claim_ops, url_hash};
 
 pub struct FrontierStage {
     store: Store,
     keys: Keys,
     /// Compiled include/exclude patterns per crawl (crawls are few).
     patterns: Mutex<HashMap<String, Arc<Patterns>>>,
-    /// URL hashes this process claimed and queued (or dropped for a limit)
-    /// for good: a batch's links found here skip the claim. Exact, because
-    /// the seen set only grows, and a hash enters only after the batch that
-    /// claimed it stored its tasks and dropped its claims. A hash a batch
-    /// found claimed by another never enters: that other batch may have
-    /// died before queueing it, and its redelivery must find its claim
-    /// (skipping the claim there would lose the URL for good). Most outlinks
-    /// of a site repeat (navigation), so this saves most of the frontier's
-    /// Redis work. Cleared when full ([`SEEN_CACHE_MAX`]).
-    seen_cache: Mutex<HashSet<i64>>,
+    /// URL hashes this process admitted (or found admitted) for good: a
+    /// batch's links found here skip the store. Exact, because the seen set
+    /// only grows and a hash is in it only with its task queued (one
+    /// step). Most outlinks of a site repeat (navigation), so this saves
+    /// most of the frontier's Redis work. Cleared when full
+    /// ([`SEEN_CACHE_MAX`]).
+    seen_cache: Mutex<HashSet<u64>>,
 }
 
 /// Crawls whose patterns are kept compiled before the cache is cleared.
@@ -50,15 +60,23 @@ impl FrontierStage {
     }
 }
 
-/// What happened to the links of one batch (the counters of `crawler stats`).
+/// What happened to the links of one batch (the counters of `crawler
+/// stats`) that the batch's own step counts; `seen` (admitted) is counted
+/// by each admission.
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Tally {
     invalid: i64,
     out_of_scope: i64,
     too_deep: i64,
     over_limit: i64,
-    released: i64,
     retried: i64,
+}
+
+/// A URL of the batch that passed normalization and scope.
+struct Candidate {
+    hash: u64,
+    url: String,
+    origin: String,
 }
 
 impl Stage for FrontierStage {
@@ -68,11 +86,10 @@ impl Stage for FrontierStage {
 
     async fn handle(&self, batch: UrlBatch) -> Result<Outcome, StageError> {
         let mut tally = Tally::default();
-        let mut outcome = Outcome::default();
         if batch.depth > batch.crawl.max_depth {
             tally.too_deep = batch.links.len() as i64;
-            outcome.store = self.counted(&batch, &tally);
-            return Ok(outcome);
+            self.store.exec(&self.counted(&batch, &tally)).await?;
+            return Ok(Outcome::default());
         }
 
         // Normalize, scope, and drop repeats within the batch.
@@ -82,7 +99,7 @@ impl Stage for FrontierStage {
             strip_params: batch.crawl.strip_params.clone(),
             sort_query: batch.crawl.sort_query,
         };
-        let mut candidates: Vec<(i64, String)> = Vec::new();
+        let mut candidates: Vec<Candidate> = Vec::new();
         let mut in_batch = HashSet::new();
         for link in &batch.links {
             let url = match normalize_with(&link.url, base.as_ref(), &rules) {
@@ -97,87 +114,74 @@ impl Stage for FrontierStage {
                 tally.out_of_scope += 1;
                 continue;
             }
+            let origin = url.origin().ascii_serialization();
             let s = url.to_string();
-            let h = url_hash(&s);
-            if in_batch.insert(h) {
-                candidates.push((h, s));
+            let hash = url_hash(&s);
+            if in_batch.insert(hash) {
+                candidates.push(Candidate {
+                    hash,
+                    url: s,
+                    origin,
+                });
             }
         }
 
         // A transiently failed fetch, or a task whose host was not due, coming
         // back: already seen, schedule it again.
-        if batch.attempt > 0 || batch.rescheduled {
-            let urls: Vec<String> = candidates.into_iter().map(|(_, s)| s).collect();
-            tally.retried = urls.len() as i64;
-            let counted = self.counted(&batch, &tally);
-            self.enqueue(&batch, urls, counted).await?;
-            return Ok(outcome);
-        }
-
-        // Links this process saw stored before are seen: no claim needed.
-        {
+        let retry = batch.attempt > 0 || batch.rescheduled;
+        if retry {
+            tally.retried = candidates.len() as i64;
+        } else {
+            // Links this process saw admitted before: nothing to do.
             let cache = self.seen_cache.lock().unwrap_or_else(|p| p.into_inner());
-            candidates.retain(|(h, _)| !cache.contains(h));
+            candidates.retain(|c| !cache.contains(&c.hash));
         }
-
-        // Claim the new ones in the seen set: one pipelined round trip.
-        let hashes: Vec<i64> = candidates.iter().map(|(h, _)| *h).collect();
-        let (shards, ops) = claim_ops(&self.keys, &batch.id, &hashes);
-        let replies = self.store.exec(&ops).await?;
-        let mut claimed = HashSet::new();
-        for r in &replies {
-            claimed.extend(r.ints()?);
-        }
-        let mut released: Vec<String> = candidates
-            .into_iter()
-            .filter(|(h, _)| claimed.contains(h))
-            .map(|(_, s)| s)
-            .collect();
-
-        // The crawl's page limit. (A batch redelivered after its worker died
-        // counts its URLs twice, so a crawl can stop a little short of its
-        // limit, never beyond it.)
-        if let Some(max) = batch.crawl.max_pages {
-            if !released.is_empty() {
-                let total = self
-                    .store
-                    .one(Op::Incr {
-                        key: self.keys.crawl_pages(&batch.crawl.name),
-                        by: released.len() as i64,
-                    })
-                    .await?
-                    .int()?;
-                let over = (total - max as i64).clamp(0, released.len() as i64);
-                tally.over_limit = over;
-                released.truncate(released.len() - over as usize);
+        let mut over_limit = Vec::new();
+        if !retry {
+            if let Some(max) = batch.crawl.max_pages {
+                over_limit = self.page_limit(&batch.crawl, &mut candidates, max).await?;
+                tally.over_limit = over_limit.len() as i64;
             }
         }
 
-        let released = self
-            .per_host_limit(&batch.crawl, released, &mut tally)
-            .await?;
-        tally.released = released.len() as i64;
-        // The claims are dropped in the same round trip as the enqueue: a
-        // redelivery after that finds the URLs seen and unclaimed, so they
-        // are not queued twice (a crash between the two may still repeat a
-        // few: at-least-once).
-        let drop_claims: Vec<Op> = shards
-            .into_iter()
-            .map(|shard| Op::Del {
-                key: self.keys.claim(shard, &batch.id),
-            })
-            .collect();
-        let mut then = drop_claims;
-        then.extend(self.counted(&batch, &tally));
-        self.enqueue(&batch, released, then).await?;
-        // Stored: the hashes this batch claimed are queued (or dropped for a
-        // limit) for good. Not the others: see `seen_cache`.
-        let mut cache = self.seen_cache.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() + claimed.len() > SEEN_CACHE_MAX {
-            cache.clear();
+        // Per shard one admission; the batch's counters; one round trip.
+        let mut by_shard: BTreeMap<u32, Vec<Admission>> = BTreeMap::new();
+        for c in candidates.iter().chain(&over_limit) {
+            let task = if over_limit.iter().any(|o| o.hash == c.hash) {
+                // Seen, not queued: over the page limit.
+                Vec::new()
+            } else {
+                encode(&self.task(&batch, &c.url))?
+            };
+            by_shard
+                .entry(host_shard(&c.origin))
+                .or_default()
+                .push(Admission {
+                    origin: c.origin.clone(),
+                    url_hash: c.hash,
+                    task,
+                });
         }
-        cache.extend(claimed);
-        Ok(outcome)
+        let crawl = AdmitCrawl {
+            name: &batch.crawl.name,
+            delay_ms: batch.crawl.delay_ms,
+            max_per_host: batch.crawl.max_pages_per_host,
+        };
+        let mut ops: Vec<Op> = by_shard
+            .iter()
+            .map(|(shard, urls)| admit(&self.keys, *shard, &crawl, urls, !retry))
+            .collect();
+        ops.extend(self.counted(&batch, &tally));
+        self.store.exec(&ops).await?;
+        if !retry {
+            // Stored: every hash of the batch is admitted for good.
+            let mut cache = self.seen_cache.lock().unwrap_or_else(|p| p.into_inner());
+            if cache.len() + candidates.len() > SEEN_CACHE_MAX {
+                cache.clear();
+            }
+            cache.extend(candidates.iter().map(|c| c.hash));
+        }
+        Ok(Outcome::default())
     }
 }
 
@@ -203,92 +207,77 @@ impl FrontierStage {
         Ok(compiled)
     }
 
-    /// Applies the crawl's per-host page limit to `urls` (counted per origin).
-    async fn per_host_limit(
+    /// The crawl's page limit: the candidates not seen yet are counted
+    /// against it, and those past it come back (to be marked seen, not
+    /// queued); the rest stay in `candidates`.
+    async fn page_limit(
         &self,
         crawl: &CrawlSpec,
-        urls: Vec<String>,
-        tally: &mut Tally,
-    ) -> Result<Vec<String>, StageError> {
-        let Some(max) = crawl.max_pages_per_host else {
-            return Ok(urls);
-        };
-        let mut by_origin: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for u in urls {
-            let origin = Url::parse(&u)
-                .map(|p| p.origin().ascii_serialization())
-                .unwrap_or_default();
-            by_origin.entry(origin).or_default().push(u);
+        candidates: &mut Vec<Candidate>,
+        max: u64,
+    ) -> Result<Vec<Candidate>, StageError> {
+        if candidates.is_empty() {
+            return Ok(Vec::new());
         }
-        let ops: Vec<Op> = by_origin
+        let ops: Vec<Op> = candidates
             .iter()
-            .map(|(origin, us)| Op::Incr {
-                key: self.keys.crawl_host_pages(&crawl.name, origin),
-                by: us.len() as i64,
+            .map(|c| Op::SMIsMember {
+                key: self.keys.seen(host_shard(&c.origin), c.hash),
+                members: vec![c.hash as i64],
             })
             .collect();
-        let replies = self.store.exec(&ops).await?;
-        let mut kept = Vec::new();
-        for ((_, mut us), reply) in by_origin.into_iter().zip(replies) {
-            let total = reply.int()?;
-            let over = (total - max as i64).clamp(0, us.len() as i64);
-            tally.over_limit += over;
-            us.truncate(us.len() - over as usize);
-            kept.extend(us);
-        }
-        Ok(kept)
-    }
-
-    /// Puts fetch tasks in their hosts' queues (one round trip); the
-    /// releaser hands them to the fetchers when each host is due.
-    async fn enqueue(
-        &self,
-        batch: &UrlBatch,
-        urls: Vec<String>,
-        then: Vec<Op>,
-    ) -> Result<(), StageError> {
-        let mut by_origin: BTreeMap<String, Vec<Vec<u8>>> = BTreeMap::new();
-        for url in urls {
-            let origin = match Url::parse(&url) {
-                Ok(u) => u.origin().ascii_serialization(),
-                Err(_) => continue,
-            };
-            // A redelivered batch makes the same tasks; a task handed back
-            // stays the task it was.
-            let id = match &batch.task {
-                Some(task) if batch.rescheduled && !task.is_empty() => task.clone(),
-                _ => FetchTask::derive_id(&[&batch.id, &url]),
-            };
-            let task = FetchTask {
-                v: VERSION,
-                crawl: batch.crawl.clone(),
-                url,
-                depth: batch.depth,
-                redirects: batch.redirects,
-                attempt: batch.attempt,
-                recrawl: false,
-                id,
-            };
-            by_origin.entry(origin).or_default().push(encode(&task)?);
-        }
-        let mut ops: Vec<Op> = by_origin
+        let mut fresh = Vec::new();
+        for (c, r) in std::mem::take(candidates)
             .into_iter()
-            .map(|(origin, tasks)| {
-                politeness::schedule::enqueue(&self.keys, &origin, batch.crawl.delay_ms, tasks)
+            .zip(self.store.exec(&ops).await?)
+        {
+            if r.ints()?.first() == Some(&1) {
+                // Seen already: admitting it again changes nothing.
+                candidates.push(c);
+            } else {
+                fresh.push(c);
+            }
+        }
+        if fresh.is_empty() {
+            return Ok(Vec::new());
+        }
+        let total = self
+            .store
+            .one(Op::Incr {
+                key: self.keys.crawl_pages(&crawl.name),
+                by: fresh.len() as i64,
             })
-            .collect();
-        ops.extend(then);
-        // The tasks, the claims dropped and the counters: all or nothing.
-        self.store.exec_atomic(&ops).await?;
-        Ok(())
+            .await?
+            .int()?;
+        let over = (total - max as i64).clamp(0, fresh.len() as i64) as usize;
+        let past = fresh.split_off(fresh.len() - over);
+        candidates.extend(fresh);
+        Ok(past)
     }
 
-    /// The batch's counters, counted once per batch ([`Op::Once`]): in the
-    /// same transaction as its tasks, so a redelivery (which finds its URLs
-    /// seen and its claims gone) neither loses nor repeats them.
+    /// The fetch task of `url` from `batch`: a redelivered batch makes the
+    /// same task; a task handed back stays the task it was.
+    fn task(&self, batch: &UrlBatch, url: &str) -> FetchTask {
+        let id = match &batch.task {
+            Some(task) if batch.rescheduled && !task.is_empty() => task.clone(),
+            _ => FetchTask::derive_id(&[&batch.id, url]),
+        };
+        FetchTask {
+            v: VERSION,
+            crawl: batch.crawl.clone(),
+            url: url.to_string(),
+            depth: batch.depth,
+            redirects: batch.redirects,
+            attempt: batch.attempt,
+            recrawl: false,
+            id,
+        }
+    }
+
+    /// The batch's counters, counted once per batch ([`once`], in the URL
+    /// record of the page its links came from, or of its id for seeds).
     fn counted(&self, batch: &UrlBatch, t: &Tally) -> Vec<Op> {
         let fields: Vec<(&str, i64)> = [
-            ("seen", t.released),
             ("invalid_url", t.invalid),
             ("out_of_scope", t.out_of_scope),
             ("too_deep", t.too_deep),
@@ -298,18 +287,18 @@ impl FrontierStage {
         .into_iter()
         .filter(|(_, n)| *n > 0)
         .collect();
-        let counts = pipeline::crawls::counts(&self.keys, &batch.crawl.name, &fields);
-        if counts.is_empty() {
+        if fields.is_empty() {
             return Vec::new();
         }
-        let (mark, field) = self.keys.once("frontier", &batch.id);
-        vec![Op::Once {
-            mark,
-            field,
-            id: batch.id.clone(),
-            sets: Vec::new(),
-            counts,
-        }]
+        let subject = url_hash(batch.source.as_deref().unwrap_or(&batch.id));
+        vec![once(
+            &self.keys,
+            subject,
+            LINK_IDS,
+            &batch.id,
+            None,
+            pipeline::crawls::counts(&batch.crawl.name, &fields),
+        )]
     }
 }
 
@@ -406,41 +395,21 @@ mod tests {
     #[tokio::test]
     async fn a_redelivered_batch_loses_nothing_and_repeats_nothing() {
         let stage = FrontierStage::new(Store::memory(), "t");
-        let b = batch("same-id", 1, &["/a", "/b"]);
-        // A first delivery claimed the URLs and died before queueing them.
-        let hashes: Vec<i64> = ["http://example.com/a", "http://example.com/b"]
-            .iter()
-            .map(|u| url_hash(u))
-            .collect();
-        let (_, ops) = claim_ops(&stage.keys, &b.id, &hashes);
-        stage.store.exec(&ops).await.unwrap();
-        // The redelivery queues them instead of dropping them as seen.
+        let b = batch("same-id", 1, &["/a", "/b", "http://other.org/"]);
         stage.handle(b.clone()).await.unwrap();
         let mut got = fetched(&stage).await;
         got.sort();
         assert_eq!(got, ["http://example.com/a", "http://example.com/b"]);
-        // A redelivery after they were queued (died before the ack) adds nothing.
-        stage.handle(b).await.unwrap();
-        assert!(fetched(&stage).await.is_empty());
-    }
-
-    /// The fault test's loss, found with its diagnostics: a batch claimed a
-    /// URL and its process died before queueing it; in the next process
-    /// another batch with the same link came first (finding it seen, not
-    /// its own); then the redelivery must still get its claim back.
-    #[tokio::test]
-    async fn a_link_seen_in_another_batch_does_not_hide_a_dead_batchs_claim() {
-        let stage = FrontierStage::new(Store::memory(), "t");
-        let dead = batch("dead", 1, &["/a"]);
-        let (_, ops) = claim_ops(&stage.keys, &dead.id, &[url_hash("http://example.com/a")]);
-        stage.store.exec(&ops).await.unwrap();
-        stage
-            .handle(batch("other", 1, &["/a", "/b"]))
+        // A redelivery (died before the ack), in a fresh process: nothing
+        // queued again, nothing counted again.
+        let again = FrontierStage::new(stage.store.clone(), "t");
+        again.handle(b).await.unwrap();
+        assert!(fetched(&again).await.is_empty());
+        let counters = pipeline::crawls::read_counters(&stage.store, &stage.keys)
             .await
             .unwrap();
-        assert_eq!(fetched(&stage).await, ["http://example.com/b"]);
-        stage.handle(dead).await.unwrap();
-        assert_eq!(fetched(&stage).await, ["http://example.com/a"]);
+        assert_eq!(counters.get("seen"), 2);
+        assert_eq!(counters.get("out_of_scope"), 1);
     }
 
     #[tokio::test]

@@ -56,6 +56,29 @@ pub struct ServiceConfig {
     )]
     pub redis_url: String,
 
+    /// A Redis Cluster instead of one Redis: its seed nodes, comma-separated
+    /// `redis://host:port` URLs. When set, `--redis-url` is ignored.
+    #[arg(
+        long,
+        env = "CRAWLER_REDIS_CLUSTER",
+        hide_env_values = true,
+        global = true
+    )]
+    pub redis_cluster: Option<String>,
+
+    /// Replicas each write must reach before a stage acks its message
+    /// (`WAIT`), so that a master's failover loses nothing acked; 0 (the
+    /// default) waits for none.
+    #[arg(long, env = "CRAWLER_REDIS_WAIT", default_value_t = 0, global = true)]
+    pub redis_wait: u32,
+
+    /// Keep the stored documents' texts in segment files under this
+    /// directory instead of in Redis (contentseen writes them, `crawler
+    /// query` and `export` read them: it must be the same directory, shared
+    /// when they run on different machines).
+    #[arg(long, env = "CRAWLER_TEXT_DIR", global = true)]
+    pub text_dir: Option<std::path::PathBuf>,
+
     /// Prefix of every queue and Redis key: crawls (and tests) in different
     /// namespaces never mix.
     #[arg(
@@ -74,12 +97,47 @@ pub struct ServiceConfig {
 impl ServiceConfig {
     /// The configuration for printing at start-up: URLs without passwords.
     pub fn redacted(&self) -> String {
+        let cluster = match &self.redis_cluster {
+            Some(seeds) => format!(
+                " redis_cluster={}",
+                seeds
+                    .split(',')
+                    .map(|u| redact_url(u.trim()))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            None => String::new(),
+        };
         format!(
-            "amqp_url={} redis_url={} namespace={}",
+            "amqp_url={} redis_url={}{cluster} redis_wait={} namespace={}",
             redact_url(&self.amqp_url),
             redact_url(&self.redis_url),
+            self.redis_wait,
             self.namespace,
         )
+    }
+
+    /// Where the store is, as the settings say.
+    pub fn redis_config(&self) -> crate::store::RedisConfig {
+        crate::store::RedisConfig {
+            url: self.redis_url.clone(),
+            cluster: self
+                .redis_cluster
+                .as_deref()
+                .unwrap_or("")
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect(),
+            wait_replicas: self.redis_wait,
+            wait_timeout: None,
+        }
+    }
+
+    /// Connects to the store (one Redis or a cluster).
+    pub async fn store(&self) -> Result<crate::store::Store, crate::store::StoreError> {
+        crate::store::Store::connect(&self.redis_config()).await
     }
 }
 
@@ -175,6 +233,9 @@ pub struct Settings {
     // consumes ([`WorkerConfig`]).
     pub amqp_url: Option<String>,
     pub redis_url: Option<String>,
+    pub redis_cluster: Option<String>,
+    pub redis_wait: Option<u32>,
+    pub text_dir: Option<std::path::PathBuf>,
     pub namespace: Option<String>,
     pub prefetch: Option<u16>,
     pub concurrency: Option<usize>,

@@ -10,10 +10,11 @@
 //! without work) the messages of a cancelled crawl; the messages of a
 //! paused crawl already in RabbitMQ are finished.
 //!
-//! Redis keys: `crawl_control` (read and written), `crawl_stats` (counted
-//! by the stages through [`counts`]).
+//! Redis keys: `crawl_control` (read and written), the stats shards
+//! (counted by the stages' steps through [`counts`], summed by
+//! [`read_counters`]).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -51,8 +52,9 @@ impl CrawlState {
     }
 }
 
-/// The ops that set `crawl`'s state in every shard's control hash (run
-/// them with [`Store::exec_atomic`], so every shard changes at once).
+/// The ops that set `crawl`'s state in every shard's control hash. Each
+/// is one shard's slot: run them in one batch (a process killed midway
+/// leaves some shards behind; running the command again completes it).
 pub fn set_state(keys: &Keys, crawl: &str, state: CrawlState) -> Vec<Op> {
     (0..HOST_SHARDS)
         .map(|shard| {
@@ -100,10 +102,11 @@ pub async fn read_states(
     Ok(out)
 }
 
-/// The counters a crawl keeps of its own ([`Keys::crawl_stats`]): what
-/// `crawler crawls` and the progress bars show. The others (per fetch
-/// outcome, per reason a URL was left out) are the namespace's only: each
-/// mirrored field costs one `HINCRBY` per message.
+/// The counters a crawl keeps of its own (fields `crawl:<name>:<field>`
+/// of the stats shards beside the namespace's `<field>`): what `crawler
+/// crawls` and the progress bars show. The others (per fetch outcome, per
+/// reason a URL was left out) are the namespace's only: each mirrored
+/// field costs one `HINCRBY` per message.
 pub const CRAWL_FIELDS: [&str; 9] = [
     "seen",
     "fetched",
@@ -116,20 +119,77 @@ pub const CRAWL_FIELDS: [&str; 9] = [
     "unchanged",
 ];
 
-/// The counter increments `fields` of `crawl`: each on the namespace's
-/// [`Keys::stats`], and those of [`CRAWL_FIELDS`] on the crawl's
-/// [`Keys::crawl_stats`] too, for the same atomic op (an [`Op::Once`] or
-/// [`Op::SetNxWith`]), so the two never disagree.
-pub fn counts(keys: &Keys, crawl: &str, fields: &[(&str, i64)]) -> Vec<(String, String, i64)> {
-    let (stats, own) = (keys.stats(), keys.crawl_stats(crawl));
+/// The prefix of a crawl's own counter fields in the stats shards.
+const CRAWL_PREFIX: &str = "crawl:";
+
+/// The counter increments `fields` of `crawl`, as fields of a stats shard
+/// ([`Keys::stats_of_url`], [`Keys::stats_of_shard`]): each as the
+/// namespace's field, and those of [`CRAWL_FIELDS`] as the crawl's too, for
+/// the same atomic step, so the two never disagree.
+pub fn counts(crawl: &str, fields: &[(&str, i64)]) -> Vec<(String, i64)> {
     let mut out = Vec::with_capacity(fields.len() * 2);
     for (field, by) in fields {
-        out.push((stats.clone(), field.to_string(), *by));
+        out.push((field.to_string(), *by));
         if CRAWL_FIELDS.contains(field) {
-            out.push((own.clone(), field.to_string(), *by));
+            out.push((format!("{CRAWL_PREFIX}{crawl}:{field}"), *by));
         }
     }
     out
+}
+
+/// The namespace's increments of [`counts`] (what the metrics mirror).
+pub fn namespace_counts(counts: &[(String, i64)]) -> Vec<(String, i64)> {
+    counts
+        .iter()
+        .filter(|(f, _)| !f.starts_with(CRAWL_PREFIX))
+        .cloned()
+        .collect()
+}
+
+/// Every counter of the namespace, summed over its stats shards: the
+/// namespace's totals, and each crawl's own.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Counters {
+    pub total: BTreeMap<String, i64>,
+    pub crawls: BTreeMap<String, BTreeMap<String, i64>>,
+}
+
+impl Counters {
+    /// A namespace counter (0 when never counted).
+    pub fn get(&self, field: &str) -> i64 {
+        self.total.get(field).copied().unwrap_or(0)
+    }
+}
+
+/// Reads and sums every stats shard (one round trip; O(shards)).
+pub async fn read_counters(
+    store: &Store,
+    keys: &Keys,
+) -> Result<Counters, crate::store::StoreError> {
+    let ops: Vec<Op> = keys
+        .stats_shards()
+        .into_iter()
+        .map(|key| Op::HGetAll { key })
+        .collect();
+    let mut out = Counters::default();
+    for reply in store.exec(&ops).await? {
+        for (field, by) in reply.int_pairs()? {
+            match field
+                .strip_prefix(CRAWL_PREFIX)
+                .and_then(|f| f.rsplit_once(':'))
+            {
+                Some((crawl, name)) => {
+                    *out.crawls
+                        .entry(crawl.to_string())
+                        .or_default()
+                        .entry(name.to_string())
+                        .or_default() += by;
+                }
+                None => *out.total.entry(field).or_default() += by,
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The crawl states as a worker sees them: read from the store at most
@@ -191,11 +251,11 @@ mod tests {
         let store = Store::memory();
         let keys = Keys::new("t");
         store
-            .exec_atomic(&set_state(&keys, "news", CrawlState::Paused))
+            .exec(&set_state(&keys, "news", CrawlState::Paused))
             .await
             .unwrap();
         store
-            .exec_atomic(&set_state(&keys, "blogs", CrawlState::Cancelled))
+            .exec(&set_state(&keys, "blogs", CrawlState::Cancelled))
             .await
             .unwrap();
         for shard in 0..HOST_SHARDS {
@@ -212,7 +272,7 @@ mod tests {
         assert_eq!(states.get("news"), Some(&CrawlState::Paused));
         assert_eq!(states.get("blogs"), Some(&CrawlState::Cancelled));
         store
-            .exec_atomic(&set_state(&keys, "news", CrawlState::Running))
+            .exec(&set_state(&keys, "news", CrawlState::Running))
             .await
             .unwrap();
         let cache = CrawlStates::new(store.clone(), keys.clone());
@@ -221,13 +281,35 @@ mod tests {
         assert_eq!(cache.state("other").await, CrawlState::Running);
     }
 
-    #[test]
-    fn counts_mirror_the_crawl_fields_on_the_crawl() {
+    #[tokio::test]
+    async fn counts_mirror_the_crawl_fields_and_sum_over_the_shards() {
+        let c = counts("news:2026", &[("fetched", 1), ("fetch_ok", 1)]);
+        assert_eq!(
+            c,
+            vec![
+                ("fetched".to_string(), 1),
+                ("crawl:news:2026:fetched".to_string(), 1),
+                ("fetch_ok".to_string(), 1)
+            ]
+        );
+        assert_eq!(namespace_counts(&c).len(), 2);
+        let store = Store::memory();
         let keys = Keys::new("t");
-        let c = counts(&keys, "news", &[("fetched", 1), ("fetch_ok", 1)]);
-        assert_eq!(c.len(), 3);
-        assert!(c.contains(&("t:stats".into(), "fetched".into(), 1)));
-        assert!(c.contains(&("t:stats".into(), "fetch_ok".into(), 1)));
-        assert!(c.contains(&("t:crawl:news:stats".into(), "fetched".into(), 1)));
+        let shards = keys.stats_shards();
+        let ops: Vec<Op> = [&shards[0], &shards[300]]
+            .into_iter()
+            .flat_map(|key| {
+                c.iter().map(|(field, by)| Op::HIncr {
+                    key: key.clone(),
+                    field: field.clone(),
+                    by: *by,
+                })
+            })
+            .collect();
+        store.exec(&ops).await.unwrap();
+        let read = read_counters(&store, &keys).await.unwrap();
+        assert_eq!(read.get("fetched"), 2);
+        assert_eq!(read.get("fetch_ok"), 2);
+        assert_eq!(read.crawls["news:2026"]["fetched"], 2);
     }
 }

@@ -17,7 +17,10 @@
 //! - [`PUBLISHED_NOT_CONFIRMED`]: the frontier's releaser has published
 //!   fetch tasks and not yet removed them from its `releasing` set;
 //! - [`TAKEN_NOT_PUBLISHED`]: the releaser has taken due tasks out of their
-//!   host queues and not published them.
+//!   host queues and not published them;
+//! - [`TEXT_WRITTEN_NOT_RECORDED`]: contentseen has written a document to
+//!   its text segment (and its entry under its original) and not stored
+//!   its record.
 
 /// After a message's outputs are stored and published, before its ack.
 /// Suffixed by the stage: `stored-not-acked:contentseen`.
@@ -26,6 +29,9 @@ pub const STORED_NOT_ACKED: &str = "stored-not-acked";
 pub const PUBLISHED_NOT_CONFIRMED: &str = "published-not-confirmed";
 /// The releaser, between taking due tasks and publishing them.
 pub const TAKEN_NOT_PUBLISHED: &str = "taken-not-published";
+
+/// contentseen, between writing a document's text and storing its record.
+pub const TEXT_WRITTEN_NOT_RECORDED: &str = "text-written-not-recorded";
 
 /// The environment variable that arms a point.
 pub const ENV: &str = "CRAWLER_FAULT_POINT";

@@ -1,11 +1,37 @@
 //! Every Redis key the crawler uses, in one place. All keys start with the
-//! namespace; keys that must live together in one Redis Cluster slot share a
-//! `{hash tag}`.
+//! namespace; keys that one atomic step touches together share a `{hash
+//! tag}`, so each step is one Redis Cluster slot (the layout and why:
+//! [`crate::store::design`]).
+//!
+//! Two families of tags:
+//! - `{u<T>}`: everything about one URL (its URL record, document record,
+//!   the duplicates listed under it and the counters its steps bump), T
+//!   the URL hash's top [`URL_TAG_BITS`] bits;
+//! - `{h<n>}`: one politeness shard (schedule, host queues and records,
+//!   the URL-seen sets of its hosts, its counters and indexes).
+
+use xxhash_rust::xxh3::xxh3_64;
 
 /// Shards of the politeness schedule: each shard's schedule, host queues,
-/// host records and releasing set share one Redis Cluster slot, so one
-/// script can update them atomically.
-pub const HOST_SHARDS: u32 = 16;
+/// host records, releasing set and URL-seen sets share one Redis Cluster
+/// slot, so one script admits a URL and queues its task. 64, so that a
+/// cluster's masters share them evenly.
+pub const HOST_SHARDS: u32 = 64;
+
+/// Bits of a URL hash that pick its tag `{u<T>}`: 256 tags, so the
+/// per-URL keys and the counters in their slots spread over a cluster's
+/// masters.
+pub const URL_TAG_BITS: u32 = 8;
+
+/// Sub-keys per tag of each per-URL hash family (URL records, document
+/// records, duplicates): 2^11, so 2^19 keys a family and about 95 entries
+/// a key at 50M URLs, under Redis's listpack limit of 128 entries.
+pub const URL_SUB_BITS: u32 = 11;
+
+/// Sub-keys per politeness shard of the URL-seen sets: 2^11, so 2^17 sets
+/// in all and under 512 members each (an intset, 8 bytes a member) up to
+/// 67M URLs admitted.
+pub const SEEN_SUB_BITS: u32 = 11;
 
 /// The politeness shard of an origin (FNV-1a, stable across builds).
 pub fn host_shard(origin: &str) -> u32 {
@@ -17,11 +43,24 @@ pub fn host_shard(origin: &str) -> u32 {
     h % HOST_SHARDS
 }
 
-/// Whether `key` is a namespace's stats hash ([`Keys::stats`]; not a
-/// crawl's own counters, which live under `:crawl:`): the counters the
-/// workers' metrics mirror.
-pub fn is_stats_key(key: &str) -> bool {
-    key.ends_with(":stats") && !key.contains(":crawl:")
+/// The 64-bit hash of a normalized URL: the field of its records, and
+/// (as i64) its member in the URL-seen set.
+pub fn url_hash(normalized: &str) -> u64 {
+    xxh3_64(normalized.as_bytes())
+}
+
+/// The tag and sub-key of a 64-bit hash (a URL's, or a batch id's).
+fn tag_and_sub(h: u64) -> (u64, u64) {
+    (
+        h >> (64 - URL_TAG_BITS),
+        (h >> (64 - URL_TAG_BITS - URL_SUB_BITS)) & ((1 << URL_SUB_BITS) - 1),
+    )
+}
+
+/// The field of a 64-bit hash in a hash key (its i64 in decimal, which
+/// Redis keeps as an integer in a listpack).
+pub fn hash_field(h: u64) -> String {
+    (h as i64).to_string()
 }
 
 /// Builds key names for one namespace.
@@ -39,50 +78,6 @@ impl Keys {
         &self.ns
     }
 
-    /// Shard `shard` of the URL-seen set (frontier). Members: i64 URL hashes.
-    pub fn seen(&self, shard: u32) -> String {
-        format!("{}:seen:{{{shard}}}", self.ns)
-    }
-
-    /// The URLs claimed in seen-shard `shard` by frontier batch `batch`: kept
-    /// until the batch's fetch tasks are confirmed, so a redelivered batch
-    /// releases them again. Same slot as the shard.
-    pub fn claim(&self, shard: u32, batch: &str) -> String {
-        format!("{}:claim:{{{shard}}}:{batch}", self.ns)
-    }
-
-    /// Count of URLs released for fetching in a crawl (max-pages).
-    pub fn crawl_pages(&self, crawl: &str) -> String {
-        format!("{}:crawl:{crawl}:pages", self.ns)
-    }
-
-    /// A crawl's settings as seeded (JSON), for progress reports.
-    pub fn crawl_spec(&self, crawl: &str) -> String {
-        format!("{}:crawl:{crawl}:spec", self.ns)
-    }
-
-    /// The pattern of every crawl's settings key.
-    pub fn crawl_spec_pattern(&self) -> String {
-        format!("{}:crawl:*:spec", self.ns)
-    }
-
-    /// A crawl's own counters (a hash with the fields of [`Keys::stats`]
-    /// listed in [`crate::crawls::CRAWL_FIELDS`]),
-    /// each counted in the same atomic op as the namespace counter it
-    /// mirrors ([`crate::crawls::counts`]).
-    pub fn crawl_stats(&self, crawl: &str) -> String {
-        format!("{}:crawl:{crawl}:stats", self.ns)
-    }
-
-    /// The crawls that are not running, in shard `shard` of the politeness
-    /// schedule: a hash crawl → `paused` or `cancelled` (a running crawl
-    /// has no field). The same hash in every shard, written to all of them
-    /// at once by `crawler pause|resume|cancel`, so the release script of
-    /// a shard reads it in its own slot.
-    pub fn crawl_control(&self, shard: u32) -> String {
-        format!("{}:crawlctl:{{h{shard}}}", self.ns)
-    }
-
     /// The glob pattern of every key of the namespace (`crawler reset`),
     /// with the namespace's own glob characters escaped.
     pub fn namespace_pattern(&self) -> String {
@@ -96,46 +91,116 @@ impl Keys {
         p + ":*"
     }
 
-    /// Count of URLs released for fetching in a crawl on one host (origin).
-    pub fn crawl_host_pages(&self, crawl: &str, origin: &str) -> String {
-        format!("{}:crawl:{crawl}:host:{origin}:pages", self.ns)
+    // ---- Per URL ({u<T>}) ----
+
+    /// The URL record of a URL hash (key and field): its last fetch and the
+    /// message ids each stage applied for it (`pipeline::once`).
+    pub fn url_record(&self, h: u64) -> (String, String) {
+        let (t, s) = tag_and_sub(h);
+        (format!("{}:url:{{u{t}}}:{s}", self.ns), hash_field(h))
     }
 
-    /// Counters shown by `crawler stats` (a hash: seen, fetched, failed, ...).
-    pub fn stats(&self) -> String {
-        format!("{}:stats", self.ns)
+    /// The document record of a URL hash (key and field).
+    pub fn document(&self, h: u64) -> (String, String) {
+        let (t, s) = tag_and_sub(h);
+        (format!("{}:doc:{{u{t}}}:{s}", self.ns), hash_field(h))
     }
 
-    /// Where a stage marks the last message it counted for a URL
-    /// ([`crate::store::Op::Once`]): a hash key of 2^16 shards and the
-    /// URL's field (its 64-bit hash, as i64), so a mark costs one small
-    /// listpack entry per URL and stage.
-    pub fn once(&self, stage: &str, url: &str) -> (String, String) {
-        let h = xxhash_rust::xxh3::xxh3_64(url.as_bytes());
-        (
-            format!("{}:once:{stage}:{:x}", self.ns, h >> 48),
-            (h as i64).to_string(),
-        )
+    /// The near-duplicates of originals in the slot of original `h`: a
+    /// hash from duplicate URL hash to original URL hash.
+    pub fn duplicates(&self, original: u64) -> String {
+        let (t, s) = tag_and_sub(original);
+        format!("{}:dups:{{u{t}}}:{s}", self.ns)
     }
 
-    /// The outcome of the last fetch of a URL (fetcher), JSON.
-    pub fn fetch_outcome(&self, url: &str) -> String {
-        format!("{}:fetch:{url}", self.ns)
+    /// The export log of the documents in the slot of URL hash `h`: a list
+    /// of URL hashes in storage order (a changed refetch appends its URL
+    /// again). The document record and its log entry are one step.
+    pub fn document_log(&self, h: u64) -> String {
+        let (t, _) = tag_and_sub(h);
+        format!("{}:docs:{{u{t}}}", self.ns)
     }
 
-    /// The cached robots.txt of an origin (`scheme://host:port`), with a TTL.
-    pub fn robots(&self, origin: &str) -> String {
-        format!("{}:robots:{origin}", self.ns)
+    /// Every export log, in tag order: `crawler export` reads them all.
+    pub fn document_logs(&self) -> Vec<String> {
+        (0..1u64 << URL_TAG_BITS)
+            .map(|t| self.document_log(t << (64 - URL_TAG_BITS)))
+            .collect()
+    }
+
+    /// The counters of the steps in the slot of URL hash `h`.
+    pub fn stats_of_url(&self, h: u64) -> String {
+        let (t, _) = tag_and_sub(h);
+        format!("{}:stats:{{u{t}}}", self.ns)
+    }
+
+    /// The counters of the steps in politeness shard `shard`'s slot.
+    pub fn stats_of_shard(&self, shard: u32) -> String {
+        format!("{}:stats:{{h{shard}}}", self.ns)
+    }
+
+    /// Every counter shard: summed, they are `crawler stats`.
+    pub fn stats_shards(&self) -> Vec<String> {
+        (0..1u64 << URL_TAG_BITS)
+            .map(|t| self.stats_of_url(t << (64 - URL_TAG_BITS)))
+            .chain((0..HOST_SHARDS).map(|s| self.stats_of_shard(s)))
+            .collect()
+    }
+
+    // ---- Politeness shards ({h<n>}) ----
+
+    /// The URL-seen set of URL hash `h` among the hosts of shard `shard`
+    /// (members: i64 URL hashes): [`Keys::seen_prefix`] and
+    /// [`Keys::seen_sub`].
+    pub fn seen(&self, shard: u32, h: u64) -> String {
+        format!("{}{}", self.seen_prefix(shard), Self::seen_sub(h))
+    }
+
+    /// The seen sets of shard `shard` are this prefix and a sub-key.
+    pub fn seen_prefix(&self, shard: u32) -> String {
+        format!("{}:seen:{{h{shard}}}:", self.ns)
+    }
+
+    /// The sub-key of URL hash `h`'s seen set (its top [`SEEN_SUB_BITS`]).
+    pub fn seen_sub(h: u64) -> u64 {
+        h >> (64 - SEEN_SUB_BITS)
+    }
+
+    /// Tasks waiting in the host queues of shard `shard` (an integer kept
+    /// by every script that queues or takes tasks: idle checks read it).
+    pub fn queued(&self, shard: u32) -> String {
+        format!("{}:queued:{{h{shard}}}", self.ns)
+    }
+
+    /// The hosts of shard `shard` by the length of their queue (a sorted
+    /// set: the busiest hosts without a scan).
+    pub fn host_lengths(&self, shard: u32) -> String {
+        format!("{}:hostlen:{{h{shard}}}", self.ns)
+    }
+
+    /// The parked hosts of shard `shard`, by until when (Unix ms).
+    pub fn parked(&self, shard: u32) -> String {
+        format!("{}:parked:{{h{shard}}}", self.ns)
+    }
+
+    /// URLs released per crawl and host of shard `shard` (a hash, field
+    /// `crawl\norigin`): `--max-pages-per-host`.
+    pub fn crawl_host_pages(&self, shard: u32) -> String {
+        format!("{}:hostpages:{{h{shard}}}", self.ns)
+    }
+
+    /// The crawls that are not running, in shard `shard` of the politeness
+    /// schedule: a hash crawl → `paused` or `cancelled` (a running crawl
+    /// has no field). The same hash in every shard, written to all of them
+    /// by `crawler pause|resume|cancel`, so the release script of a shard
+    /// reads it in its own slot.
+    pub fn crawl_control(&self, shard: u32) -> String {
+        format!("{}:crawlctl:{{h{shard}}}", self.ns)
     }
 
     /// What the crawl knows about a host (an origin, `scheme://host:port`):
     /// a hash read by the frontier's schedule and the fetchers' gate.
-    /// Fields: `delay_ms` (robots.txt Crawl-delay, by the fetcher),
-    /// `crawl_delay_ms` (the crawl's own delay, by the frontier),
-    /// `backoff_until_ms` (after 429/503, honouring Retry-After; Unix ms),
-    /// `fail_streak` (consecutive transient failures), `next_ms` (when the
-    /// frontier may release the next task), `next_fetch_ms` (when a fetcher
-    /// may start the next request). Same slot as the host's queue.
+    /// Fields: `politeness::record`. Same slot as the host's queue.
     pub fn host(&self, origin: &str) -> String {
         format!("{}{origin}", self.host_prefix(host_shard(origin)))
     }
@@ -155,8 +220,9 @@ impl Keys {
         format!("{}:hostq:{{h{shard}}}:", self.ns)
     }
 
-    /// The schedule of one shard of hosts: a sorted set of origins scored
-    /// by when each may release its next task (Unix ms).
+    /// The schedule of one shard of hosts: a sorted set of the origins with
+    /// tasks queued, scored by when each may release its next task (Unix
+    /// ms).
     pub fn schedule(&self, shard: u32) -> String {
         format!("{}:sched:{{h{shard}}}", self.ns)
     }
@@ -168,26 +234,42 @@ impl Keys {
         format!("{}:releasing:{{h{shard}}}", self.ns)
     }
 
-    /// The pattern of every host record key.
-    pub fn host_pattern(&self) -> String {
-        format!("{}:host:*", self.ns)
+    /// Stored pages of shard `shard`'s hosts due for a refetch: a sorted
+    /// set of encoded `FetchTask`s (one per URL) scored by when (Unix ms).
+    pub fn recrawl_schedule(&self, shard: u32) -> String {
+        format!("{}:recrawl:{{h{shard}}}", self.ns)
     }
 
-    /// The pattern of every host queue key.
-    pub fn host_queue_pattern(&self) -> String {
-        format!("{}:hostq:*", self.ns)
+    // ---- The namespace ----
+
+    /// The crawls seeded: a hash from crawl name to its settings (JSON).
+    pub fn crawls(&self) -> String {
+        format!("{}:crawls", self.ns)
     }
 
-    /// Stored pages due for a refetch: a sorted set of encoded `FetchTask`s
-    /// (one per URL) scored by when (Unix ms).
-    pub fn recrawl_schedule(&self) -> String {
-        format!("{}:recrawl", self.ns)
+    /// Count of URLs released for fetching in a crawl (max-pages).
+    pub fn crawl_pages(&self, crawl: &str) -> String {
+        format!("{}:crawl:{crawl}:pages", self.ns)
     }
 
-    /// The current refetch interval of each stored page (a hash: URL → s).
-    pub fn recrawl_interval(&self) -> String {
-        format!("{}:recrawl:interval", self.ns)
+    /// The live workers: a sorted set of worker ids scored by when their
+    /// heartbeat expires (Unix ms).
+    pub fn live(&self) -> String {
+        format!("{}:live:{{w}}", self.ns)
     }
+
+    /// The messages each live worker has in flight (a hash, same slot as
+    /// [`Keys::live`]).
+    pub fn in_flight(&self) -> String {
+        format!("{}:inflight:{{w}}", self.ns)
+    }
+
+    /// The cached robots.txt of an origin (`scheme://host:port`), with a TTL.
+    pub fn robots(&self, origin: &str) -> String {
+        format!("{}:robots:{origin}", self.ns)
+    }
+
+    // ---- contentseen's tables (single-key steps) ----
 
     /// Band table `band`, bucket `value` (contentseen): a string, the
     /// fingerprints' members (their bits outside the band) in the order
@@ -196,67 +278,34 @@ impl Keys {
         format!("{}:bands:{band}:{value:x}", self.ns)
     }
 
-    /// The records of stored fingerprints (contentseen): shard `shard` (the
-    /// fingerprint's top bits) of a hash, field = fingerprint (i64), value =
-    /// the record of the first document that had it (its sequence number
-    /// and search radius, one integer). Integer fields and values keep it a
-    /// compact listpack.
+    /// MinHash LSH table `band`, bucket `bucket` (contentseen): a string of
+    /// members (check bytes and fingerprint) in the order added.
+    pub fn minhash_band(&self, band: usize, bucket: u64) -> String {
+        format!("{}:lsh:{band}:{bucket:x}", self.ns)
+    }
+
+    /// The records of stored fingerprints (contentseen): shard `shard` of a
+    /// hash, field = fingerprint (i64), value = the record of the first
+    /// document that had it.
     pub fn fingerprint_sequence(&self, shard: u64) -> String {
         format!("{}:fpr:{shard:x}", self.ns)
     }
 
-    /// contentseen: MinHash LSH band `band`, shard `shard` (a hash from
-    /// band value to the fingerprint that first had it).
-    pub fn minhash_band(&self, band: usize, shard: u64) -> String {
-        format!("{}:lsh:{band}:{shard:x}", self.ns)
+    /// The sequence counter: the order in which fingerprints were stored
+    /// (contentseen's race-free rule).
+    pub fn sequence(&self) -> String {
+        format!("{}:seq", self.ns)
     }
 
-    /// Which document took a sequence number (contentseen): block `block`
-    /// (the number's high bits) of a hash, field = sequence number, value =
-    /// the document's URL. Read only for the original a duplicate points at.
-    pub fn sequence_url(&self, block: u64) -> String {
-        format!("{}:sequrl:{block:x}", self.ns)
+    /// Shard `shard` of the first documents of short bodies: a hash from
+    /// the body's exact hash to the URL hash of its first document.
+    pub fn exact(&self, shard: u64) -> String {
+        format!("{}:exact:{shard:x}", self.ns)
     }
 
-    /// The sequence counter that orders stored fingerprints (contentseen).
-    pub fn fingerprint_seq(&self) -> String {
-        format!("{}:fpseq", self.ns)
-    }
-
-    /// The first document whose (too short for SimHash) body has this exact hash.
-    pub fn exact(&self, hash: u64) -> String {
-        format!("{}:exact:{hash:x}", self.ns)
-    }
-
-    /// A stored document, JSON.
-    pub fn document(&self, url: &str) -> String {
-        format!("{}:doc:{url}", self.ns)
-    }
-
-    /// The URLs of stored documents in storage order (export cursor).
-    pub fn document_log(&self) -> String {
-        format!("{}:docs", self.ns)
-    }
-
-    /// The near-duplicates of a stored document: a list of URLs.
-    pub fn duplicates(&self, url: &str) -> String {
-        format!("{}:dups:{url}", self.ns)
-    }
-
-    /// A live worker's heartbeat: its stage and in-flight message count.
-    pub fn live(&self, worker: &str) -> String {
-        format!("{}:live:{worker}", self.ns)
-    }
-
-    /// The pattern matching every live-worker key.
-    pub fn live_pattern(&self) -> String {
-        format!("{}:live:*", self.ns)
-    }
-
-    /// The pattern matching the live-worker keys of workers on `host` (see
-    /// `worker::host_name`).
-    pub fn live_pattern_on(&self, host: &str) -> String {
-        format!("{}:live:*:{host}:*", self.ns)
+    /// The counter that numbers text segment files.
+    pub fn segment_sequence(&self) -> String {
+        format!("{}:segseq", self.ns)
     }
 }
 
@@ -269,5 +318,28 @@ mod tests {
         assert_eq!(Keys::new("crawler").namespace_pattern(), "crawler:*");
         // Glob characters of the name match themselves.
         assert_eq!(Keys::new("a*b[1]").namespace_pattern(), "a\\*b\\[1\\]:*");
+    }
+
+    #[test]
+    fn a_urls_keys_share_its_tag_and_spread_over_the_tags() {
+        let keys = Keys::new("n");
+        let tag = |k: &str| {
+            k.split('{')
+                .nth(1)
+                .and_then(|t| t.split('}').next())
+                .map(str::to_string)
+        };
+        let mut tags = std::collections::HashSet::new();
+        for i in 0..2000 {
+            let h = url_hash(&format!("https://example.com/{i}"));
+            let (url, _) = keys.url_record(h);
+            let (doc, _) = keys.document(h);
+            assert_eq!(tag(&url), tag(&doc));
+            assert_eq!(tag(&url), tag(&keys.duplicates(h)));
+            assert_eq!(tag(&url), tag(&keys.stats_of_url(h)));
+            tags.insert(tag(&url));
+        }
+        assert!(tags.len() > 250, "{} tags", tags.len());
+        assert_eq!(keys.stats_shards().len(), 256 + HOST_SHARDS as usize);
     }
 }

@@ -33,6 +33,11 @@
 //!   `CRAWLER_*` variables, the TOML config file (serde), defaults.
 //! - [`backoff`], [`shutdown`]: small named types for cross-cutting concerns.
 //! - [`keys`]: every Redis key name, in one place.
+//! - [`documents`]: stored documents as the store keeps them (a compact
+//!   record per URL; the full document in a text segment or the record).
+//! - [`once`]: a message's records and counters applied once, in the slot
+//!   of the URL it is about (the URL record).
+//! - [`live`]: the live workers and their messages in flight (heartbeats).
 //! - [`metrics`]: Prometheus counters and latency histograms of a worker.
 //! - [`script`]: which writing system a character or text is in.
 //!
@@ -40,18 +45,23 @@
 //! a stage's queue and publishes what the stage returns. Queues it declares:
 //! every stage's `{ns}.<stage>` queue, the dead-letter exchange `{ns}.dlx`
 //! and the `{ns}.<stage>.dead` queues ([`topology`]). Redis keys it touches
-//! itself: a worker's heartbeat `{ns}:live:<worker>` ([`worker`]); every
-//! other key is named in [`keys`] and written by the stage that owns it.
+//! itself: the live-worker index `{ns}:live:{w}` and `{ns}:inflight:{w}`
+//! ([`live`]), the URL records and stats shards through the stages' calls
+//! of [`once`]; every other key is named in [`keys`] and written by the
+//! stage that owns it.
 
 pub mod backoff;
 pub mod broker;
 pub mod bundle;
 pub mod config;
 pub mod crawls;
+pub mod documents;
 pub mod fault;
 pub mod keys;
+pub mod live;
 pub mod messages;
 pub mod metrics;
+pub mod once;
 pub mod script;
 pub mod shutdown;
 pub mod store;

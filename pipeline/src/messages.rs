@@ -188,7 +188,7 @@ pub struct UrlBatch {
     /// the task it came from, which the task it becomes keeps. A task that
     /// was fetched, lost its ack in a broker restart and was then handed
     /// back on its redelivery is the same task, counted once
-    /// ([`crate::store::Op::Once`]); with a new identity it was fetched
+    /// ([`crate::once`]); with a new identity it was fetched
     /// and counted twice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<String>,
@@ -258,7 +258,7 @@ pub struct FetchTask {
     /// This task's identity, derived from what created it (the frontier's
     /// batch and the URL, or the stored page a refetch is for), so a
     /// redelivered or re-released task keeps it: the fetcher counts a task
-    /// once ([`crate::store::Op::Once`]). Empty in tasks written before it
+    /// once ([`crate::once`]). Empty in tasks written before it
     /// existed ([`FetchTask::identity`] stands in).
     #[serde(default)]
     pub id: String,
@@ -639,36 +639,123 @@ pub fn new_id() -> String {
     uuid::Uuid::new_v4().simple().to_string()
 }
 
-/// Now, as RFC 3339 UTC with seconds (no date crate needed for this).
+/// Now, as RFC 3339 UTC with seconds.
 pub fn now_rfc3339() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    rfc3339_from_unix(secs)
+    rfc3339_from_unix(jiff::Timestamp::now().as_second())
 }
 
-/// Formats Unix seconds as `YYYY-MM-DDTHH:MM:SSZ` (proleptic Gregorian).
+/// Formats Unix seconds as `YYYY-MM-DDTHH:MM:SSZ`.
 pub fn rfc3339_from_unix(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    jiff::Timestamp::from_second(secs)
+        .unwrap_or(jiff::Timestamp::UNIX_EPOCH)
+        .to_string()
+}
+
+/// Unix seconds of an RFC 3339 time whose [`rfc3339_from_unix`] form is
+/// exactly `text` (a UTC time to the second), else `None`.
+pub fn unix_of_rfc3339(text: &str) -> Option<i64> {
+    let secs = text.parse::<jiff::Timestamp>().ok()?.as_second();
+    (rfc3339_from_unix(secs) == text).then_some(secs)
+}
+
+/// The last fetch of a URL: what `crawler query` shows (as JSON, with the
+/// URL) for a page not stored, and what the fetcher keeps in the URL's
+/// record ([`crate::once::FETCH_RECORD`], [`FetchRecord::compact`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FetchRecord {
+    pub url: String,
+    /// How it ended: `ok`, `redirect`, `http_error`, `timeout`, ...
+    pub outcome: String,
+    pub http_status: Option<u16>,
+    /// Where a redirect pointed.
+    pub final_url: Option<String>,
+    pub reason: Option<String>,
+    pub encoding: Option<String>,
+    pub fetched_at: String,
+    /// 0 for the first try (see [`FetchTask::attempt`]).
+    pub attempt: u32,
+    /// The body's size as received (before decoding), for a page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// The failure is transient and the URL went back to the frontier for
+    /// another attempt; the outcome is not final yet.
+    pub will_retry: bool,
+}
+
+/// The compact form of a [`FetchRecord`] (MessagePack, by position; the
+/// URL is the record's key; the time in Unix seconds when it is one).
+#[derive(Serialize, Deserialize)]
+struct CompactFetch(
+    String,
+    Option<u16>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    FetchTime,
+    u32,
+    Option<u64>,
+    bool,
+);
+
+/// A time kept as Unix seconds when [`rfc3339_from_unix`] gives it back,
+/// else as written.
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum FetchTime {
+    Unix(i64),
+    Text(String),
+}
+
+/// A failure's reason is kept to this many bytes in the URL record.
+pub const MAX_REASON_BYTES: usize = 200;
+
+impl FetchRecord {
+    /// Its compact bytes (the reason cut at [`MAX_REASON_BYTES`]).
+    pub fn compact(&self) -> Vec<u8> {
+        let reason = self.reason.as_ref().map(|r| {
+            let mut end = r.len().min(MAX_REASON_BYTES);
+            while !r.is_char_boundary(end) {
+                end -= 1;
+            }
+            r[..end].to_string()
+        });
+        let time = match unix_of_rfc3339(&self.fetched_at) {
+            Some(secs) => FetchTime::Unix(secs),
+            None => FetchTime::Text(self.fetched_at.clone()),
+        };
+        rmp_serde::to_vec(&CompactFetch(
+            self.outcome.clone(),
+            self.http_status,
+            self.final_url.clone(),
+            reason,
+            self.encoding.clone(),
+            time,
+            self.attempt,
+            self.bytes,
+            self.will_retry,
+        ))
+        .unwrap_or_default()
+    }
+
+    /// The record of `url` from its compact bytes.
+    pub fn from_compact(url: &str, bytes: &[u8]) -> Result<FetchRecord, CodecError> {
+        let c: CompactFetch = rmp_serde::from_slice(bytes)?;
+        Ok(FetchRecord {
+            url: url.to_string(),
+            outcome: c.0,
+            http_status: c.1,
+            final_url: c.2,
+            reason: c.3,
+            encoding: c.4,
+            fetched_at: match c.5 {
+                FetchTime::Unix(secs) => rfc3339_from_unix(secs),
+                FetchTime::Text(t) => t,
+            },
+            attempt: c.6,
+            bytes: c.7,
+            will_retry: c.8,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -788,6 +875,33 @@ mod tests {
         task.v = VERSION;
         assert!(decode::<FetchTask>(&encode(&task).unwrap()).is_ok());
         assert!(decode::<FetchTask>(b"\xff\x00garbage").is_err());
+    }
+
+    #[test]
+    fn fetch_records_round_trip_compactly() {
+        let r = FetchRecord {
+            url: "http://a/".into(),
+            outcome: "ok".into(),
+            http_status: Some(200),
+            final_url: None,
+            reason: None,
+            encoding: Some("UTF-8".into()),
+            fetched_at: "2026-11-27T10:00:00Z".into(),
+            attempt: 0,
+            bytes: Some(31_337),
+            will_retry: false,
+        };
+        let c = r.compact();
+        assert!(c.len() < 30, "{} bytes", c.len());
+        assert_eq!(FetchRecord::from_compact("http://a/", &c).unwrap(), r);
+        let odd = FetchRecord {
+            fetched_at: "2026-11-27T10:00:00.5+01:00".into(),
+            reason: Some("é".repeat(150)),
+            ..r
+        };
+        let back = FetchRecord::from_compact("http://a/", &odd.compact()).unwrap();
+        assert_eq!(back.fetched_at, odd.fetched_at);
+        assert_eq!(back.reason.map(|r| r.len()), Some(200));
     }
 
     #[test]

@@ -10,8 +10,9 @@
 //!   `crawler_deliveries_total`, `crawler_messages_in_flight` and
 //!   `crawler_message_seconds_{bucket,sum,count}{le}`;
 //! - what the crawl did, mirrored from the counters a stage adds to the
-//!   namespace's stats hash (`crawler stats`), once each, when the store
-//!   has applied them ([`mirror_counts`]): `crawler_fetches_total{outcome}`
+//!   namespace's stats (`crawler stats`), once each, when the store has
+//!   applied the step that counts them (the counts a script call says it
+//!   makes, [`crate::store::ScriptCall::counting`]): `crawler_fetches_total{outcome}`
 //!   (`ok`, `http_error`, `timeout`, ..., by kind), `crawler_fetched_bytes_total`,
 //!   `crawler_documents_total{verdict}` (`stored`, `duplicate`, `changed`,
 //!   `unchanged`), `crawler_urls_total{outcome}` (the frontier's `seen`,
@@ -41,8 +42,6 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
-
-use crate::store::{Op, Reply};
 
 /// How a message ended in the worker loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -176,6 +175,14 @@ impl CrawlSeries {
         counter.inc_by(by);
     }
 
+    /// The counters a store step says it counted
+    /// ([`crate::store::ScriptCall::counting`]), each to its series.
+    pub fn count_all(&self, counts: &[(String, i64)]) {
+        for (field, by) in counts {
+            self.count(field, *by);
+        }
+    }
+
     /// A host asked to be left alone (429/503, or Retry-After).
     pub fn host_backed_off(&self, host: &str) {
         let label = {
@@ -258,35 +265,6 @@ impl CrawlSeries {
             "Consumers of a queue of the namespace",
             self.queue_consumers.clone(),
         );
-    }
-}
-
-/// Mirrors into [`crawl_series`] the stats-hash counters of `ops` that the
-/// store applied (`replies`, one per op): every `HINCRBY` of a stats key,
-/// and the counts of an [`Op::Once`] or [`Op::SetNxWith`] that took effect
-/// (a redelivered message's do not).
-pub fn mirror_counts(ops: &[Op], replies: &[Reply]) {
-    let series = crawl_series();
-    for (op, reply) in ops.iter().zip(replies) {
-        let (counts, applied) = match op {
-            Op::HIncr { key, field, by } => {
-                if crate::keys::is_stats_key(key) {
-                    series.count(field, *by);
-                }
-                continue;
-            }
-            Op::Once { counts, .. } | Op::SetNxWith { counts, .. } => {
-                (counts, matches!(reply, Reply::Int(1)))
-            }
-            _ => continue,
-        };
-        if applied {
-            for (key, field, by) in counts {
-                if crate::keys::is_stats_key(key) {
-                    series.count(field, *by);
-                }
-            }
-        }
     }
 }
 
@@ -456,41 +434,35 @@ mod tests {
             .unwrap_or(0.0)
     }
 
-    #[test]
-    fn applied_stats_counters_are_mirrored_once_and_others_not() {
+    /// A step that applies once: its count the first time, nothing the
+    /// second (the memory store's twin of a counting script).
+    static ONCE_FLAG: crate::store::Script = crate::store::Script::new(
+        "METRICS_TEST_ONCE",
+        || "return redis.call('SETNX', KEYS[1], '1')".to_string(),
+        |m, keys, _| {
+            let key = crate::store::key_arg(&ONCE_FLAG, keys, 0)?;
+            let new = !m.exists(key);
+            if new {
+                m.set(key, b"1");
+            }
+            Ok(crate::store::Reply::Int(i64::from(new)))
+        },
+    );
+
+    #[tokio::test]
+    async fn applied_counts_are_mirrored_once_and_others_not() {
         // The series are process-wide: this test's counters have names of
         // their own.
-        let stats = "ns:stats".to_string();
-        let once = |field: &str, by: i64| Op::Once {
-            mark: "m".into(),
-            field: "f".into(),
-            id: "i".into(),
-            sets: Vec::new(),
-            counts: vec![
-                (stats.clone(), field.into(), by),
-                ("ns:crawl:c:stats".into(), field.into(), by),
-            ],
+        let store = crate::store::Store::memory();
+        let step = |counter: &str| {
+            crate::store::ScriptCall::new(&ONCE_FLAG)
+                .key("flag")
+                .counting(vec![(counter.to_string(), 2)])
+                .op()
         };
-        let ops = [
-            once("mirror_test_applied", 2),
-            once("mirror_test_redelivered", 5),
-            Op::HIncr {
-                key: stats.clone(),
-                field: "mirror_test_hincr".into(),
-                by: 3,
-            },
-            Op::HIncr {
-                key: "ns:other".into(),
-                field: "mirror_test_not_stats".into(),
-                by: 1,
-            },
-        ];
-        mirror_counts(
-            &ops,
-            &[Reply::Int(1), Reply::Int(0), Reply::Int(3), Reply::Int(1)],
-        );
-        // Failed ops are never mirrored: the store returns an error instead
-        // of replies, and there is nothing to call this with.
+        store.one(step("mirror_test_applied")).await.unwrap();
+        // The same step again (a redelivery): replies 0, counts nothing.
+        store.one(step("mirror_test_redelivered")).await.unwrap();
         let text = Metrics::new("fetch").render();
         let event = |e: &str| {
             sample(
@@ -500,8 +472,6 @@ mod tests {
         };
         assert_eq!(event("mirror_test_applied"), 2.0, "{text}");
         assert_eq!(event("mirror_test_redelivered"), 0.0);
-        assert_eq!(event("mirror_test_hincr"), 3.0);
-        assert_eq!(event("mirror_test_not_stats"), 0.0);
     }
 
     #[test]

@@ -14,10 +14,11 @@
 //! cancelled crawl ([`crate::crawls`], checked against a cache of at most
 //! a second) is acked without being handed to the stage.
 //!
-//! Each worker also keeps a heartbeat key in the store with its number of
-//! messages in flight, which `crawler stats --wait-idle` reads. The key names
-//! the worker's host ([`host_name`]), so `crawler health` in a container can
-//! tell whether the worker of that container is alive.
+//! Each worker also keeps a heartbeat in the store with its number of
+//! messages in flight ([`crate::live`]), which `crawler stats --wait-idle`
+//! reads. Its id names the worker's host ([`host_name`]), so `crawler
+//! health` in a container can tell whether the worker of that container is
+//! alive.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -41,10 +42,7 @@ use crate::topology::Queue;
 
 /// How long a transiently failed message waits before it is requeued.
 const TRANSIENT_RETRY_PAUSE: Duration = Duration::from_secs(1);
-/// How often a worker refreshes its heartbeat key.
-pub const HEARTBEAT_EVERY: Duration = Duration::from_millis(250);
-/// A heartbeat key expires after this long without refresh (worker gone).
-pub const HEARTBEAT_TTL: Duration = Duration::from_secs(3);
+pub use crate::live::{HEARTBEAT_EVERY, HEARTBEAT_TTL};
 /// At shutdown, how long a worker waits for its in-flight messages.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
@@ -53,7 +51,7 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 pub struct Outcome {
     /// Store operations to run before anything is published: records and
     /// counters. Each must be idempotent (a redelivery runs them again;
-    /// [`Op::Once`] counts a message once), and when they fail the input
+    /// [`crate::once`] counts a message once), and when they fail the input
     /// is requeued, so what they count is never lost.
     pub store: Vec<Op>,
     /// Messages to publish (confirmed) before the input is acked.
@@ -124,7 +122,8 @@ pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Sh
     let inflight = Arc::new(AtomicI64::new(0));
     let heartbeat = tokio::spawn(heartbeat(
         settings.store.clone(),
-        keys.live(&worker_id),
+        keys.clone(),
+        worker_id.clone(),
         inflight.clone(),
     ));
     let concurrency = settings.concurrency.max(1);
@@ -239,9 +238,7 @@ pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Sh
     }
     let _ = settings
         .store
-        .one(Op::Del {
-            key: keys.live(&worker_id),
-        })
+        .exec(&crate::live::leave(&keys, &worker_id))
         .await;
     tracing::info!(worker = %worker_id, "worker stopped");
 }
@@ -490,7 +487,7 @@ pub fn host_name_as(map: impl FnMut(char) -> Option<char>, unknown: &str) -> Str
     }
 }
 
-async fn heartbeat(store: Store, key: String, inflight: Arc<AtomicI64>) {
+async fn heartbeat(store: Store, keys: Keys, worker: String, inflight: Arc<AtomicI64>) {
     if matches!(store, Store::Memory(_)) {
         return;
     }
@@ -498,22 +495,19 @@ async fn heartbeat(store: Store, key: String, inflight: Arc<AtomicI64>) {
     loop {
         tick.tick().await;
         let n = inflight.load(Ordering::SeqCst);
-        let _ = store
-            .one(Op::Set {
-                key: key.clone(),
-                value: n.to_string().into_bytes(),
-                expire_ms: Some(HEARTBEAT_TTL.as_millis() as u64),
-            })
-            .await;
+        let _ = store.one(crate::live::beat(&keys, &worker, n)).await;
     }
 }
 
 /// Connects to Redis, retrying with backoff until it answers (a worker that
 /// starts before Redis waits instead of crash-looping); `None` on shutdown.
-pub async fn connect_store(url: &str, shutdown: &Shutdown) -> Option<Store> {
+pub async fn connect_store(
+    config: &crate::store::RedisConfig,
+    shutdown: &Shutdown,
+) -> Option<Store> {
     let mut backoff = Backoff::default();
     loop {
-        match Store::redis(url).await {
+        match Store::connect(config).await {
             Ok(s) => return Some(s),
             Err(e) => tracing::warn!(error = %e, "redis not reachable yet; retrying"),
         }
@@ -541,8 +535,9 @@ impl crate::config::WorkerConfig {
     }
 }
 
-/// The whole `main` of a worker binary: logs, connects to Redis (waiting for
-/// it), builds the stage and runs it over RabbitMQ until SIGTERM/SIGINT.
+/// The whole `main` of a worker binary after its settings and logs: connects
+/// to Redis (waiting for it), builds the stage and runs it over RabbitMQ
+/// until SIGTERM/SIGINT.
 pub async fn serve<S: Stage>(
     config: &crate::config::WorkerConfig,
     build: impl FnOnce(Store) -> S,
@@ -560,19 +555,49 @@ pub async fn serve_with<S: Stage, F>(
 where
     F: Future<Output = ()> + Send + 'static,
 {
-    crate::config::init_tracing(config.service.log_json);
+    serve_built(
+        config,
+        |store| async move { Ok(Arc::new(build(store))) },
+        companion,
+    )
+    .await
+}
+
+/// [`serve`], the stage built by an async step that may fail (contentseen
+/// opens its text segments).
+pub async fn serve_async<S: Stage, B>(
+    config: &crate::config::WorkerConfig,
+    build: impl FnOnce(Store) -> B,
+) -> anyhow::Result<()>
+where
+    B: Future<Output = anyhow::Result<Arc<S>>>,
+{
+    serve_built(config, build, |_, _, _| async {}).await
+}
+
+async fn serve_built<S: Stage, B, F>(
+    config: &crate::config::WorkerConfig,
+    build: impl FnOnce(Store) -> B,
+    companion: impl FnOnce(Store, Broker, Shutdown) -> F,
+) -> anyhow::Result<()>
+where
+    B: Future<Output = anyhow::Result<Arc<S>>>,
+    F: Future<Output = ()> + Send + 'static,
+{
+    // (Logs were started with the settings: `config::start_worker`.)
     tracing::info!(stage = S::QUEUE.stage(), config = %config.redacted(), "starting");
     let shutdown = Shutdown::on_signals();
-    let Some(store) = connect_store(&config.service.redis_url, &shutdown).await else {
+    let Some(store) = connect_store(&config.service.redis_config(), &shutdown).await else {
         return Ok(());
     };
     let settings = config.worker_settings(store.clone(), S::DEFAULT_CONCURRENCY);
+    let stage = build(store.clone()).await?;
     let side = tokio::spawn(companion(
         store.clone(),
         settings.broker.clone(),
         shutdown.clone(),
     ));
-    run(Arc::new(build(store)), settings, shutdown).await;
+    run(stage, settings, shutdown).await;
     let _ = side.await;
     Ok(())
 }

@@ -127,16 +127,19 @@ fn seen(stored: Stored, start: i64) -> Seen {
     }
 }
 
-/// A reply as compared: the members of an integer set (`Reply::Ints`, as
-/// the memory store gives them for `Op::Claim`) as the strings Redis replies
-/// with; `Reply::ints` reads both alike.
+/// A reply as compared: Redis sends a sorted set's scores and an
+/// integer set's members as strings where the memory store has numbers
+/// (both read alike through `Reply::int`): a string that is an integer is
+/// compared as one.
 fn plain(r: Reply) -> Reply {
     match r {
-        Reply::Ints(v) => Reply::Array(
-            v.into_iter()
-                .map(|i| Reply::Data(i.to_string().into_bytes()))
-                .collect(),
-        ),
+        Reply::Data(d) => match std::str::from_utf8(&d)
+            .ok()
+            .and_then(|s| s.parse::<i64>().ok())
+        {
+            Some(i) if i.to_string().as_bytes() == d.as_slice() => Reply::Int(i),
+            _ => Reply::Data(d),
+        },
         Reply::Array(items) => Reply::Array(items.into_iter().map(plain).collect()),
         other => other,
     }

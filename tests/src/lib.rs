@@ -154,9 +154,21 @@ pub struct TestEnv {
     /// [`AMQP_URL`] and [`REDIS_URL`] unless built by [`TestEnv::with_services`].
     pub amqp_url: String,
     pub redis_url: String,
+    /// Texts in segment files under this directory (`CRAWLER_TEXT_DIR` of
+    /// every command), when [`TestEnv::with_text_files`] made it.
+    pub text_dir: Option<PathBuf>,
 }
 
 impl TestEnv {
+    /// This namespace with its documents' texts in segment files, in a
+    /// directory of its own (for every worker and the CLI).
+    pub fn with_text_files(mut self) -> TestEnv {
+        let dir = self.logs.join("texts");
+        std::fs::create_dir_all(&dir).expect("text dir");
+        self.text_dir = Some(dir);
+        self
+    }
+
     pub fn new(name: &str) -> TestEnv {
         TestEnv::with_services(name, AMQP_URL, REDIS_URL)
     }
@@ -175,6 +187,7 @@ impl TestEnv {
             logs,
             amqp_url: amqp_url.to_string(),
             redis_url: redis_url.to_string(),
+            text_dir: None,
         }
     }
 
@@ -193,6 +206,10 @@ impl TestEnv {
             .env("NO_PROXY", "*")
             .env_remove("HTTP_PROXY")
             .env_remove("http_proxy");
+        match &self.text_dir {
+            Some(dir) => c.env("CRAWLER_TEXT_DIR", dir),
+            None => c.env_remove("CRAWLER_TEXT_DIR"),
+        };
         c
     }
 
@@ -259,50 +276,94 @@ impl TestEnv {
     }
 }
 
-/// Parses JSON lines of stored documents.
-/// The document stored under `url` in the namespace of `keys`; panics when
-/// none is stored.
+/// The document stored under `url` in the namespace of `keys` (texts in
+/// the store); panics when none is stored.
 pub async fn stored_document(
     store: &Store,
     keys: &pipeline::keys::Keys,
     url: &str,
 ) -> StoredDocument {
-    let json = store
-        .one(pipeline::store::Op::Get {
-            key: keys.document(url),
-        })
+    pipeline::documents::Documents::new(store.clone(), keys.namespace(), None)
+        .document(url)
+        .await
+        .expect("a readable stored document")
+        .unwrap_or_else(|| panic!("{url} not stored"))
+}
+
+/// The fetch record of `url` (as `crawler query` shows it), if any.
+pub async fn fetch_record(
+    store: &Store,
+    keys: &pipeline::keys::Keys,
+    url: &str,
+) -> Option<serde_json::Value> {
+    let (key, field) = keys.url_record(pipeline::keys::url_hash(url));
+    let record = store
+        .one(pipeline::store::Op::HGet { key, field })
         .await
         .expect("redis")
         .data()
-        .expect("reply")
-        .unwrap_or_else(|| panic!("{url} not stored"));
-    serde_json::from_slice(&json).expect("document json")
+        .expect("reply")?;
+    let compact = pipeline::once::section(&record, pipeline::once::FETCH_RECORD)?;
+    let fetch = pipeline::messages::FetchRecord::from_compact(url, compact).ok()?;
+    Some(serde_json::to_value(fetch).expect("a fetch record as JSON"))
 }
 
-/// Every fetch record (`fetch:<url>`) of `namespace`, by URL; a record
-/// that is not JSON is `Null`.
+/// Every fetch record of `namespace` (scanning its URL records: for
+/// tests), by URL hash (`{:016x}` of `pipeline::keys::url_hash`); the
+/// `url` field is the hash too.
 pub async fn fetch_records(
     store: &Store,
     namespace: &str,
 ) -> std::collections::HashMap<String, serde_json::Value> {
-    let prefix = format!("{namespace}:fetch:");
-    let keys = store
-        .keys_matching(&format!("{prefix}*"))
-        .await
-        .expect("scan fetch records");
+    let mut out = std::collections::HashMap::new();
+    for (h, record) in hash_fields(store, &format!("{namespace}:url:*")).await {
+        let name = format!("{h:016x}");
+        if let Some(fetch) = pipeline::once::section(&record, pipeline::once::FETCH_RECORD)
+            .and_then(|c| pipeline::messages::FetchRecord::from_compact(&name, c).ok())
+        {
+            out.insert(name, serde_json::to_value(fetch).expect("JSON"));
+        }
+    }
+    out
+}
+
+/// Every (URL hash, value) of the per-URL hashes matching `pattern`
+/// (SCAN, then HGETALL: for tests).
+async fn hash_fields(store: &Store, pattern: &str) -> Vec<(u64, Vec<u8>)> {
+    let keys = store.keys_matching(pattern).await.expect("scan");
     let ops: Vec<pipeline::store::Op> = keys
         .iter()
-        .map(|key| pipeline::store::Op::Get { key: key.clone() })
+        .map(|key| pipeline::store::Op::HGetAll { key: key.clone() })
         .collect();
-    let replies = store.exec(&ops).await.expect("fetch records");
-    keys.iter()
-        .zip(replies)
-        .map(|(key, reply)| {
-            let json = reply.data().ok().flatten().unwrap_or_default();
-            let record = serde_json::from_slice(&json).unwrap_or(serde_json::Value::Null);
-            (key[prefix.len()..].to_string(), record)
-        })
-        .collect()
+    let mut out = Vec::new();
+    for reply in store.exec(&ops).await.expect("read hashes") {
+        for (field, value) in reply.pairs().expect("a hash") {
+            let h = String::from_utf8_lossy(&field).parse::<i64>().unwrap_or(0) as u64;
+            out.push((h, value.data().ok().flatten().unwrap_or_default()));
+        }
+    }
+    out
+}
+
+/// How many document records `namespace` holds (scanning: for tests).
+pub async fn document_records(store: &Store, namespace: &str) -> usize {
+    hash_fields(store, &format!("{namespace}:doc:*"))
+        .await
+        .len()
+}
+
+/// How many entries the export logs of `keys`'s namespace hold.
+pub async fn export_log_length(store: &Store, keys: &pipeline::keys::Keys) -> i64 {
+    let ops: Vec<pipeline::store::Op> = keys
+        .document_logs()
+        .into_iter()
+        .map(|key| pipeline::store::Op::LLen { key })
+        .collect();
+    let mut n = 0;
+    for r in store.exec(&ops).await.expect("log lengths") {
+        n += r.int().unwrap_or(0);
+    }
+    n
 }
 
 /// A fetch record of a final failure: neither a page nor a redirect, and
@@ -312,6 +373,7 @@ pub fn is_final_failure(record: &serde_json::Value) -> bool {
         && record["will_retry"].as_bool() == Some(false)
 }
 
+/// Parses JSON lines of stored documents.
 pub fn parse_documents(jsonl: &str) -> Vec<StoredDocument> {
     jsonl
         .lines()
@@ -408,6 +470,7 @@ impl TestEnv {
             logs,
             amqp_url: AMQP_URL.to_string(),
             redis_url: REDIS_URL.to_string(),
+            text_dir: None,
         }
     }
 

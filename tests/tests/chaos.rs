@@ -37,10 +37,10 @@ use std::time::{Duration, Instant};
 use crawler_tests::chaos::{env_u64, schedule, seeds, Action, Lane, Step, INSTANCES};
 use crawler_tests::services::{run_bounded, RabbitNode, RedisServer};
 use crawler_tests::{
-    expected_documents, fetch_records, is_final_failure, parse_documents, TestEnv, Worker,
+    document_records, expected_documents, export_log_length, fetch_records, is_final_failure,
+    parse_documents, TestEnv, Worker,
 };
 use pipeline::keys::Keys;
-use pipeline::store::Op;
 use pipeline::Store;
 use testsite::{serve, Site, SiteConfig};
 
@@ -588,20 +588,10 @@ fn run_seed(
     let keys = Keys::new(&env.namespace);
     let (doc_keys, log_len, records) = rt.block_on(async {
         let store = Store::redis(&redis.url()).await.expect("private redis");
-        let doc_keys = store
-            .keys_matching(&format!("{}:doc:*", env.namespace))
-            .await
-            .expect("scan docs");
-        let log_len = store
-            .one(Op::LLen {
-                key: keys.document_log(),
-            })
-            .await
-            .expect("llen")
-            .int()
-            .unwrap_or(-1);
+        let doc_keys = document_records(&store, &env.namespace).await;
+        let log_len = export_log_length(&store, &keys).await;
         let records = fetch_records(&store, &env.namespace).await;
-        (doc_keys.len(), log_len, records)
+        (doc_keys, log_len, records)
     });
     let stats: serde_json::Value = match env.crawler(&["stats", "--json"]) {
         o if o.status.success() => {
@@ -651,7 +641,7 @@ fn run_seed(
     let no_record: Vec<String> = reachable
         .keys()
         .map(|p| format!("{base}{p}"))
-        .filter(|u| !records.contains_key(u))
+        .filter(|u| !records.contains_key(&format!("{:016x}", pipeline::keys::url_hash(u))))
         .collect();
     some_problems(
         &mut problems,

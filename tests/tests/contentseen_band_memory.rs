@@ -55,7 +55,10 @@ async fn a_band_table_is_compacted_when_redis_doubles_it() {
                 )
             })
             .collect();
-        let batch: Vec<(Probe, &str)> = docs.iter().map(|(p, u)| (*p, u.as_str())).collect();
+        let batch: Vec<(Probe, u64)> = docs
+            .iter()
+            .map(|(p, u)| (*p, pipeline::keys::url_hash(u)))
+            .collect();
         table.decide(&batch).await.expect("decide");
         let len = 6 * (i + 1) * chunk.len();
         if len < room::COMPACT_FROM {

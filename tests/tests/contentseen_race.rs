@@ -13,7 +13,6 @@ use contentseen::simhash::{distance, sketch, Fingerprint};
 use crawler_tests::{root_of, TestEnv, AMQP_URL, REDIS_URL};
 use pipeline::keys::Keys;
 use pipeline::messages::{encode, Document};
-use pipeline::store::Op;
 use pipeline::{Broker, Queue, Store, StoredDocument};
 
 const CLUSTERS: usize = 40;
@@ -147,17 +146,10 @@ async fn concurrent_workers_elect_one_original_per_cluster() {
     let deadline = Instant::now() + Duration::from_secs(50);
     let docs: HashMap<String, StoredDocument> = loop {
         let urls: Vec<&String> = cluster_of.keys().collect();
-        let ops: Vec<Op> = urls
-            .iter()
-            .map(|u| Op::Get {
-                key: keys.document(u),
-            })
-            .collect();
-        let replies = store.exec(&ops).await.expect("read documents");
+        let reader = pipeline::documents::Documents::new(store.clone(), keys.namespace(), None);
         let mut docs = HashMap::new();
-        for (u, r) in urls.iter().zip(replies) {
-            if let Some(json) = r.data().expect("document reply") {
-                let d: StoredDocument = serde_json::from_slice(&json).expect("document json");
+        for u in &urls {
+            if let Some(d) = reader.document(u).await.expect("read a document") {
                 docs.insert(u.to_string(), d);
             }
         }

@@ -81,15 +81,8 @@ fn never_asked(site: &ServerHandle, whose: &str) {
 
 /// The namespace's `seen` counter, if any.
 async fn seen(store: &Store, keys: &Keys) -> Option<String> {
-    store
-        .one(Op::HGet {
-            key: keys.stats(),
-            field: "seen".into(),
-        })
-        .await
-        .unwrap()
-        .string()
-        .unwrap()
+    let counters = pipeline::crawls::read_counters(store, keys).await.unwrap();
+    counters.total.get("seen").map(i64::to_string)
 }
 
 fn seed(env: &TestEnv, crawl: &str, extra: &[&str], urls: &[String]) {
@@ -272,7 +265,7 @@ async fn reset_deletes_everything_of_its_namespace_and_nothing_else() {
     let neighbour = Keys::new(&format!("{}x", env.namespace));
     store
         .one(Op::HIncr {
-            key: neighbour.stats(),
+            key: neighbour.stats_of_shard(0),
             field: "seen".into(),
             by: 7,
         })

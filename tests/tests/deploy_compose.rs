@@ -435,14 +435,20 @@ fn check_crawl(stack: &Stack, site: &Site, label: &str) {
         all.extend_from_slice(args);
         stack.ok(&all)
     };
-    let log_len: i64 = redis(&["llen", &keys.document_log()])
+    // Summed in Redis: the export logs (one per URL tag) and the document
+    // records (fields of the per-URL document hashes).
+    let sum_logs =
+        "local n = 0 for _, k in ipairs(ARGV) do n = n + redis.call('LLEN', k) end return n"
+            .to_string();
+    let mut args = vec!["eval".to_string(), sum_logs, "0".to_string()];
+    args.extend(keys.document_logs());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let log_len: i64 = redis(&args).trim().parse().expect("log length");
+    let count_docs = "local c, n = '0', 0 repeat local r = redis.call('SCAN', c, 'MATCH', ARGV[1], 'COUNT', 1000) c = r[1] for _, k in ipairs(r[2]) do n = n + redis.call('HLEN', k) end until c == '0' return n";
+    let doc_keys: i64 = redis(&["eval", count_docs, "0", "crawler:doc:*"])
         .trim()
         .parse()
-        .expect("llen");
-    let doc_keys = redis(&["--scan", "--pattern", "crawler:doc:*"])
-        .lines()
-        .filter(|l| !l.is_empty())
-        .count() as i64;
+        .expect("document records");
     assert_eq!(counter(&stats, "stored"), originals, "[{label}] {stats}");
     assert_eq!(
         counter(&stats, "duplicate"),

@@ -110,16 +110,7 @@ impl Fetcher {
     }
 
     async fn record(&self, url: &str) -> Option<serde_json::Value> {
-        let json = self
-            .store
-            .one(Op::Get {
-                key: self.keys.fetch_outcome(url),
-            })
-            .await
-            .unwrap()
-            .string()
-            .unwrap()?;
-        Some(serde_json::from_str(&json).unwrap())
+        crawler_tests::fetch_record(&self.store, &self.keys, url).await
     }
 
     async fn hash(&self, key: String) -> HashMap<String, String> {
@@ -142,10 +133,11 @@ impl Fetcher {
     }
 
     async fn stats(&self) -> HashMap<String, i64> {
-        self.hash(self.keys.stats())
+        pipeline::crawls::read_counters(&self.store, &self.keys)
             .await
+            .unwrap()
+            .total
             .into_iter()
-            .map(|(k, v)| (k, v.parse().unwrap()))
             .collect()
     }
 }

@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use crawler_tests::{peak_rss_bytes, serve_fetcher_site, TestEnv, AMQP_URL, REDIS_URL};
 use pipeline::keys::Keys;
 use pipeline::messages::encode;
-use pipeline::store::Op;
 use pipeline::{Broker, Queue, Store};
 use testsite::PageKind;
 
@@ -23,21 +22,12 @@ async fn wait_for_records(
 ) -> HashMap<String, serde_json::Value> {
     let deadline = Instant::now() + timeout;
     loop {
-        let ops: Vec<Op> = urls
-            .iter()
-            .map(|u| Op::Get {
-                key: keys.fetch_outcome(u),
-            })
-            .collect();
-        let replies = store.exec(&ops).await.unwrap();
-        let found: HashMap<String, serde_json::Value> = urls
-            .iter()
-            .zip(replies)
-            .filter_map(|(u, r)| {
-                let json = r.string().unwrap()?;
-                Some((u.clone(), serde_json::from_str(&json).unwrap()))
-            })
-            .collect();
+        let mut found: HashMap<String, serde_json::Value> = HashMap::new();
+        for u in urls {
+            if let Some(r) = crawler_tests::fetch_record(store, keys, u).await {
+                found.insert(u.clone(), r);
+            }
+        }
         if found.len() == urls.len() {
             return found;
         }

@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 
 use crawler_tests::TestEnv;
 use pipeline::keys::Keys;
-use pipeline::store::Op;
 use pipeline::{Store, StoredDocument};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -69,15 +68,10 @@ async fn serve(changed: Arc<AtomicBool>) -> u16 {
 }
 
 async fn counter(store: &Store, keys: &Keys, name: &str) -> i64 {
-    store
-        .one(Op::HGet {
-            key: keys.stats(),
-            field: name.into(),
-        })
+    pipeline::crawls::read_counters(store, keys)
         .await
         .unwrap()
-        .int()
-        .unwrap_or(0)
+        .get(name)
 }
 
 async fn wait_for(store: &Store, keys: &Keys, what: &str, cond: impl Fn(i64, i64, i64) -> bool) {
@@ -98,10 +92,9 @@ async fn wait_for(store: &Store, keys: &Keys, what: &str, cond: impl Fn(i64, i64
 
 /// `crawler export` (from `cursor`): the documents and the cursor it
 /// prints to resume from.
-fn export(env: &TestEnv, cursor: Option<u64>) -> (Vec<StoredDocument>, u64) {
-    let cursor_arg = cursor.map(|c| c.to_string());
+fn export(env: &TestEnv, cursor: Option<String>) -> (Vec<StoredDocument>, String) {
     let mut args = vec!["export"];
-    if let Some(c) = &cursor_arg {
+    if let Some(c) = &cursor {
         args.extend(["--cursor", c.as_str()]);
     }
     let out = env.crawler(&args);
@@ -114,7 +107,7 @@ fn export(env: &TestEnv, cursor: Option<u64>) -> (Vec<StoredDocument>, u64) {
     let next = stderr
         .rsplit("--cursor ")
         .next()
-        .and_then(|s| s.trim().parse().ok())
+        .map(|s| s.trim().to_string())
         .unwrap_or_else(|| panic!("no cursor in {stderr:?}"));
     (
         crawler_tests::parse_documents(&String::from_utf8_lossy(&out.stdout)),
@@ -179,15 +172,12 @@ async fn changed_pages_are_updated_and_unchanged_ones_recorded() {
         serde_json::from_str(env.crawler_ok(&["query", &format!("{root}static")]).trim()).unwrap();
     assert!(about.unchanged >= 1 && about.changed_at.is_none());
     // The unchanged page's interval grew; a page is still stored once.
-    let interval = store
-        .one(Op::HGet {
-            key: keys.recrawl_interval(),
-            field: format!("{root}static"),
-        })
+    let interval = pipeline::documents::Documents::new(store.clone(), keys.namespace(), None)
+        .record(&format!("{root}static"))
         .await
         .unwrap()
-        .int()
-        .unwrap();
+        .and_then(|r| r.recrawl)
+        .map_or(0, |r| r.interval_secs);
     assert!(interval >= 2, "interval {interval}");
     assert_eq!(counter(&store, &keys, "stored").await, 2);
     drop(workers);

@@ -8,9 +8,11 @@
 //!   empty stores, a burst of 0, more than [`SWEEP_BATCH`] stale tasks, ties
 //!   in score, failing and parked hosts, a backoff, paused and cancelled
 //!   crawls sharing a host with a running one;
-//! - `Op::ClaimFirst` (a first claim, a slot owned by another, the same slot
-//!   twice in one call, no slot at all, binary values), `Op::SetNxWith`,
-//!   `Op::Once`, `Op::Claim`, `Op::ZAddIn`, `Op::ZPopDue`, contentseen's
+//! - the frontier's admission ([`politeness::schedule::admit`]: new, seen,
+//!   over a per-host limit, without the seen check), contentseen's
+//!   document store ([`contentseen::stage::DOC_STORE`]), the stages' once
+//!   step ([`pipeline::once::ONCE`]), the live-worker index
+//!   ([`pipeline::live`]), refetches scheduled and released, contentseen's
 //!   band compaction ([`contentseen::table::COMPACT`]);
 //! - `Op::HSet` of many fields, whose reply (the number of new fields) the
 //!   Redis side once got wrong (it sent `HMSET`, which replies OK), and the
@@ -26,17 +28,6 @@ use politeness::turn;
 /// Untimed steps.
 fn steps(ops: Vec<Vec<Op>>) -> Vec<Step> {
     ops.into_iter().map(Step::new).collect()
-}
-
-fn claim(ns: &str, slots: &[(&str, &str, &[u8])], by: i64) -> Op {
-    Op::ClaimFirst {
-        slots: slots
-            .iter()
-            .map(|(k, f, v)| (format!("{ns}:lsh:{k}"), f.to_string(), v.to_vec()))
-            .collect(),
-        counter: format!("{ns}:fpseq"),
-        by,
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -72,67 +63,95 @@ async fn band_compaction_and_its_memory_twin_agree() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn claim_first_and_its_memory_twin_agree() {
-    let run = agree("claimfirst", |ns| {
+async fn admit_and_its_memory_twin_agree() {
+    let run = agree("admit", |ns| {
+        let keys = Keys::new(ns);
+        let url = |origin: &str, path: &str| schedule::Admission {
+            origin: origin.to_string(),
+            url_hash: pipeline::keys::url_hash(&format!("{origin}/{path}")),
+            task: format!("{origin}/{path}").into_bytes(),
+        };
+        // Two hosts of one shard.
+        let a = "http://a.test".to_string();
+        let shard = host_shard(&a);
+        let b = (0..)
+            .map(|i| format!("http://b{i}.test"))
+            .find(|o| host_shard(o) == shard)
+            .expect("a host of the same shard");
+        let (a, b) = (a.as_str(), b.as_str());
+        let crawl = |max: Option<u64>| schedule::AdmitCrawl {
+            name: "news",
+            delay_ms: 0,
+            max_per_host: max,
+        };
+        let admit = |urls: Vec<schedule::Admission>, max, check| {
+            schedule::admit(&keys, shard, &crawl(max), &urls, check)
+        };
         steps(vec![
-            vec![claim(
-                ns,
-                &[("0:1", "11", b"100"), ("1:1", "12", b"100")],
-                1,
+            // New URLs (a crawl of 3 pages per host at most).
+            vec![admit(
+                vec![url(a, "1"), url(a, "2"), url(b, "1")],
+                Some(3),
+                true,
             )],
-            // A second document: one slot taken, one new; the same slot twice.
-            vec![claim(
-                ns,
-                &[
-                    ("0:1", "11", b"200"),
-                    ("1:2", "13", b"200"),
-                    ("1:2", "13", b"201"),
-                ],
-                2,
+            // A redelivery: all seen, nothing queued or counted.
+            vec![admit(
+                vec![url(a, "1"), url(a, "2"), url(b, "1")],
+                Some(3),
+                true,
             )],
-            // No slot: the counter alone.
-            vec![claim(ns, &[], 1)],
-            // Binary values and two calls in one pipeline, in order.
+            // Past the per-host limit on a: one more queued, one dropped (seen).
+            vec![admit(vec![url(a, "3"), url(a, "4")], Some(3), true)],
+            // Without the seen check (a retry): queued again, not counted.
+            vec![admit(vec![url(a, "1")], None, false)],
+            // An URL over the page limit: seen, not queued (empty task).
+            vec![admit(
+                vec![schedule::Admission {
+                    task: Vec::new(),
+                    ..url(b, "9")
+                }],
+                None,
+                true,
+            )],
+            release_all(&keys, 64, 8),
             vec![
-                claim(ns, &[("2:9", "-5", &[0xFF, 0, 1])], 1),
-                claim(ns, &[("2:9", "-5", &[7]), ("0:1", "11", b"300")], 3),
-            ],
-            // The owners, as round 2 reads them.
-            vec![
-                Op::HGet {
-                    key: format!("{ns}:lsh:0:1"),
-                    field: "11".into(),
+                Op::Get {
+                    key: keys.queued(shard),
+                },
+                Op::ZRevRange {
+                    key: keys.host_lengths(shard),
+                    start: 0,
+                    stop: -1,
                 },
                 Op::HGet {
-                    key: format!("{ns}:lsh:1:2"),
-                    field: "13".into(),
+                    key: keys.stats_of_shard(shard),
+                    field: "seen".into(),
                 },
                 Op::HGet {
-                    key: format!("{ns}:lsh:2:9"),
-                    field: "-5".into(),
+                    key: keys.stats_of_shard(shard),
+                    field: "over_limit".into(),
                 },
             ],
         ])
     })
     .await;
     let r = &run.replies;
-    // And what they agree on is right.
-    let owners = |r: &Reply| match r {
-        Reply::Array(items) => items.clone(),
-        other => panic!("{other:?}"),
-    };
-    assert_eq!(owners(&r[0][0]), ints(&[1, 1, 1]));
-    assert_eq!(owners(&r[1][0]), ints(&[0, 1, 0, 3]));
-    assert_eq!(owners(&r[2][0]), ints(&[4]));
-    assert_eq!(owners(&r[3][1]), ints(&[0, 0, 8]));
+    // Released everything: nothing waits; 4 admitted, 1 over the limit.
     assert_eq!(
-        r[4],
+        r[6],
         vec![
-            Reply::Data(b"100".to_vec()),
-            Reply::Data(b"200".to_vec()),
-            Reply::Data(vec![0xFF, 0, 1]),
+            Reply::Int(0),
+            Reply::Array(Vec::new()),
+            Reply::Int(4),
+            Reply::Int(1)
         ]
     );
+    let pair = |r: &Reply| r.ints().unwrap();
+    assert_eq!(pair(&r[0][0]), vec![3, 0]);
+    assert_eq!(pair(&r[1][0]), vec![0, 0]);
+    assert_eq!(pair(&r[2][0]), vec![1, 1]);
+    assert_eq!(pair(&r[3][0]), vec![1, 0]);
+    assert_eq!(pair(&r[4][0]), vec![0, 0]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -159,127 +178,107 @@ async fn hset_and_its_memory_twin_agree() {
     .await;
     assert_eq!(run.replies[0], ints(&[2]));
     assert_eq!(run.replies[1], ints(&[1]));
-    assert_eq!(run.replies[2], vec![Reply::Data(b"2".to_vec())]);
+    // (A string that is an integer is compared as one.)
+    assert_eq!(run.replies[2], ints(&[2]));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn setnx_with_and_its_memory_twin_agree() {
-    let run = agree("setnxwith", |ns| {
-        let k = |s: &str| format!("{ns}:{s}");
-        let op = |doc: &str, value: &[u8], dup_of: Option<&str>| Op::SetNxWith {
-            key: k(&format!("doc:{doc}")),
-            value: value.to_vec(),
-            pushes: std::iter::once((k("docs"), doc.as_bytes().to_vec()))
-                .chain(dup_of.map(|o| (k(&format!("dups:{o}")), doc.as_bytes().to_vec())))
-                .collect(),
-            counts: vec![(
-                k("stats"),
-                if dup_of.is_some() {
-                    "duplicate"
-                } else {
-                    "stored"
-                }
-                .into(),
-                1,
-            )],
+async fn doc_store_and_its_memory_twin_agree() {
+    use contentseen::stage::doc_store;
+    use pipeline::documents::{inline, DocRecord};
+    let run = agree("docstore", |ns| {
+        let keys = Keys::new(ns);
+        let record = |url: &str, dup: Option<&str>| {
+            let doc: pipeline::StoredDocument = serde_json::from_value(serde_json::json!({
+                "url": url, "final_url": url, "status": 200, "encoding": "UTF-8",
+                "title": "t", "published": null, "author": null, "text": "words",
+                "simhash": "00000000000000ff", "duplicate_of": dup, "distance": null,
+                "fetched_at": "2026-11-27T10:00:00Z", "crawl": "news"
+            }))
+            .expect("a document");
+            DocRecord::of(&doc, dup.map(pipeline::keys::url_hash), inline(b"{}"))
+        };
+        let store = |url: &str, dup: Option<&str>| {
+            let counter = if dup.is_some() { "duplicate" } else { "stored" };
+            doc_store(
+                &keys,
+                pipeline::keys::url_hash(url),
+                &record(url, dup),
+                pipeline::crawls::counts("news", &[(counter, 1)]),
+            )
         };
         steps(vec![
-            vec![op("a", b"{\"a\":1}", None)],
-            vec![op("b", &[0xFF, 0], Some("a"))],
+            vec![store("http://a/", None)],
+            vec![store("http://b/", Some("http://a/"))],
             // A redelivery: nothing happens twice.
-            vec![op("b", b"other", Some("a")), op("a", b"x", None)],
             vec![
-                Op::LRange {
-                    key: k("docs"),
-                    start: 0,
-                    stop: -1,
-                },
-                Op::LRange {
-                    key: k("dups:a"),
-                    start: 0,
-                    stop: -1,
-                },
-                Op::HGet {
-                    key: k("stats"),
-                    field: "stored".into(),
-                },
-                Op::HGet {
-                    key: k("stats"),
-                    field: "duplicate".into(),
-                },
-                Op::Get { key: k("doc:b") },
+                store("http://b/", Some("http://a/")),
+                store("http://a/", None),
             ],
         ])
     })
     .await;
     let r = &run.replies;
-    assert_eq!(r[0][0], Reply::Int(1));
+    assert_eq!(r[0], ints(&[1]));
+    assert_eq!(r[1], ints(&[1]));
     assert_eq!(r[2], ints(&[0, 0]));
-    assert_eq!(
-        r[3][0],
-        Reply::Array(vec![Reply::Data(b"a".to_vec()), Reply::Data(b"b".to_vec())])
-    );
-    assert_eq!(r[3][1], Reply::Array(vec![Reply::Data(b"b".to_vec())]));
-    assert_eq!(r[3][2], Reply::Data(b"1".to_vec()));
-    assert_eq!(r[3][3], Reply::Data(b"1".to_vec()));
-    assert_eq!(r[3][4], Reply::Data(vec![0xFF, 0]));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn once_and_its_memory_twin_agree() {
+    use pipeline::once::{once, once_with, Also, FETCH_IDS, FETCH_RECORD, HISTORY};
     let run = agree("once", |ns| {
-        let k = |s: &str| format!("{ns}:{s}");
-        let once = |url: &str, id: &str, record: &[u8]| Op::Once {
-            mark: k("once:fetch:0"),
-            field: url.to_string(),
-            id: id.to_string(),
-            sets: vec![(k(&format!("fetch:{url}")), record.to_vec())],
-            counts: vec![
-                (k("stats"), "fetched".into(), 1),
-                (k("stats"), "fetch_ok".into(), 2),
-            ],
+        let keys = Keys::new(ns);
+        let h = |url: &str| pipeline::keys::url_hash(url);
+        let step = |url: &str, id: &str, record: &[u8]| {
+            once(
+                &keys,
+                h(url),
+                FETCH_IDS,
+                id,
+                Some((FETCH_RECORD, record.to_vec())),
+                vec![("fetched".into(), 1), ("fetch_ok".into(), 2)],
+            )
         };
+        let (doc_key, doc_field) = keys.document(h("a"));
         steps(vec![
-            vec![once("a", "t1", b"first")],
+            vec![step("a", "t1", b"first")],
             // A redelivery of the same task: nothing happens again.
-            vec![once("a", "t1", b"changed")],
+            vec![step("a", "t1", b"changed")],
             // The URL's next task, and another URL, in one pipeline.
-            vec![once("a", "t2", &[0xFF, 0]), once("b", "t1", b"b")],
-            // A late delivery of the first task after the next one was applied
-            // (its ack lost in a broker restart): still counted once. Then
-            // more tasks than the mark remembers push the first one out.
-            vec![once("a", "t1", b"late")],
+            vec![step("a", "t2", &[0xFF, 0]), step("b", "t1", b"b")],
+            // A late delivery of the first task after the next one was
+            // applied (its ack lost in a broker restart): still counted
+            // once. Then more tasks than the record remembers push the
+            // first one out.
+            vec![step("a", "t1", b"late")],
             vec![
-                once("a", "t3", b"3"),
-                once("a", "t4", b"4"),
-                once("a", "t5", b"5"),
-                once("a", "t2", b"2 again"),
-                once("a", "t1", b"1 forgotten"),
+                step("a", "t3", b"3"),
+                step("a", "t4", b"4"),
+                step("a", "t5", b"5"),
+                step("a", "t2", b"2 again"),
+                step("a", "t1", b"1 forgotten"),
             ],
-            // No sets, no counts: the mark alone.
-            vec![Op::Once {
-                mark: k("once:fetch:0"),
-                field: "c".into(),
-                id: "t9".into(),
-                sets: Vec::new(),
-                counts: Vec::new(),
-            }],
+            // No record, no counts: the ids alone; and writes besides.
             vec![
-                Op::Get { key: k("fetch:a") },
-                Op::Get { key: k("fetch:b") },
-                Op::HGet {
-                    key: k("stats"),
-                    field: "fetched".into(),
-                },
-                Op::HGet {
-                    key: k("stats"),
-                    field: "fetch_ok".into(),
-                },
+                once(&keys, h("c"), b'e', "t9", None, Vec::new()),
+                once_with(
+                    &keys,
+                    h("a"),
+                    b'r',
+                    "2026-11-27T10:00:00Z",
+                    None,
+                    vec![
+                        Also::HSet(doc_key.clone(), doc_field.clone(), b"record".to_vec()),
+                        Also::RPush(keys.document_log(h("a")), b"log".to_vec()),
+                    ],
+                    vec![("changed".into(), 1)],
+                ),
             ],
         ])
     })
     .await;
-    // (The mark's hash is compared with the rest of the state.)
+    // (The URL records are compared with the rest of the state.)
     let r = &run.replies;
     assert_eq!(r[0], ints(&[1]));
     assert_eq!(r[1], ints(&[0]));
@@ -288,14 +287,30 @@ async fn once_and_its_memory_twin_agree() {
     assert_eq!(
         r[4],
         ints(&[1, 1, 1, 0, 1]),
-        "the mark remembers {} ids",
-        pipeline::store::ONCE_HISTORY
+        "the record remembers {HISTORY} ids"
     );
-    assert_eq!(r[5], ints(&[1]));
-    assert_eq!(r[6][0], Reply::Data(b"1 forgotten".to_vec()));
-    assert_eq!(r[6][1], Reply::Data(b"b".to_vec()));
-    assert_eq!(r[6][2], Reply::Data(b"7".to_vec()));
-    assert_eq!(r[6][3], Reply::Data(b"14".to_vec()));
+    assert_eq!(r[5], ints(&[1, 1]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_workers_and_their_memory_twin_agree() {
+    let run = agree("live", |ns| {
+        let keys = Keys::new(ns);
+        vec![
+            Step::new(vec![
+                pipeline::live::beat(&keys, "fetch:h:1", 3),
+                pipeline::live::beat(&keys, "extract:h:2", 0),
+            ]),
+            Step::unordered(vec![pipeline::live::read_op(&keys)]),
+            Step::new(pipeline::live::leave(&keys, "fetch:h:1")),
+            Step::new(vec![pipeline::live::read_op(&keys)]),
+        ]
+    })
+    .await;
+    assert_eq!(
+        run.replies[3][0].int_pairs().unwrap(),
+        vec![("extract:h:2".to_string(), 0)]
+    );
 }
 
 /// The release step of every shard, as the frontier's releaser sends it.
@@ -358,7 +373,7 @@ async fn politeness_on_an_empty_store() {
     assert_eq!(taken(&run.replies[0]), 0);
     assert_eq!(moved(&run.replies[1]), 0);
     assert_eq!(run.replies[2], ints(&[0]));
-    assert_eq!(run.replies[3], ints(&[0]));
+    assert_eq!(run.replies[3], vec![Reply::Array(ints(&[0, 0]))]);
     assert_eq!(taken(&run.replies[4]), 0);
     assert!(
         !run.state.keys().any(|k| k.contains("schedule")),
@@ -607,7 +622,9 @@ async fn politeness_paused_and_cancelled_crawls() {
     first.sort();
     assert_eq!(first, vec!["?", "a", "a", "a"]);
     assert_eq!(taken(&run.replies[4]), 0);
-    assert_eq!(run.replies[7], ints(&[3, 1, 0, 1, 0]));
+    // The enqueue queued one task; the drops.
+    assert_eq!(run.replies[7][0], Reply::Array(ints(&[1, 0])));
+    assert_eq!(run.replies[7][1..], ints(&[1, 0, 1, 0]));
     let queue = |origin: &str| {
         run.state
             .iter()
@@ -636,31 +653,19 @@ async fn politeness_paused_and_cancelled_crawls() {
 async fn plain_and_scripted_ops_agree() {
     agree("ops", |ns| {
         let k = |s: &str| format!("{ns}:{s}");
-        let claim = |batch: &str, members: Vec<i64>| Op::Claim {
-            seen: k("seen:{0}"),
-            claim: k(&format!("claim:{{0}}:{batch}")),
-            members,
-            ttl_secs: 60,
-        };
         // The list `l` and the sorted set `z`.
-        let rpush = |value: &[u8]| Op::RPush {
+        let rpush = |values: &[&[u8]]| Op::RPush {
             key: k("l"),
-            value: value.to_vec(),
+            values: values.iter().map(|v| v.to_vec()).collect(),
         };
         let lrange = |start, stop| Op::LRange {
             key: k("l"),
             start,
             stop,
         };
-        let zadd_in = |member: &[u8], in_ms| Op::ZAddIn {
-            key: k("z"),
-            member: member.to_vec(),
-            in_ms,
-        };
-        let zpop_due = || Op::ZPopDue {
-            key: k("z"),
-            max: 10,
-        };
+        let keys = Keys::new(ns);
+        let origin = "http://r.test";
+        let shard = host_shard(origin);
         steps(vec![
             vec![
                 Op::SAdd {
@@ -732,9 +737,8 @@ async fn plain_and_scripted_ops_agree() {
                 Op::MGet { keys: vec![] },
             ],
             vec![
-                rpush(b"a"),
-                rpush(b"b"),
-                rpush(b"c"),
+                rpush(&[b"a"]),
+                rpush(&[b"b", b"c"]),
                 lrange(1, -1),
                 lrange(-2, 10),
                 lrange(5, 9),
@@ -742,29 +746,84 @@ async fn plain_and_scripted_ops_agree() {
                 Op::LLen { key: k("none") },
             ],
             vec![
-                zadd_in(b"due", 0),
-                zadd_in(b"later", 60_000),
-                Op::ZAddIn {
+                Op::ZAdd {
                     key: k("z"),
-                    member: b"later".to_vec(),
-                    in_ms: 60_000,
+                    members: vec![(5, b"b".to_vec()), (5, b"a".to_vec()), (-3, b"c".to_vec())],
                 },
-                Op::ZCard { key: k("z") },
-            ],
-            vec![
-                zpop_due(),
-                zpop_due(),
+                Op::ZAdd {
+                    key: k("z"),
+                    members: vec![(9, b"c".to_vec())],
+                },
+                Op::ZRangeByScore {
+                    key: k("z"),
+                    min: i64::MIN,
+                    max: 5,
+                    limit: Some(10),
+                },
+                Op::ZRangeByScore {
+                    key: k("z"),
+                    min: 5,
+                    max: i64::MAX,
+                    limit: None,
+                },
+                Op::ZRevRange {
+                    key: k("z"),
+                    start: 0,
+                    stop: 1,
+                },
                 Op::ZRem {
                     key: k("z"),
-                    members: vec![b"later".to_vec(), b"none".to_vec()],
+                    members: vec![b"a".to_vec(), b"none".to_vec()],
                 },
                 Op::ZCard { key: k("z") },
+                Op::SMIsMember {
+                    key: k("set"),
+                    members: vec![7, 8, -1],
+                },
             ],
-            vec![claim("a", vec![1, 2, 3])],
-            vec![claim("b", vec![3, 4])],
-            vec![claim("a", vec![1, 2, 3])],
-            vec![claim("c", vec![4])],
+            // Refetches: one due now, one in a minute, moved into the host
+            // queue when due.
+            vec![
+                schedule::schedule_recrawl(&keys, origin, b"due", 0),
+                schedule::schedule_recrawl(&keys, origin, b"later", 60_000),
+            ],
+            vec![schedule::release_recrawls(&keys, shard, 10)],
+            vec![Op::LRange {
+                key: keys.host_queue(origin),
+                start: 0,
+                stop: -1,
+            }],
         ])
     })
     .await;
+}
+
+/// Every script of every stage loads on the real Redis (a Lua error would
+/// otherwise show only when the step first runs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_script_loads() {
+    let scripts: [&pipeline::store::Script; 13] = [
+        &schedule::ADMIT,
+        &schedule::RELEASE,
+        &schedule::SWEEP,
+        &schedule::DROP_CRAWL,
+        &schedule::RECRAWL_AT,
+        &schedule::RELEASE_RECRAWLS,
+        &turn::GATE,
+        &turn::TURN_DONE,
+        &pipeline::once::ONCE,
+        &pipeline::live::BEAT,
+        &pipeline::live::READ,
+        &contentseen::stage::DOC_STORE,
+        &contentseen::table::COMPACT,
+    ];
+    let client = redis::Client::open(crawler_tests::REDIS_URL).expect("redis url");
+    let mut conn = client.get_connection().expect("redis");
+    for s in scripts {
+        let loaded: redis::RedisResult<String> = redis::cmd("SCRIPT")
+            .arg("LOAD")
+            .arg(s.source())
+            .query(&mut conn);
+        assert!(loaded.is_ok(), "{s:?}: {loaded:?}");
+    }
 }

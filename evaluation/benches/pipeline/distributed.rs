@@ -145,7 +145,7 @@ pub(crate) fn distributed_in(
             .collect();
         let octets_before = amqp_octets();
         let mut redis = Redis::connect(&env.redis_url).map_err(|e| format!("Redis: {e}"))?;
-        let stats_key = pipeline::keys::Keys::new(ns).stats();
+        let stats_key = pipeline::keys::Keys::new(ns).stats_shards();
         let snapshot = |redis: &mut Redis, children: &[Child]| Snapshot {
             at: Instant::now(),
             workers: children

@@ -88,13 +88,15 @@ impl Redis {
         }
     }
 
-    /// A hash of integers.
-    pub(crate) fn counters(&mut self, key: &str) -> BTreeMap<String, i64> {
+    /// Hashes of integers, summed (the namespace's stats shards).
+    pub(crate) fn counters(&mut self, keys: &[String]) -> BTreeMap<String, i64> {
         let mut out = BTreeMap::new();
-        if let Ok(Reply::Array(items)) = self.command(&["HGETALL", key]) {
-            for pair in items.chunks(2) {
-                if let [Reply::Text(k), Reply::Text(v)] = pair {
-                    out.insert(k.clone(), v.parse().unwrap_or(0));
+        for key in keys {
+            if let Ok(Reply::Array(items)) = self.command(&["HGETALL", key]) {
+                for pair in items.chunks(2) {
+                    if let [Reply::Text(k), Reply::Text(v)] = pair {
+                        *out.entry(k.clone()).or_default() += v.parse::<i64>().unwrap_or(0);
+                    }
                 }
             }
         }

@@ -1,19 +1,47 @@
 //! The extraction benchmark's metric, as `shared/README.md` defines it for the
 //! article-extraction-benchmark (AEB), the fair matches used for CWCED's dates and authors,
-//! and [`sets`], the pages and truths they are measured on.
+//! [`fields`] (titles, authors and snippet bodies on the trafilatura and GNE sets), [`sets`]
+//! (the pages and truths they are measured on), [`trafilatura`] (the Python extractor run
+//! on the same pages) and [`report`] (the tallies per set, column, language and field).
 //!
 //! Body: both texts become `\w+` tokens, then overlapping 4-token shingles counted as
 //! multisets; per page TP/FP/FN are normalised by their sum; precision is the mean over pages
 //! with TP+FP > 0, recall the mean over pages with TP+FN > 0, F1 comes from the two means.
 //! For Chinese pages each Han, kana or hangul character is a token of its own.
 
+pub mod fields;
+pub mod report;
 pub mod sets;
+pub mod trafilatura;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use pipeline::script::{self, Script};
 use regex::Regex;
+
+/// What an extractor gives for a page, as the bench scores it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Output {
+    /// The body text.
+    pub text: String,
+    pub title: Option<String>,
+    /// RFC 3339 or `YYYY-MM-DD` (a prefix of the date is enough for [`date_matches`]).
+    pub date: Option<String>,
+    pub author: Option<String>,
+}
+
+impl Output {
+    /// Our extractor's article.
+    pub fn of(article: extractor::Article) -> Output {
+        Output {
+            text: article.text,
+            title: article.title,
+            date: article.published,
+            author: article.author,
+        }
+    }
+}
 
 /// Shingle length of the AEB metric.
 pub const SHINGLE: usize = 4;

@@ -5,9 +5,9 @@
 use std::collections::HashMap;
 
 use pipeline::messages::{decode, Document, VERSION};
-use pipeline::store::Op;
+
 use pipeline::worker::Stage;
-use pipeline::{keys::Keys, CrawlSpec, Queue, Store, StoredDocument};
+use pipeline::{CrawlSpec, Queue, Store, StoredDocument};
 
 use super::EvalSet;
 
@@ -81,15 +81,15 @@ pub async fn run(set: &EvalSet, store: Store, namespace: &str) -> Result<Vec<Dec
             .await
             .map_err(|e| format!("{}: contentseen: {e}", p.name))?;
     }
-    let keys = Keys::new(namespace);
-    let ops: Vec<Op> = set
-        .pages
-        .iter()
-        .map(|p| Op::Get {
-            key: keys.document(&p.served.url),
-        })
-        .collect();
-    let replies = store.exec(&ops).await.map_err(|e| e.to_string())?;
+    let docs = pipeline::documents::Documents::new(store.clone(), namespace, None);
+    let mut stored_docs = Vec::with_capacity(set.pages.len());
+    for p in &set.pages {
+        stored_docs.push(
+            docs.document(&p.served.url)
+                .await
+                .map_err(|e| e.to_string())?,
+        );
+    }
     let index: HashMap<&str, usize> = set
         .pages
         .iter()
@@ -97,14 +97,8 @@ pub async fn run(set: &EvalSet, store: Store, namespace: &str) -> Result<Vec<Dec
         .map(|(i, p)| (p.served.url.as_str(), i))
         .collect();
     let mut out = Vec::with_capacity(set.pages.len());
-    for ((p, reply), text) in set.pages.iter().zip(replies).zip(texts) {
-        let doc = match reply.data().map_err(|e| e.to_string())? {
-            Some(json) => Some(
-                serde_json::from_slice::<StoredDocument>(&json)
-                    .map_err(|e| format!("{}: stored document: {e}", p.name))?,
-            ),
-            None => None,
-        };
+    for ((p, doc), text) in set.pages.iter().zip(stored_docs).zip(texts) {
+        let _ = &p.name;
         let duplicate_of = doc
             .as_ref()
             .and_then(|d| d.duplicate_of.as_deref())

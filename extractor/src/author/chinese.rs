@@ -102,6 +102,7 @@ pub(super) fn chinese_byline(
     // Forums and blogs sign with a one-word Latin user name ("ggjjzhzz 发表于").
     let checks = &Checks {
         single_word: true,
+        declared: false,
         site_words: checks.site_words.clone(),
     };
     let name_re = han_name();
@@ -303,7 +304,26 @@ fn names_after(after: &str, name_re: &Regex, need_surname: bool, pen_names: bool
             .filter_map(|w| word.find(w))
             .min()
             .map_or(word, |cut| &word[..cut]);
+        // "（记者唐霁）法国9日…": the name ends at the bracket or punctuation after it.
+        let word = word
+            .find([
+                '）', ')', '】', ']', '，', ',', '。', '；', ';', '：', ':', '（', '(',
+            ])
+            .map_or(word, |cut| &word[..cut]);
         let word = word.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '·');
+        // "刘通摄": a photographer's credit, not the writer's.
+        if word.ends_with('摄') {
+            break;
+        }
+        // "杨倩_NF4425": an editor's name with the portal's staff code, as the page shows it.
+        let (word, code) = match word.split_once('_') {
+            Some((name, code))
+                if !code.is_empty() && code.chars().all(|c| c.is_ascii_alphanumeric()) =>
+            {
+                (name, &word[name.len()..])
+            }
+            _ => (word, ""),
+        };
         // A word alone after the label, to the end of its line ("编辑：山石"), is the
         // editor's (pen) name whatever its first character, unless it names a publication.
         let alone = i == 0 && rest.trim_end() == word;
@@ -316,7 +336,7 @@ fn names_after(after: &str, name_re: &Regex, need_surname: bool, pen_names: bool
             || (word.chars().next().is_some_and(|c| SURNAMES.contains(c))
                 && word.chars().count() <= 3);
         if name_re.is_match(word) && surname_ok {
-            names.push(word.to_string());
+            names.push(format!("{word}{code}"));
         } else if names.is_empty()
             && word.chars().all(|c| c.is_ascii_alphanumeric())
             && word.len() >= 3

@@ -37,7 +37,9 @@ const META_KEYS: &[&str] = &[
     "article:author",
     "byl",
     "dc.creator",
+    "dc:creator",
     "dcterms.creator",
+    "dcterms:creator",
     "sailthru.author",
     "parsely-author",
     "citation_author",
@@ -65,15 +67,23 @@ pub fn author(
     issuer: Option<String>,
 ) -> Option<String> {
     let checks = Checks::of(page);
+    // What the markup declares is checked as a name the page's owner chose: a handle or a
+    // one-word pen name passes.
+    let declared_checks = Checks {
+        declared: true,
+        ..checks.clone()
+    };
     let declared = META_KEYS
         .iter()
         .filter_map(|key| crate::meta(page, &[key]))
-        .find_map(|a| clean(a, &checks))
+        .find_map(|a| clean(a, &declared_checks))
         .or_else(|| {
             page.json_ld
                 .iter()
-                .find_map(|json| json_author(json).and_then(|a| clean(&a, &checks)))
-        });
+                .find_map(|json| json_author(json).and_then(|a| clean(&a, &declared_checks)))
+        })
+        .or_else(|| written_by_label(page).and_then(|a| clean(a, &declared_checks)))
+        .filter(|a| !names_the_site(page, a));
     if issuer.is_some() && declared.is_none() {
         return issuer;
     }
@@ -90,19 +100,81 @@ pub fn author(
         })
     };
     match declared {
-        // A declared author the page never shows (a decoy or template meta tag) loses to a
-        // byline the reader sees.
-        Some(d) if !shown(page, &d) => visible().or(Some(d)),
+        // A declared one-word name the page does not show at its article is no byline
+        // (a place, a section: `Washington`).
+        Some(d) if one_latin_word(&d) && !shown(page, span, &d) => visible(),
+        // A declared author the page does not show at its article (a decoy or template meta
+        // tag, the publisher named in the footer) loses to a byline the reader sees.
+        Some(d) if !shown(page, span, &d) => visible().or(Some(d)),
         Some(d) => Some(d),
         None => visible().or_else(|| bare_name_line(body)),
     }
 }
 
-/// Whether every name of `author` is written in the page's visible text.
-fn shown(page: &Page, author: &str) -> bool {
-    split_names(author)
+/// One word of Latin letters that names no agency (`Washington`, `Heiko`; not `Reuters`).
+fn one_latin_word(author: &str) -> bool {
+    author.chars().all(char::is_alphabetic)
+        && !author.chars().any(is_han)
+        && names::names_of(author, &Checks::default()).is_none()
+}
+
+/// Text before the body's start and after its end where a declared author counts as shown
+/// at the article (bytes): the header with the headline and byline, the signature under it.
+pub const SHOWN_BEFORE: u32 = 4096;
+/// See [`SHOWN_BEFORE`].
+pub const SHOWN_AFTER: u32 = 2048;
+
+/// Whether every name of `author` is written in the page's visible text at the article
+/// (the body and the text around it; anywhere when the page has no body).
+fn shown(page: &Page, span: Option<(u32, u32)>, author: &str) -> bool {
+    let text = &page.text;
+    let around = match span {
+        Some((start, end)) => {
+            let lo = floor(text, start.saturating_sub(SHOWN_BEFORE) as usize);
+            let hi = floor(text, end.saturating_add(SHOWN_AFTER) as usize);
+            &text[lo..hi]
+        }
+        None => text.as_str(),
+    };
+    split_names(author).iter().all(|name| {
+        around.contains(name.as_str()) || around.to_lowercase().contains(&name.to_lowercase())
+    })
+}
+
+/// Whether a declared author written in Han characters is the site's name: `og:site_name`
+/// holds it, or the last part of `<title>` does ("…_网易财经" for a meta author "网易").
+fn names_the_site(page: &Page, author: &str) -> bool {
+    if !author.chars().all(|c| is_han(c) || c == ' ') {
+        return false;
+    }
+    let site = crate::meta(page, &["og:site_name", "application-name"]).unwrap_or("");
+    let title_end = page
+        .title
+        .rsplit(['_', '|', '-', '–', '—'])
+        .next()
+        .filter(|end| end.len() < page.title.len())
+        .unwrap_or("");
+    [site, title_end].iter().any(|s| s.contains(author))
+}
+
+/// The value of a "Written by" label in the page's Twitter card (`twitter:label1` =
+/// `Written by`, `twitter:data1` = the name), as blog platforms write it.
+fn written_by_label(page: &Page) -> Option<&str> {
+    (1..=4).find_map(|i| {
+        let label = crate::meta(page, &[&format!("twitter:label{i}")])?;
+        let written = [
+            "written by",
+            "geschrieben von",
+            "verfasst von",
+            "écrit par",
+            "escrito por",
+        ]
         .iter()
-        .all(|name| page.text.contains(name.as_str()))
+        .any(|w| label.eq_ignore_ascii_case(w));
+        written
+            .then(|| crate::meta(page, &[&format!("twitter:data{i}")]))
+            .flatten()
+    })
 }
 
 /// The names of an author value as [`crate::Article::author`] holds it: Han names joined by
@@ -208,11 +280,24 @@ fn marked_byline(
             .map(str::trim)
             .find(|l| !l.is_empty())
             .unwrap_or("");
-        let Some(name) = [whole.as_str(), first_line]
-            .into_iter()
-            .filter(|t| t.chars().count() <= MAX_AUTHOR_CHARS)
-            .find_map(|t| clean(t, checks))
-        else {
+        let candidates = || {
+            // The first line before the whole: a forum's cell ("路人甲\n帖子 120") holds the
+            // poster's counts after the name.
+            [first_line, whole.as_str()]
+                .into_iter()
+                .filter(|t| t.chars().count() <= MAX_AUTHOR_CHARS)
+        };
+        // One word (a blog's handle, "Tobi", "gnaddrig", "Bo2man") is a name unless it is a
+        // byline's label ("Autoreninfo", "Veröffentlicht", "Quelle"), a weekday or a role.
+        let handle_checks = Checks {
+            declared: true,
+            ..checks.clone()
+        };
+        let Some(name) = candidates().find_map(|t| clean(t, checks)).or_else(|| {
+            candidates()
+                .find_map(|t| clean(t, &handle_checks))
+                .filter(|name| !names::is_label_word(name))
+        }) else {
             continue;
         };
         let Some((start, end)) = span else {
@@ -258,7 +343,24 @@ fn first_text(page: &Page, n: &crate::scan::Node) -> Option<u32> {
 
 /// Words that open a visible byline, in the languages of the sets.
 const BY_WORDS: &[&str] = &[
-    "By ", "BY ", "Par ", "PAR ", "Von ", "VON ", "Por ", "POR ", "Door ", "Av ",
+    "By ",
+    "BY ",
+    "Par ",
+    "PAR ",
+    "Von ",
+    "VON ",
+    "Por ",
+    "POR ",
+    "Door ",
+    "Av ",
+    "Autor: ",
+    "Autorin: ",
+    "Autor:",
+    "Text: ",
+    "Texto: ",
+    "Author: ",
+    "Auteur : ",
+    "Auteur: ",
 ];
 
 /// Text around the body's start searched for a visible "By …" line (bytes).
@@ -267,29 +369,57 @@ pub const BY_LINE_AROUND: u32 = 1500;
 /// A short line "By Jane Roe" (or Par, Von, Por, Door, Av) just before or at the top of the
 /// body: the byline readability finds and our marked elements miss.
 fn by_line(page: &Page, span: Option<(u32, u32)>, checks: &Checks) -> Option<(BylineKey, String)> {
-    let (start, _) = span?;
+    let (start, end) = span?;
     let text = &page.text;
-    let lo = floor(text, start.saturating_sub(BY_LINE_AROUND) as usize);
-    let hi = floor(text, (start + BY_LINE_AROUND) as usize);
-    let mut best: Option<(u32, String)> = None;
-    let mut at = lo;
-    for line in text[lo..hi].split('\n') {
-        let pos = at as u32;
-        at += line.len() + 1;
-        let line = line.trim();
-        if line.chars().count() > MAX_AUTHOR_CHARS || !BY_WORDS.iter().any(|w| line.starts_with(w))
-        {
+    let mut best: Option<(BylineKey, String)> = None;
+    // Around the body's start; then its last lines, a signature ("Von Cosima Künzel"),
+    // ranked after every byline at the top.
+    let regions = [
+        (
+            start.saturating_sub(BY_LINE_AROUND),
+            start + BY_LINE_AROUND,
+            false,
+        ),
+        (
+            end.saturating_sub(BY_LINE_AROUND / 3)
+                .max(start + BY_LINE_AROUND),
+            end + 1,
+            true,
+        ),
+    ];
+    for (lo, hi, after) in regions {
+        let lo = floor(text, lo as usize);
+        let hi = floor(text, hi as usize);
+        if lo >= hi {
             continue;
         }
-        let Some(name) = clean(line, checks) else {
-            continue;
-        };
-        let distance = start.abs_diff(pos);
-        if best.as_ref().is_none_or(|(d, _)| distance < *d) {
-            best = Some((distance, name));
+        let mut at = lo;
+        for line in text[lo..hi].split('\n') {
+            let pos = at as u32;
+            at += line.len() + 1;
+            let line = line.trim();
+            if line.chars().count() > MAX_AUTHOR_CHARS
+                || !BY_WORDS.iter().any(|w| line.starts_with(w))
+            {
+                continue;
+            }
+            let Some(name) = clean(line, checks) else {
+                continue;
+            };
+            let key = (
+                after,
+                if after {
+                    end.abs_diff(pos)
+                } else {
+                    start.abs_diff(pos)
+                },
+            );
+            if best.as_ref().is_none_or(|(k, _)| key < *k) {
+                best = Some((key, name));
+            }
         }
     }
-    best.map(|(distance, name)| ((false, distance), name))
+    best
 }
 
 #[cfg(test)]
@@ -342,7 +472,6 @@ mod tests {
     fn navigation_organisations_and_roles_are_no_author() {
         let none = [
             "<span class=author>Sign In| Sign Up| Subscribe Show Menu</span>",
-            "<meta name=author content='Reuters'>",
             "<meta name=author content='Staff Reports'>",
             "<meta name=author content='Editorial'>",
             "<meta name=author content='HNN Staff'>",
@@ -357,9 +486,42 @@ mod tests {
             assert_eq!(byline(html), None, "{html}");
         }
         assert_bylines(&[
+            // A wire service credited alone is the credit.
+            ("<meta name=author content='Reuters'>", Some("Reuters")),
+            ("<p class=author>APA/AP</p>", Some("APA/AP")),
             ("<meta name=author content='By Paul Takahashi, Staff writer'>", Some("Paul Takahashi")),
             ("<meta name=author content='Rachael Link, MS, RD'>", Some("Rachael Link")),
             ("<meta property=og:site_name content='Business Insider'><meta name=author content='Charlie Wood, Business Insider'>", Some("Charlie Wood")),
+        ]);
+    }
+
+    #[test]
+    fn declared_handles_labels_and_dates_around_the_name() {
+        assert_bylines(&[
+            // A blog's handle, declared by the markup.
+            ("<meta name=author content='karstenruppert'><p>karstenruppert</p>", Some("karstenruppert")),
+            ("<a rel=author href=/author/bo2man>Bo2man</a>", Some("Bo2man")),
+            ("<span class=author>vom <a href=/krimiblogger>Krimiblogger</a></span>", Some("Krimiblogger")),
+            // A lone word in an author box without a link by it is its label.
+            ("<div class=author-info>Autoreninfo</div>", None),
+            // A name in JSON-LD after its id, and the Twitter card's "Written by".
+            (
+                r#"<script type="application/ld+json">{"author":{"@id":"x#author","name":"Heike Buchter"}}</script>"#,
+                Some("Heike Buchter"),
+            ),
+            (
+                "<meta name=twitter:label1 content='Written by'><meta name=twitter:data1 content='Fatima'><p>von Fatima</p>",
+                Some("Fatima"),
+            ),
+            // The date and its connecting word after the name are no part of it.
+            ("<p class=byline__author>VON MORITZ GATHMANN am 21. April 2020</p>", Some("MORITZ GATHMANN")),
+            ("<p class=date-author>Janic Cathomen, 01.12.2021</p>", Some("Janic Cathomen")),
+            ("<span class=author>Posted by Günter W. Kienitz at 18:52</span>", Some("Günter W. Kienitz")),
+            ("<span class=autor>Autor: Peter Maahn</span>", Some("Peter Maahn")),
+            // Labels and navigation stay refused, declared or not.
+            ("<span class=author>Über den Autor</span>", None),
+            ("<meta name=author content='Play Video'>", None),
+            ("<meta name=author content='Frankfurter Allgemeine Zeitung GmbH'>", None),
         ]);
     }
 
@@ -423,6 +585,25 @@ mod tests {
             ("<p>正文很长的一段话。</p><p>编辑：山石</p><div><a href=/a>歌坛大哥大刘欢的家(组图)</a>\
                     <span>(房产)</span></div>", Some("山石")),
             ("<p>正文很长的一段话，最后一句。（姚峰 上海报道）</p>", Some("姚峰")),
+        ]);
+    }
+
+    #[test]
+    fn chinese_credits_told_apart() {
+        assert_bylines(&[
+            // The site as the meta author, the editor with the portal's staff code.
+            (
+                "<title>龙湖集团暗伤曝露_网易财经</title><meta name=author content='网易'>\
+                 <p>本文来源：证券市场红周刊 责任编辑：杨倩_NF4425</p>",
+                Some("杨倩_NF4425"),
+            ),
+            // A reporter in the dateline's brackets.
+            (
+                "<p>新华社巴黎12月9日电（记者唐霁）法国9日再次爆发全国跨行业大罢工。</p>",
+                Some("唐霁"),
+            ),
+            // A photographer is not the writer.
+            ("<p>记者 刘通摄</p>", None),
         ]);
     }
 

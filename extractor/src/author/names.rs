@@ -8,9 +8,15 @@ use crate::scan::Page;
 /// What a candidate is checked against besides its own shape.
 #[derive(Debug, Clone, Default)]
 pub struct Checks {
-    /// A one-word Latin name passes (a forum user name next to a Chinese label); elsewhere
-    /// one word is a place, a section or a handle ("Washington", "subject"), not a byline.
+    /// A one-word Latin name passes (a forum user name next to a Chinese label, a blog's
+    /// handle in a `rel=author` link or a meta author); elsewhere one word is a place, a
+    /// section or a handle ("Washington", "subject"), not a byline.
     pub single_word: bool,
+    /// The candidate is declared as the author by the page's markup (a meta author, a
+    /// JSON-LD `Person`, a `rel=author` or `itemprop=author` element): a handle with digits
+    /// (`Bo2man`, `ThE_PaiN`) is its author's name; navigation, organisation and role words
+    /// still refuse it.
+    pub declared: bool,
     /// Lower-case words (four letters or more) of the site's name: a byline part made of
     /// them names the publication ("Charlie Wood, Business Insider").
     pub site_words: Vec<String>,
@@ -22,6 +28,7 @@ impl Checks {
             crate::meta(page, &["og:site_name", "application-name", "twitter:site"]).unwrap_or("");
         Checks {
             single_word: false,
+            declared: false,
             site_words: site
                 .split(|c: char| !c.is_alphanumeric())
                 .filter(|w| w.chars().count() >= 4)
@@ -41,27 +48,219 @@ pub(super) fn clean(raw: &str, checks: &Checks) -> Option<String> {
     Some(names.join(if han { " " } else { ", " }))
 }
 
-/// Labels and role words a byline opens with.
+/// Labels and role words a byline opens with (matched ignoring case), in the languages of
+/// the sets: `By`, `Von`, `Par`, `Por`, `Door`, `Av`, `Autor:`, `Posted by`, `Gespeichert
+/// von`, ...
 const BYLINE_PREFIXES: &[&str] = &[
-    "By ",
+    "written by ",
+    "posted by ",
+    "published by ",
+    "reported by ",
+    "story by ",
+    "words by ",
+    "text by ",
+    "geschrieben von ",
+    "verfasst von ",
+    "erstellt von ",
+    "gespeichert von ",
+    "veröffentlicht von ",
+    "ein beitrag von ",
+    "beitrag von ",
+    "artikel von ",
+    "publié par ",
+    "rédigé par ",
+    "écrit par ",
+    "escrito por ",
+    "publicado por ",
+    "redactado por ",
+    "scritto da ",
+    "pubblicato da ",
+    "author: ",
+    "author:",
+    "authors: ",
+    "autor: ",
+    "autor:",
+    "autorin: ",
+    "autoren: ",
+    "auteur: ",
+    "auteur : ",
+    "text: ",
+    "texto: ",
+    "redakteur: ",
+    "by: ",
+    "von: ",
+    "por: ",
     "by ",
-    "BY ",
-    "Par ",
-    "par ",
-    "PAR ",
-    "Von ",
     "von ",
-    "VON ",
-    "Por ",
+    "vom ",
+    "par ",
     "por ",
-    "Door ",
-    "Av ",
-    "Written by ",
-    "Posted by ",
-    "Author: ",
-    "Author:",
+    "door ",
+    "av ",
     "作者：",
     "作者:",
+];
+
+/// Words that stand after a name in a byline and before its date or time ("MORITZ
+/// GATHMANN am 21. April 2020", "Günter W. Kienitz at 18:52"): the byline is cut there.
+const BEFORE_DATE_WORDS: &[&str] = &[
+    "am",
+    "at",
+    "on",
+    "le",
+    "el",
+    "il",
+    "um",
+    "vom",
+    "den",
+    "updated",
+    "aktualisiert",
+    "veröffentlicht",
+    "published",
+    "posted",
+    // A weekday before the date ("Tomas Spahn Fr, 21.01."), a link after the name
+    // ("Johanna Kropfitsch Alle Artikel").
+    "mo",
+    "di",
+    "mi",
+    "do",
+    "fr",
+    "sa",
+    "so",
+    "mon",
+    "tue",
+    "wed",
+    "thu",
+    "fri",
+    "sat",
+    "sun",
+    "montag",
+    "dienstag",
+    "mittwoch",
+    "donnerstag",
+    "freitag",
+    "samstag",
+    "sonntag",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+    "alle",
+    "artikel",
+    "mehr",
+    "follow",
+];
+
+/// Words a byline box holds beside the name, alone on a line or in an element of their
+/// own: never a one-word name.
+const LABEL_WORDS: &[&str] = &[
+    "name",
+    "published",
+    "posted",
+    "updated",
+    "por",
+    "von",
+    "by",
+    "par",
+    "quelle",
+    "source",
+    "sources",
+    "fuente",
+    "fonte",
+    "datum",
+    "date",
+    "fecha",
+    "veröffentlicht",
+    "autoreninfo",
+    "autorin",
+    "autoren",
+    "redaktion",
+    "agencies",
+    "agenturen",
+    "editor",
+    "kontakt",
+    "contact",
+    "profil",
+    "profile",
+    "bio",
+    "biografie",
+    "info",
+];
+
+/// Whether a one-word candidate is a byline's label, a weekday or a role rather than a
+/// name.
+pub(super) fn is_label_word(word: &str) -> bool {
+    let lower = word.to_lowercase();
+    LABEL_WORDS.contains(&lower.as_str())
+        || BEFORE_DATE_WORDS.contains(&lower.as_str())
+        || NOT_PERSON_WORDS.contains(&lower.as_str())
+        || TRAILING_ROLE_WORDS.contains(&lower.as_str())
+}
+
+/// Wire services and press agencies: the credit of a story they wrote, an author when no
+/// person is named (compared in lower case, the whole part).
+const AGENCIES: &[&str] = &[
+    "associated press",
+    "the associated press",
+    "ap",
+    "reuters",
+    "afp",
+    "agence france-presse",
+    "dpa",
+    "deutsche presse-agentur",
+    "apa",
+    "sda",
+    "kna",
+    "epd",
+    "efe",
+    "ansa",
+    "upi",
+    "pti",
+    "ians",
+    "xinhua",
+    "europa press",
+    "ats",
+    "belga",
+    "anp",
+    "tass",
+    "kyodo",
+    "yonhap",
+    "aap",
+    "press association",
+    "bloomberg",
+];
+
+/// Navigation and interface words: never in a name, however declared.
+const NAVIGATION_WORDS: &[&str] = &[
+    "sign",
+    "login",
+    "log",
+    "subscribe",
+    "menu",
+    "home",
+    "search",
+    "newsletter",
+    "share",
+    "comments",
+    "follow",
+    "more",
+    "show",
+    "view",
+    "all",
+    "read",
+    "click",
+    "here",
+    "play",
+    "video",
+    "watch",
+    "listen",
+    "www",
+    "http",
+    "https",
+    "com",
 ];
 
 /// Words that make a Latin-script candidate no person: organisations, agencies, roles,
@@ -139,31 +338,23 @@ const NOT_PERSON_WORDS: &[&str] = &[
     "pti",
     "ians",
     "xinhua",
-    "sign",
-    "login",
-    "log",
-    "subscribe",
-    "menu",
-    "home",
-    "search",
-    "newsletter",
-    "share",
-    "comments",
-    "follow",
-    "more",
-    "show",
-    "view",
-    "all",
-    "read",
-    "click",
-    "here",
     "website",
     "blog",
     "company",
-    "www",
-    "http",
-    "https",
-    "com",
+    "redaktion",
+    "über",
+    "about",
+    "author",
+    "autor",
+    "autorin",
+    "auteur",
+];
+
+/// Legal forms and publisher words: a name holding one is a company's, however declared
+/// (`Frankfurter Allgemeine Zeitung GmbH`, `NATURSTROM AG`).
+const COMPANY_WORDS: &[&str] = &[
+    "gmbh", "ag", "inc", "ltd", "llc", "corp", "verlag", "media", "média", "group", "sa", "se",
+    "zeitung",
 ];
 
 /// Trailing words of an agency or role after the names ("ERIC TUCKER Associated Press",
@@ -248,16 +439,55 @@ const HAN_ORGANISATION_ENDS: &[&str] = &[
     "有限",
 ];
 
+/// A byline without its label and without what follows the names: a date or time, a
+/// separator (`|`, `·`, `•`, ` – `), and the word before the date (`am`, `at`, `on`).
+pub(super) fn strip_byline(raw: &str) -> String {
+    let mut s = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+    // Labels, as often as they are stacked ("Von: Autor: ...").
+    // (Compared on the same bytes of `s`: lower-casing may change a text's length.)
+    while let Some(rest) = BYLINE_PREFIXES.iter().find_map(|p| {
+        s.get(..p.len())
+            .filter(|head| head.to_lowercase() == *p)
+            .and_then(|_| s.get(p.len()..))
+    }) {
+        s = rest.trim().to_string();
+    }
+    let cut = [" | ", "|", " · ", "·", " • ", "•", " – ", " — ", " - "]
+        .iter()
+        .filter_map(|sep| s.find(sep))
+        .chain(crate::published::first_date(&s))
+        .chain(s.find(|c: char| c.is_ascii_digit()).filter(|&i| {
+            // A digit starts a time or a date ("at 18:52", "01.12.2021"), not a handle's.
+            s[i..].starts_with(|c: char| c.is_ascii_digit()) && s[..i].ends_with([' ', ','])
+        }))
+        .min();
+    if let Some(cut) = cut.filter(|&c| c > 0) {
+        s.truncate(cut);
+    }
+    let mut words: Vec<&str> = s.split_whitespace().collect();
+    while words.len() > 1
+        && words.last().is_some_and(|w| {
+            let w = w.trim_end_matches([',', ':', ';']).to_lowercase();
+            BEFORE_DATE_WORDS.contains(&w.as_str()) || w.is_empty()
+        })
+    {
+        words.pop();
+    }
+    words
+        .join(" ")
+        .trim_end_matches([',', ';', ':', '-', '(', ' '])
+        .to_string()
+}
+
 /// The names of a byline, checked: `None` when none passes (see the module doc).
 pub fn names_of(raw: &str, checks: &Checks) -> Option<Vec<String>> {
-    let mut s = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+    let s = raw.split_whitespace().collect::<Vec<_>>().join(" ");
     if NOT_BARE_NAMES.contains(&s.as_str()) || NOT_NAMES.contains(&s.as_str()) {
         return None;
     }
-    for prefix in BYLINE_PREFIXES {
-        if let Some(rest) = s.strip_prefix(prefix) {
-            s = rest.trim().to_string();
-        }
+    let mut s = strip_byline(&s);
+    if let Some(agency) = agency_credit(&s) {
+        return Some(vec![agency]);
     }
     let lower = s.to_lowercase();
     // Navigation and links, not a byline.
@@ -267,11 +497,13 @@ pub fn names_of(raw: &str, checks: &Checks) -> Option<Vec<String>> {
         || lower.contains("http")
         || lower.contains("www.")
         || lower.contains(".com");
+    // A declared handle (one word) may hold digits and underscores (`Bo2man`, `ThE_PaiN`),
+    // and so may a Han name with a portal's staff code (`杨倩_NF4425`).
+    let handle = (checks.declared && !s.contains(' ') && is_handle(&s)) || han_with_code(&s);
     let looks_wrong = s.is_empty()
         || s.chars().count() > MAX_AUTHOR_CHARS
         || navigation
-        || s.chars().any(|c| c.is_ascii_digit())
-        || s.contains('_')
+        || (!handle && (s.chars().any(|c| c.is_ascii_digit()) || s.contains('_')))
         || s.contains("出版");
     if looks_wrong {
         return None;
@@ -283,11 +515,15 @@ pub fn names_of(raw: &str, checks: &Checks) -> Option<Vec<String>> {
     let han_text = s.chars().any(is_han);
     let mut names: Vec<String> = Vec::new();
     for part in split_byline(&s, han_text) {
+        // A role, credential or agency after the names ("Staff writer", "MS, RD").
+        if is_role_or_agency(part) {
+            continue;
+        }
         let lower = part.to_lowercase();
         let names_the_site = lower
             .split(|c: char| !c.is_alphanumeric())
             .any(|w| checks.site_words.iter().any(|site| site == w));
-        let Some(name) = checked_name(part, checks.single_word).filter(|_| !names_the_site) else {
+        let Some(name) = checked_name(part, checks).filter(|_| !names_the_site) else {
             // A part that is no name: an organisation among names is a wrong candidate,
             // a role, a credential, an agency or the site after them is dropped.
             if is_role_or_agency(part) || (names_the_site && !names.is_empty()) {
@@ -329,14 +565,50 @@ fn is_role_or_agency(part: &str) -> bool {
     })
 }
 
+/// A user's handle rather than a code: three letters at least, more letters than digits
+/// (`Bo2man`, `Marianne1`; not `L_104485`).
+fn is_handle(word: &str) -> bool {
+    let letters = word.chars().filter(|c| c.is_alphabetic()).count();
+    let digits = word.chars().filter(char::is_ascii_digit).count();
+    letters >= 3 && letters > digits
+}
+
+/// Han names each followed by a portal's staff code (`杨倩_NF4425`), separated by spaces.
+fn han_with_code(s: &str) -> bool {
+    s.split(' ').all(|word| {
+        word.split_once('_').is_some_and(|(name, code)| {
+            (2..=4).contains(&name.chars().count())
+                && name.chars().all(is_han)
+                && !code.is_empty()
+                && code.chars().all(|c| c.is_ascii_alphanumeric())
+        })
+    })
+}
+
+/// The agencies a byline credits when it names only agencies ("Associated Press",
+/// "APA/AP", "dpa"), as written; `None` when any part is something else.
+fn agency_credit(s: &str) -> Option<String> {
+    let parts: Vec<&str> = s
+        .split(['/', ',', '&'])
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    let agency = |p: &&str| AGENCIES.contains(&p.to_lowercase().as_str());
+    (!parts.is_empty() && parts.iter().all(agency)).then(|| parts.join("/"))
+}
+
 /// One name, checked for its script's shape; a trailing agency or role is dropped.
-fn checked_name(part: &str, single_word: bool) -> Option<String> {
+fn checked_name(part: &str, checks: &Checks) -> Option<String> {
+    let single_word = checks.single_word || checks.declared;
     let part = part.trim_matches(|c: char| !c.is_alphanumeric() && c != '·' && c != '&');
     if part.is_empty() || NOT_NAMES.contains(&part) || NOT_BARE_NAMES.contains(&part) {
         return None;
     }
     if LABELS.iter().any(|(label, _)| part == *label) {
         return None;
+    }
+    if han_with_code(part) {
+        return Some(part.to_string());
     }
     if part.chars().any(is_han) {
         let organisation = HAN_ORGANISATION_ENDS.iter().any(|e| part.ends_with(e))
@@ -360,9 +632,17 @@ fn checked_name(part: &str, single_word: bool) -> Option<String> {
     }
     let person = words.iter().all(|w| {
         let lower = w.to_lowercase();
+        let bare = lower.trim_end_matches('.');
         let first = w.chars().next().unwrap_or(' ');
-        !NOT_PERSON_WORDS.contains(&lower.trim_end_matches('.'))
-            && w.chars().all(|c| c.is_alphabetic() || "'’.-&".contains(c))
+        // A declared handle: letters, digits, `_`, `-`, `.` (`ThE_PaiN`, `Marianne1`).
+        let handle = checks.declared
+            && words.len() == 1
+            && is_handle(w)
+            && w.chars().all(|c| c.is_alphanumeric() || "_-.".contains(c));
+        !NAVIGATION_WORDS.contains(&bare)
+            && !COMPANY_WORDS.contains(&bare)
+            && !NOT_PERSON_WORDS.contains(&bare)
+            && (handle || w.chars().all(|c| c.is_alphabetic() || "'’.-&".contains(c)))
             && (first.is_uppercase()
                 || NAME_PARTICLES.contains(&lower.as_str())
                 // A forum user name alone ("ggjjzhzz").

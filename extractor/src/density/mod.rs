@@ -174,11 +174,25 @@ pub fn body(page: &Page, base: &Url) -> Body {
     for &root in &sel.include {
         out.subtree(page, root, &keep);
     }
+    let rendered_links = mostly_links(&out.lines);
     let mut body = out.finish();
     body.article = (outside_boilerplate || body.text.len() >= NO_ARTICLE_MAX_BYTES)
         && enough_words(&body.text)
-        && st[sel.top as usize].link_density() <= LISTING_LINK_DENSITY;
+        && st[sel.top as usize].link_density() <= LISTING_LINK_DENSITY
+        && !rendered_links;
     body
+}
+
+/// Whether more than [`LISTING_LINK_DENSITY`] of the body as rendered (its
+/// lines, every included block) is link text: a table of contents, a class
+/// hierarchy or an index whose top block alone reads as prose (a chapter
+/// page's one sentence above the links of its sections, or the tree
+/// drawing between the links of a hierarchy).
+fn mostly_links(lines: &[render::Line]) -> bool {
+    let (chars, link_chars) = lines.iter().fold((0u32, 0u32), |(c, l), line| {
+        (c + line.chars, l + line.link_chars)
+    });
+    link_chars as f32 > LISTING_LINK_DENSITY * chars.max(1) as f32
 }
 
 /// Lines whose window of [`LINE_WINDOW`] lines holds fewer chars than this end a text region.
@@ -233,13 +247,10 @@ fn line_density_fallback(page: &Page, base: &Url) -> Body {
             lines.retain(|l| !l.text.is_empty());
         }
     }
-    let (chars, link_chars) = lines.iter().fold((0u32, 0u32), |(c, l), line| {
-        (c + line.chars, l + line.link_chars)
-    });
+    let listing = mostly_links(&lines);
     out.lines = lines;
     let mut body = out.finish();
-    body.article =
-        enough_words(&body.text) && link_chars as f32 <= LISTING_LINK_DENSITY * chars.max(1) as f32;
+    body.article = enough_words(&body.text) && !listing;
     body
 }
 

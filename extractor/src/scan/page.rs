@@ -37,6 +37,9 @@ pub mod flag {
     /// `replies`, `cookie`, `consent`, `gdpr`) and not as content: never the article's
     /// text, however much of the body it holds (Readability's unlikely candidates).
     pub const DISCUSSION: u16 = 1 << 11;
+    /// A headline's kicker or roofline (`class=kicker`, `roofline`, `topline`), or text
+    /// for screen readers only (`visually-hidden`): inside a heading, not the headline.
+    pub const KICKER: u16 = 1 << 12;
     /// The bits a node takes from its parent.
     pub const INHERITED: u16 = SKIPPED | IN_LINK | PRE | HEAD;
 }

@@ -1,77 +1,110 @@
-//! The in-memory store of `crawler run`: every op on a map under one lock,
-//! step for step as Redis does it, and the [`Memory`] view a stage's
-//! [`super::Script`] twin works on.
+//! The Redis data model without Redis: the [`Data`] a backend holds (the
+//! commands every generic op and every script's twin is made of), the
+//! in-memory store of `crawler run` over a map, and the [`Memory`] view a
+//! stage's [`super::Script`] twin works on. Every [`Op`] is applied here
+//! once, on any [`Data`] ([`apply`]): the memory store and the disk store
+//! share it.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use super::{Op, Reply, StoreError, Stored, ONCE_HISTORY};
+use super::{Op, Reply, StoreError, Stored};
 
-/// The in-memory store of `crawler run`: the same operations on a map.
-#[derive(Clone, Default)]
-pub struct MemoryStore {
-    map: Arc<Mutex<HashMap<String, Value>>>,
+/// What a key holds, as Redis would hold it, command by command. Missing
+/// keys read as empty, emptied collections vanish, and a key of another
+/// kind is a [`StoreError::WrongType`], as on Redis.
+pub trait Data {
+    /// GET.
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    /// SET (whatever the key held).
+    fn set(&mut self, key: &str, value: &[u8]);
+    /// APPEND: reply the new length.
+    fn append(&mut self, key: &str, value: &[u8]) -> Result<i64, StoreError>;
+    /// INCRBY: reply the new value.
+    fn incr(&mut self, key: &str, by: i64) -> Result<i64, StoreError>;
+    /// EXISTS.
+    fn exists(&self, key: &str) -> bool;
+    /// DEL: whether it was there.
+    fn del(&mut self, key: &str) -> bool;
+    /// HGET.
+    fn hget(&self, key: &str, field: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    /// HSET of one field: whether the field is new.
+    fn hset(&mut self, key: &str, field: &str, value: &[u8]) -> Result<bool, StoreError>;
+    /// HDEL of one field: whether it was there.
+    fn hdel(&mut self, key: &str, field: &str) -> Result<bool, StoreError>;
+    /// HLEN.
+    fn hlen(&self, key: &str) -> Result<i64, StoreError>;
+    /// HGETALL, in no particular order.
+    fn hgetall(&self, key: &str) -> Result<Vec<(String, Vec<u8>)>, StoreError>;
+    /// SADD of one member: whether it is new.
+    fn sadd(&mut self, key: &str, member: i64) -> Result<bool, StoreError>;
+    /// SISMEMBER.
+    fn sismember(&self, key: &str, member: i64) -> Result<bool, StoreError>;
+    /// SMEMBERS, in no particular order.
+    fn smembers(&self, key: &str) -> Result<Vec<i64>, StoreError>;
+    /// RPUSH of one value: the new length.
+    fn rpush(&mut self, key: &str, value: &[u8]) -> Result<i64, StoreError>;
+    /// LPUSH of one value: the new length.
+    fn lpush(&mut self, key: &str, value: &[u8]) -> Result<i64, StoreError>;
+    /// LPOP.
+    fn lpop(&mut self, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    /// LLEN.
+    fn llen(&self, key: &str) -> Result<i64, StoreError>;
+    /// LRANGE (negative indexes from the end, as Redis).
+    fn lrange(&self, key: &str, start: i64, stop: i64) -> Result<Vec<Vec<u8>>, StoreError>;
+    /// ZADD of one member (`nx`: only if it is new): whether it is new.
+    fn zadd(&mut self, key: &str, member: &[u8], score: i64, nx: bool) -> Result<bool, StoreError>;
+    /// ZREM of one member: whether it was there.
+    fn zrem(&mut self, key: &str, member: &[u8]) -> Result<bool, StoreError>;
+    /// ZSCORE.
+    fn zscore(&self, key: &str, member: &[u8]) -> Result<Option<i64>, StoreError>;
+    /// ZCARD.
+    fn zcard(&self, key: &str) -> Result<i64, StoreError>;
+    /// `ZRANGE key min max BYSCORE LIMIT 0 limit WITHSCORES`: by score,
+    /// ties by member bytes.
+    fn zrange_by_score(
+        &self,
+        key: &str,
+        min: i64,
+        max: i64,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, i64)>, StoreError>;
+    /// `ZRANGE key start stop REV WITHSCORES`.
+    fn zrevrange(
+        &self,
+        key: &str,
+        start: i64,
+        stop: i64,
+    ) -> Result<Vec<(Vec<u8>, i64)>, StoreError>;
 }
 
-#[derive(Debug, Clone)]
-enum Value {
-    Str(Vec<u8>),
-    Set(HashSet<i64>),
-    Hash(HashMap<String, Vec<u8>>),
-    List(Vec<Vec<u8>>),
-    /// Sorted set: member → score (scans are linear; the memory store is for
-    /// one-process crawls).
-    ZSet(HashMap<Vec<u8>, i64>),
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
-/// An integer field of a hash (0 when absent).
-fn hash_int(map: &HashMap<String, Value>, key: &str, field: &str) -> i64 {
-    match map.get(key) {
-        Some(Value::Hash(h)) => h.get(field).map(|v| parse_int(v)).unwrap_or(0),
-        _ => 0,
-    }
-}
-
-fn hash_set_int(
-    map: &mut HashMap<String, Value>,
-    key: &str,
-    field: &str,
-    v: i64,
-) -> Result<(), StoreError> {
-    hash_mut(map, key)?.insert(field.to_string(), v.to_string().into_bytes());
-    Ok(())
-}
-
-/// Removes empty collections, as Redis does.
-fn drop_if_empty(map: &mut HashMap<String, Value>, key: &str) {
-    let empty = match map.get(key) {
-        Some(Value::List(l)) => l.is_empty(),
-        Some(Value::ZSet(z)) => z.is_empty(),
-        Some(Value::Set(s)) => s.is_empty(),
-        _ => false,
-    };
-    if empty {
-        map.remove(key);
-    }
-}
-
-/// The memory store as a [`super::Script`]'s twin sees it: the Redis commands its
-/// Lua calls, on the map, with the clock stopped at the call's start (the
-/// Lua's `now`). Missing keys read as empty, emptied collections vanish,
-/// and a key of another kind is a [`StoreError::WrongType`], as on Redis.
+/// The store as a [`super::Script`]'s twin sees it: the [`Data`] commands
+/// (through `Deref`), with the clock stopped at the call's start (the
+/// Lua's `now`), and the few readings the twins share.
 pub struct Memory<'a> {
-    map: &'a mut HashMap<String, Value>,
+    data: &'a mut dyn Data,
     now: i64,
 }
 
-impl Memory<'_> {
+impl<'a> std::ops::Deref for Memory<'a> {
+    type Target = dyn Data + 'a;
+    fn deref(&self) -> &Self::Target {
+        self.data
+    }
+}
+
+impl std::ops::DerefMut for Memory<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        self.data
+    }
+}
+
+impl<'a> Memory<'a> {
+    /// A view of `data` whose clock reads `now` (Unix ms).
+    pub fn new(data: &'a mut dyn Data, now: i64) -> Memory<'a> {
+        Memory { data, now }
+    }
+
     /// The call's clock, Unix ms.
     pub fn now(&self) -> i64 {
         self.now
@@ -80,168 +113,562 @@ impl Memory<'_> {
     /// An integer field of a hash; 0 when absent or not a number (Lua's
     /// `tonumber(HGET or '0') or 0`).
     pub fn hash_int(&self, key: &str, field: &str) -> i64 {
-        hash_int(self.map, key, field)
+        self.data
+            .hget(key, field)
+            .ok()
+            .flatten()
+            .map_or(0, |v| parse_int(&v))
     }
 
     /// HSET of one integer field.
     pub fn hash_set_int(&mut self, key: &str, field: &str, v: i64) -> Result<(), StoreError> {
-        hash_set_int(self.map, key, field, v)
-    }
-
-    /// HGET: a hash field's value, if any.
-    pub fn hash_get(&self, key: &str, field: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        match self.map.get(key) {
-            Some(Value::Hash(h)) => Ok(h.get(field).cloned()),
-            Some(_) => Err(StoreError::WrongType(key.to_string())),
-            None => Ok(None),
-        }
-    }
-
-    /// HLEN.
-    pub fn hash_len(&self, key: &str) -> Result<i64, StoreError> {
-        match self.map.get(key) {
-            Some(Value::Hash(h)) => Ok(h.len() as i64),
-            Some(_) => Err(StoreError::WrongType(key.to_string())),
-            None => Ok(0),
-        }
-    }
-
-    /// `LRANGE key 0 -1`: every value of a list.
-    pub fn lrange_all(&self, key: &str) -> Result<Vec<Vec<u8>>, StoreError> {
-        match self.map.get(key) {
-            Some(Value::List(l)) => Ok(l.clone()),
-            Some(_) => Err(StoreError::WrongType(key.to_string())),
-            None => Ok(Vec::new()),
-        }
-    }
-
-    /// GET: a string's value, if any.
-    pub fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        match self.map.get(key) {
-            Some(Value::Str(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(StoreError::WrongType(key.to_string())),
-            None => Ok(None),
-        }
-    }
-
-    /// DEL of one key.
-    pub fn del(&mut self, key: &str) {
-        self.map.remove(key);
-    }
-
-    /// RPUSH: reply the new length.
-    pub fn rpush(&mut self, key: &str, values: &[Vec<u8>]) -> Result<i64, StoreError> {
-        let l = list_mut(self.map, key)?;
-        l.extend(values.iter().cloned());
-        let len = l.len() as i64;
-        drop_if_empty(self.map, key);
-        Ok(len)
-    }
-
-    /// LPUSH of one value.
-    pub fn lpush(&mut self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        list_mut(self.map, key)?.insert(0, value.to_vec());
+        self.data.hset(key, field, v.to_string().as_bytes())?;
         Ok(())
     }
 
-    /// LPOP: the list's first value, if any.
-    pub fn lpop(&mut self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        let first = match self.map.get_mut(key) {
-            Some(Value::List(l)) if !l.is_empty() => Some(l.remove(0)),
-            Some(Value::List(_)) | None => None,
-            Some(_) => return Err(StoreError::WrongType(key.to_string())),
-        };
-        drop_if_empty(self.map, key);
-        Ok(first)
+    /// HINCRBY: the new value.
+    pub fn hincr(&mut self, key: &str, field: &str, by: i64) -> Result<i64, StoreError> {
+        let new = self
+            .data
+            .hget(key, field)?
+            .map_or(0, |v| parse_int(&v))
+            .saturating_add(by);
+        self.data.hset(key, field, new.to_string().as_bytes())?;
+        Ok(new)
     }
 
-    /// LLEN.
-    pub fn llen(&self, key: &str) -> Result<i64, StoreError> {
-        match self.map.get(key) {
-            Some(Value::List(l)) => Ok(l.len() as i64),
-            Some(_) => Err(StoreError::WrongType(key.to_string())),
-            None => Ok(0),
-        }
-    }
-
-    /// `ZRANGEBYSCORE key -inf max LIMIT 0 limit`: in score order, ties in
-    /// the members' byte order.
+    /// `ZRANGEBYSCORE key -inf max LIMIT 0 limit`: the members.
     pub fn zrange_upto(
         &self,
         key: &str,
         max: i64,
         limit: usize,
     ) -> Result<Vec<Vec<u8>>, StoreError> {
-        due(self.map, key, max, limit)
+        Ok(self
+            .data
+            .zrange_by_score(key, i64::MIN, max, limit)?
+            .into_iter()
+            .map(|(m, _)| m)
+            .collect())
     }
 
-    /// ZADD (`nx`: only if the member is new).
-    pub fn zadd(
-        &mut self,
-        key: &str,
-        member: &[u8],
-        score: i64,
-        nx: bool,
-    ) -> Result<(), StoreError> {
-        let z = zset_mut(self.map, key)?;
-        if nx {
-            z.entry(member.to_vec()).or_insert(score);
-        } else {
-            z.insert(member.to_vec(), score);
-        }
-        Ok(())
-    }
-
-    /// ZREM of one member.
-    pub fn zrem(&mut self, key: &str, member: &[u8]) -> Result<(), StoreError> {
-        match self.map.get_mut(key) {
-            Some(Value::ZSet(z)) => {
-                z.remove(member);
-            }
-            Some(_) => return Err(StoreError::WrongType(key.to_string())),
-            None => {}
-        }
-        drop_if_empty(self.map, key);
-        Ok(())
+    /// ZINCRBY: the new score.
+    pub fn zincr(&mut self, key: &str, member: &[u8], by: i64) -> Result<i64, StoreError> {
+        let new = self.data.zscore(key, member)?.unwrap_or(0) + by;
+        self.data.zadd(key, member, new, false)?;
+        Ok(new)
     }
 }
 
-/// The members of the sorted set at `key` scored at most `max`, in Redis's
-/// order (score, then member bytes), the first `limit`.
-fn due(
-    map: &HashMap<String, Value>,
-    key: &str,
-    max: i64,
-    limit: usize,
-) -> Result<Vec<Vec<u8>>, StoreError> {
-    let mut due: Vec<(i64, &Vec<u8>)> = match map.get(key) {
-        Some(Value::ZSet(z)) => z
-            .iter()
-            .filter(|(_, s)| **s <= max)
-            .map(|(m, s)| (*s, m))
-            .collect(),
-        Some(_) => return Err(StoreError::WrongType(key.to_string())),
-        None => Vec::new(),
+/// A Redis integer reply of stored bytes (0 when not a number).
+pub fn parse_int(bytes: &[u8]) -> i64 {
+    std::str::from_utf8(bytes)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The current time in Unix ms (the memory store's clock).
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// Applies one op to `data`, as Redis would: the one implementation of
+/// every generic op, for every backend but Redis.
+pub fn apply(data: &mut dyn Data, op: &Op, now: i64) -> Result<Reply, StoreError> {
+    let bool_int = |b: bool| Reply::Int(i64::from(b));
+    let pairs = |items: Vec<(Vec<u8>, i64)>| {
+        Reply::Array(
+            items
+                .into_iter()
+                .flat_map(|(m, s)| [Reply::Data(m), Reply::Int(s)])
+                .collect(),
+        )
     };
-    due.sort();
-    due.truncate(limit);
-    Ok(due.into_iter().map(|(_, m)| m.clone()).collect())
+    Ok(match op {
+        Op::Get { key } => data.get(key)?.map_or(Reply::Nil, Reply::Data),
+        Op::Set { key, value, .. } => {
+            data.set(key, value);
+            Reply::Nil
+        }
+        Op::SetNx { key, value } => {
+            let new = !data.exists(key);
+            if new {
+                data.set(key, value);
+            }
+            bool_int(new)
+        }
+        // Redis answers nil for a key of another type.
+        Op::MGet { keys } => Reply::Array(
+            keys.iter()
+                .map(|k| data.get(k).ok().flatten().map_or(Reply::Nil, Reply::Data))
+                .collect(),
+        ),
+        Op::Append { key, value } => Reply::Int(data.append(key, value)?),
+        Op::Incr { key, by } => Reply::Int(data.incr(key, *by)?),
+        Op::Del { key } | Op::Unlink { key } => bool_int(data.del(key)),
+        Op::HGet { key, field } => data.hget(key, field)?.map_or(Reply::Nil, Reply::Data),
+        Op::HGetAll { key } => Reply::Array(
+            data.hgetall(key)?
+                .into_iter()
+                .flat_map(|(f, v)| [Reply::Data(f.into_bytes()), Reply::Data(v)])
+                .collect(),
+        ),
+        Op::HSet { key, fields } => {
+            let mut new = 0;
+            for (f, v) in fields {
+                new += i64::from(data.hset(key, f, v)?);
+            }
+            Reply::Int(new)
+        }
+        Op::HSetNx { key, field, value } => {
+            let new = data.hget(key, field)?.is_none();
+            if new {
+                data.hset(key, field, value)?;
+            }
+            bool_int(new)
+        }
+        Op::HIncr { key, field, by } => Reply::Int(Memory::new(data, now).hincr(key, field, *by)?),
+        Op::HDel { key, field } => bool_int(data.hdel(key, field)?),
+        Op::SAdd { key, members } => {
+            let mut new = 0;
+            for m in members {
+                new += i64::from(data.sadd(key, *m)?);
+            }
+            Reply::Int(new)
+        }
+        Op::SMIsMember { key, members } => Reply::Array(
+            members
+                .iter()
+                .map(|m| Ok(bool_int(data.sismember(key, *m)?)))
+                .collect::<Result<_, StoreError>>()?,
+        ),
+        Op::RPush { key, values } => {
+            let mut len = data.llen(key)?;
+            for v in values {
+                len = data.rpush(key, v)?;
+            }
+            Reply::Int(len)
+        }
+        Op::LRange { key, start, stop } => Reply::Array(
+            data.lrange(key, *start, *stop)?
+                .into_iter()
+                .map(Reply::Data)
+                .collect(),
+        ),
+        Op::LLen { key } => Reply::Int(data.llen(key)?),
+        Op::ZAdd { key, members } => {
+            let mut new = 0;
+            for (score, m) in members {
+                new += i64::from(data.zadd(key, m, *score, false)?);
+            }
+            Reply::Int(new)
+        }
+        Op::ZRem { key, members } => {
+            let mut gone = 0;
+            for m in members {
+                gone += i64::from(data.zrem(key, m)?);
+            }
+            Reply::Int(gone)
+        }
+        Op::ZCard { key } => Reply::Int(data.zcard(key)?),
+        Op::ZRangeByScore {
+            key,
+            min,
+            max,
+            limit,
+        } => pairs(data.zrange_by_score(
+            key,
+            *min,
+            *max,
+            limit.map_or(usize::MAX, |l| l as usize),
+        )?),
+        Op::ZRevRange { key, start, stop } => pairs(data.zrevrange(key, *start, *stop)?),
+        Op::Script(call) => {
+            (call.script.twin)(&mut Memory::new(data, now), &call.keys, &call.args)?
+        }
+    })
+}
+
+/// The in-memory store of `crawler run`: the [`Data`] of a map, under one
+/// lock for every batch.
+#[derive(Clone, Default)]
+pub struct MemoryStore {
+    map: Arc<Mutex<Values>>,
+}
+
+/// One key's value.
+#[derive(Debug, Clone)]
+enum Value {
+    Str(Vec<u8>),
+    Set(HashSet<i64>),
+    Hash(HashMap<String, Vec<u8>>),
+    List(VecDeque<Vec<u8>>),
+    ZSet(ZSet),
+}
+
+/// A sorted set: members by score (Redis's order: score, then member
+/// bytes), and each member's score.
+#[derive(Debug, Clone, Default)]
+struct ZSet {
+    by_score: BTreeSet<(i64, Vec<u8>)>,
+    score: HashMap<Vec<u8>, i64>,
+}
+
+/// The map of keys of the memory store.
+#[derive(Default)]
+struct Values(HashMap<String, Value>);
+
+impl Values {
+    /// The value of one kind at `key`, created if absent.
+    fn kind_mut<T>(
+        &mut self,
+        key: &str,
+        new: fn() -> Value,
+        get: fn(&mut Value) -> Option<&mut T>,
+    ) -> Result<&mut T, StoreError> {
+        get(self.0.entry(key.to_string()).or_insert_with(new))
+            .ok_or_else(|| StoreError::WrongType(key.to_string()))
+    }
+
+    fn hash_mut(&mut self, key: &str) -> Result<&mut HashMap<String, Vec<u8>>, StoreError> {
+        self.kind_mut(
+            key,
+            || Value::Hash(HashMap::new()),
+            |v| match v {
+                Value::Hash(h) => Some(h),
+                _ => None,
+            },
+        )
+    }
+
+    fn list_mut(&mut self, key: &str) -> Result<&mut VecDeque<Vec<u8>>, StoreError> {
+        self.kind_mut(
+            key,
+            || Value::List(VecDeque::new()),
+            |v| match v {
+                Value::List(l) => Some(l),
+                _ => None,
+            },
+        )
+    }
+
+    fn zset_mut(&mut self, key: &str) -> Result<&mut ZSet, StoreError> {
+        self.kind_mut(
+            key,
+            || Value::ZSet(ZSet::default()),
+            |v| match v {
+                Value::ZSet(z) => Some(z),
+                _ => None,
+            },
+        )
+    }
+
+    fn str_mut(&mut self, key: &str) -> Result<&mut Vec<u8>, StoreError> {
+        self.kind_mut(
+            key,
+            || Value::Str(Vec::new()),
+            |v| match v {
+                Value::Str(s) => Some(s),
+                _ => None,
+            },
+        )
+    }
+
+    /// Removes an emptied collection, as Redis does.
+    fn drop_if_empty(&mut self, key: &str) {
+        let empty = match self.0.get(key) {
+            Some(Value::List(l)) => l.is_empty(),
+            Some(Value::ZSet(z)) => z.score.is_empty(),
+            Some(Value::Set(s)) => s.is_empty(),
+            Some(Value::Hash(h)) => h.is_empty(),
+            _ => false,
+        };
+        if empty {
+            self.0.remove(key);
+        }
+    }
+
+    /// The value at `key` read as `get` extracts it: `None` when absent, an
+    /// error when of another kind.
+    fn read<'a, T>(
+        &'a self,
+        key: &str,
+        get: fn(&'a Value) -> Option<T>,
+    ) -> Result<Option<T>, StoreError> {
+        match self.0.get(key) {
+            None => Ok(None),
+            Some(v) => get(v)
+                .map(Some)
+                .ok_or_else(|| StoreError::WrongType(key.to_string())),
+        }
+    }
+
+    fn hash(&self, key: &str) -> Result<Option<&HashMap<String, Vec<u8>>>, StoreError> {
+        self.read(key, |v| match v {
+            Value::Hash(h) => Some(h),
+            _ => None,
+        })
+    }
+
+    fn list(&self, key: &str) -> Result<Option<&VecDeque<Vec<u8>>>, StoreError> {
+        self.read(key, |v| match v {
+            Value::List(l) => Some(l),
+            _ => None,
+        })
+    }
+
+    fn zset(&self, key: &str) -> Result<Option<&ZSet>, StoreError> {
+        self.read(key, |v| match v {
+            Value::ZSet(z) => Some(z),
+            _ => None,
+        })
+    }
+}
+
+/// `start..=stop` of a sequence of `len` as Redis reads a range (negative
+/// from the end), or `None` when empty.
+pub fn range_of(len: usize, start: i64, stop: i64) -> Option<(usize, usize)> {
+    let len = len as i64;
+    let norm = |i: i64| if i < 0 { (len + i).max(0) } else { i };
+    let (s, e) = (norm(start), norm(stop).min(len - 1));
+    (s <= e && s < len).then_some((s as usize, e as usize))
+}
+
+impl Data for Values {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self
+            .read(key, |v| match v {
+                Value::Str(s) => Some(s),
+                _ => None,
+            })?
+            .cloned())
+    }
+
+    fn set(&mut self, key: &str, value: &[u8]) {
+        self.0.insert(key.to_string(), Value::Str(value.to_vec()));
+    }
+
+    fn append(&mut self, key: &str, value: &[u8]) -> Result<i64, StoreError> {
+        let s = self.str_mut(key)?;
+        s.extend_from_slice(value);
+        Ok(s.len() as i64)
+    }
+
+    fn incr(&mut self, key: &str, by: i64) -> Result<i64, StoreError> {
+        let s = self.str_mut(key)?;
+        let new = parse_int(s) + by;
+        *s = new.to_string().into_bytes();
+        Ok(new)
+    }
+
+    fn exists(&self, key: &str) -> bool {
+        self.0.contains_key(key)
+    }
+
+    fn del(&mut self, key: &str) -> bool {
+        self.0.remove(key).is_some()
+    }
+
+    fn hget(&self, key: &str, field: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.hash(key)?.and_then(|h| h.get(field)).cloned())
+    }
+
+    fn hset(&mut self, key: &str, field: &str, value: &[u8]) -> Result<bool, StoreError> {
+        Ok(self
+            .hash_mut(key)?
+            .insert(field.to_string(), value.to_vec())
+            .is_none())
+    }
+
+    fn hdel(&mut self, key: &str, field: &str) -> Result<bool, StoreError> {
+        let gone = match self.0.get_mut(key) {
+            Some(Value::Hash(h)) => h.remove(field).is_some(),
+            Some(_) => return Err(StoreError::WrongType(key.to_string())),
+            None => false,
+        };
+        self.drop_if_empty(key);
+        Ok(gone)
+    }
+
+    fn hlen(&self, key: &str) -> Result<i64, StoreError> {
+        Ok(self.hash(key)?.map_or(0, |h| h.len() as i64))
+    }
+
+    fn hgetall(&self, key: &str) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        Ok(self
+            .hash(key)?
+            .map(|h| h.iter().map(|(f, v)| (f.clone(), v.clone())).collect())
+            .unwrap_or_default())
+    }
+
+    fn sadd(&mut self, key: &str, member: i64) -> Result<bool, StoreError> {
+        Ok(self
+            .kind_mut(
+                key,
+                || Value::Set(HashSet::new()),
+                |v| match v {
+                    Value::Set(s) => Some(s),
+                    _ => None,
+                },
+            )?
+            .insert(member))
+    }
+
+    fn sismember(&self, key: &str, member: i64) -> Result<bool, StoreError> {
+        Ok(self
+            .read(key, |v| match v {
+                Value::Set(s) => Some(s),
+                _ => None,
+            })?
+            .is_some_and(|s| s.contains(&member)))
+    }
+
+    fn smembers(&self, key: &str) -> Result<Vec<i64>, StoreError> {
+        Ok(self
+            .read(key, |v| match v {
+                Value::Set(s) => Some(s),
+                _ => None,
+            })?
+            .map(|s| s.iter().copied().collect())
+            .unwrap_or_default())
+    }
+
+    fn rpush(&mut self, key: &str, value: &[u8]) -> Result<i64, StoreError> {
+        let l = self.list_mut(key)?;
+        l.push_back(value.to_vec());
+        Ok(l.len() as i64)
+    }
+
+    fn lpush(&mut self, key: &str, value: &[u8]) -> Result<i64, StoreError> {
+        let l = self.list_mut(key)?;
+        l.push_front(value.to_vec());
+        Ok(l.len() as i64)
+    }
+
+    fn lpop(&mut self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let first = match self.0.get_mut(key) {
+            Some(Value::List(l)) => l.pop_front(),
+            Some(_) => return Err(StoreError::WrongType(key.to_string())),
+            None => None,
+        };
+        self.drop_if_empty(key);
+        Ok(first)
+    }
+
+    fn llen(&self, key: &str) -> Result<i64, StoreError> {
+        Ok(self.list(key)?.map_or(0, |l| l.len() as i64))
+    }
+
+    fn lrange(&self, key: &str, start: i64, stop: i64) -> Result<Vec<Vec<u8>>, StoreError> {
+        let Some(l) = self.list(key)? else {
+            return Ok(Vec::new());
+        };
+        Ok(match range_of(l.len(), start, stop) {
+            Some((s, e)) => l.range(s..=e).cloned().collect(),
+            None => Vec::new(),
+        })
+    }
+
+    fn zadd(&mut self, key: &str, member: &[u8], score: i64, nx: bool) -> Result<bool, StoreError> {
+        let z = self.zset_mut(key)?;
+        match z.score.get(member).copied() {
+            Some(_) if nx => Ok(false),
+            Some(old) => {
+                z.by_score.remove(&(old, member.to_vec()));
+                z.by_score.insert((score, member.to_vec()));
+                z.score.insert(member.to_vec(), score);
+                Ok(false)
+            }
+            None => {
+                z.by_score.insert((score, member.to_vec()));
+                z.score.insert(member.to_vec(), score);
+                Ok(true)
+            }
+        }
+    }
+
+    fn zrem(&mut self, key: &str, member: &[u8]) -> Result<bool, StoreError> {
+        let gone = match self.0.get_mut(key) {
+            Some(Value::ZSet(z)) => match z.score.remove(member) {
+                Some(score) => z.by_score.remove(&(score, member.to_vec())),
+                None => false,
+            },
+            Some(_) => return Err(StoreError::WrongType(key.to_string())),
+            None => false,
+        };
+        self.drop_if_empty(key);
+        Ok(gone)
+    }
+
+    fn zscore(&self, key: &str, member: &[u8]) -> Result<Option<i64>, StoreError> {
+        Ok(self.zset(key)?.and_then(|z| z.score.get(member).copied()))
+    }
+
+    fn zcard(&self, key: &str) -> Result<i64, StoreError> {
+        Ok(self.zset(key)?.map_or(0, |z| z.score.len() as i64))
+    }
+
+    fn zrange_by_score(
+        &self,
+        key: &str,
+        min: i64,
+        max: i64,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, i64)>, StoreError> {
+        let Some(z) = self.zset(key)? else {
+            return Ok(Vec::new());
+        };
+        Ok(z.by_score
+            .range((min, Vec::new())..)
+            .take_while(|(s, _)| *s <= max)
+            .take(limit)
+            .map(|(s, m)| (m.clone(), *s))
+            .collect())
+    }
+
+    fn zrevrange(
+        &self,
+        key: &str,
+        start: i64,
+        stop: i64,
+    ) -> Result<Vec<(Vec<u8>, i64)>, StoreError> {
+        let Some(z) = self.zset(key)? else {
+            return Ok(Vec::new());
+        };
+        Ok(match range_of(z.by_score.len(), start, stop) {
+            Some((s, e)) => z
+                .by_score
+                .iter()
+                .rev()
+                .skip(s)
+                .take(e - s + 1)
+                .map(|(sc, m)| (m.clone(), *sc))
+                .collect(),
+            None => Vec::new(),
+        })
+    }
 }
 
 impl MemoryStore {
     pub(super) fn exec(&self, ops: &[Op]) -> Result<Vec<Reply>, StoreError> {
         let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        ops.iter().map(|op| apply(&mut map, op)).collect()
+        let now = now_ms();
+        ops.iter().map(|op| apply(&mut *map, op, now)).collect()
     }
 
     pub(super) fn snapshot(&self, pattern: &str) -> BTreeMap<String, Stored> {
         let map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        map.iter()
+        map.0
+            .iter()
             .filter(|(k, _)| glob_match(pattern, k))
             .map(|(k, v)| {
                 let stored = match v {
                     Value::Str(s) => Stored::Str(s.clone()),
-                    Value::List(l) => Stored::List(l.clone()),
+                    Value::List(l) => Stored::List(l.iter().cloned().collect()),
                     Value::Set(s) => {
                         let mut s: Vec<i64> = s.iter().copied().collect();
                         s.sort_unstable();
@@ -254,10 +681,7 @@ impl MemoryStore {
                         Stored::Hash(h)
                     }
                     Value::ZSet(z) => {
-                        let mut z: Vec<(i64, Vec<u8>)> =
-                            z.iter().map(|(m, s)| (*s, m.clone())).collect();
-                        z.sort();
-                        Stored::ZSet(z.into_iter().map(|(s, m)| (m, s)).collect())
+                        Stored::ZSet(z.by_score.iter().map(|(s, m)| (m.clone(), *s)).collect())
                     }
                 };
                 (k.clone(), stored)
@@ -267,7 +691,8 @@ impl MemoryStore {
 
     pub(super) fn keys_matching(&self, pattern: &str) -> Vec<String> {
         let map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        map.keys()
+        map.0
+            .keys()
             .filter(|k| glob_match(pattern, k))
             .cloned()
             .collect()
@@ -275,7 +700,7 @@ impl MemoryStore {
 }
 
 /// `*` matches any run of characters; everything else matches itself.
-fn glob_match(pattern: &str, s: &str) -> bool {
+pub fn glob_match(pattern: &str, s: &str) -> bool {
     let parts: Vec<&str> = pattern.split('*').collect();
     if parts.len() == 1 {
         return pattern == s;
@@ -299,370 +724,10 @@ fn glob_match(pattern: &str, s: &str) -> bool {
     true
 }
 
-/// The value at `key` as the kind `get` extracts, created with `new` if
-/// absent; a value of another kind is a [`StoreError::WrongType`].
-fn typed_mut<'a, T>(
-    map: &'a mut HashMap<String, Value>,
-    key: &str,
-    new: fn() -> Value,
-    get: fn(&mut Value) -> Option<&mut T>,
-) -> Result<&'a mut T, StoreError> {
-    get(map.entry(key.to_string()).or_insert_with(new))
-        .ok_or_else(|| StoreError::WrongType(key.to_string()))
-}
-
-/// The accessors `fn name(map, key)`: the value of one kind at `key`, by
-/// [`typed_mut`].
-macro_rules! kind_mut {
-    ($($name:ident: $kind:ident($t:ty)),* $(,)?) => {$(
-        fn $name<'a>(
-            map: &'a mut HashMap<String, Value>,
-            key: &str,
-        ) -> Result<&'a mut $t, StoreError> {
-            typed_mut(
-                map,
-                key,
-                || Value::$kind(<$t>::default()),
-                |v| match v {
-                    Value::$kind(x) => Some(x),
-                    _ => None,
-                },
-            )
-        }
-    )*};
-}
-kind_mut!(
-    str_mut: Str(Vec<u8>),
-    set_mut: Set(HashSet<i64>),
-    hash_mut: Hash(HashMap<String, Vec<u8>>),
-    list_mut: List(Vec<Vec<u8>>),
-    zset_mut: ZSet(HashMap<Vec<u8>, i64>),
-);
-
-/// The counters of [`Op::SetNxWith`] and [`Op::Once`] (key, field, by), in
-/// the memory store: `HINCRBY` each.
-fn apply_counts(
-    map: &mut HashMap<String, Value>,
-    counts: &[(String, String, i64)],
-) -> Result<(), StoreError> {
-    for (k, field, by) in counts {
-        apply(
-            map,
-            &Op::HIncr {
-                key: k.clone(),
-                field: field.clone(),
-                by: *by,
-            },
-        )?;
-    }
-    Ok(())
-}
-
-fn parse_int(bytes: &[u8]) -> i64 {
-    std::str::from_utf8(bytes)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0)
-}
-
-fn apply(map: &mut HashMap<String, Value>, op: &Op) -> Result<Reply, StoreError> {
-    Ok(match op {
-        Op::SAdd { key, members } => {
-            let set = set_mut(map, key)?;
-            Reply::Int(members.iter().filter(|m| set.insert(**m)).count() as i64)
-        }
-        Op::SetNxWith {
-            key,
-            value,
-            pushes,
-            counts,
-        } => {
-            if map.contains_key(key) {
-                return Ok(Reply::Int(0));
-            }
-            map.insert(key.clone(), Value::Str(value.clone()));
-            for (k, v) in pushes {
-                apply(
-                    map,
-                    &Op::RPush {
-                        key: k.clone(),
-                        value: v.clone(),
-                    },
-                )?;
-            }
-            apply_counts(map, counts)?;
-            Reply::Int(1)
-        }
-        Op::Once {
-            mark,
-            field,
-            id,
-            sets,
-            counts,
-        } => {
-            let h = hash_mut(map, mark)?;
-            let seen: Vec<Vec<u8>> = h
-                .get(field)
-                .map(|v| {
-                    v.split(|&b| b == b'\n')
-                        .filter(|s| !s.is_empty())
-                        .map(<[u8]>::to_vec)
-                        .collect()
-                })
-                .unwrap_or_default();
-            if seen.iter().any(|old| old == id.as_bytes()) {
-                return Ok(Reply::Int(0));
-            }
-            let mut keep = id.as_bytes().to_vec();
-            for old in seen.iter().take(ONCE_HISTORY - 1) {
-                keep.push(b'\n');
-                keep.extend_from_slice(old);
-            }
-            h.insert(field.clone(), keep);
-            for (k, v) in sets {
-                apply(
-                    map,
-                    &Op::Set {
-                        key: k.clone(),
-                        value: v.clone(),
-                        expire_ms: None,
-                    },
-                )?;
-            }
-            apply_counts(map, counts)?;
-            Reply::Int(1)
-        }
-        Op::ClaimFirst { slots, counter, by } => {
-            let mut out = Vec::with_capacity(slots.len() + 1);
-            for (key, field, value) in slots {
-                let h = hash_mut(map, key)?;
-                let claimed = !h.contains_key(field);
-                if claimed {
-                    h.insert(field.clone(), value.clone());
-                }
-                out.push(Reply::Int(claimed as i64));
-            }
-            out.push(apply(
-                map,
-                &Op::Incr {
-                    key: counter.clone(),
-                    by: *by,
-                },
-            )?);
-            Reply::Array(out)
-        }
-        Op::Incr { key, by } => {
-            let cur = match map.get(key) {
-                Some(Value::Str(s)) => parse_int(s),
-                Some(_) => return Err(StoreError::WrongType(key.clone())),
-                None => 0,
-            };
-            let new = cur + by;
-            map.insert(key.clone(), Value::Str(new.to_string().into_bytes()));
-            Reply::Int(new)
-        }
-        Op::HIncr { key, field, by } => {
-            let h = hash_mut(map, key)?;
-            let new = h.get(field).map(|v| parse_int(v)).unwrap_or(0) + by;
-            h.insert(field.clone(), new.to_string().into_bytes());
-            Reply::Int(new)
-        }
-        Op::HSetNx { key, field, value } => {
-            let h = hash_mut(map, key)?;
-            if h.contains_key(field) {
-                Reply::Int(0)
-            } else {
-                h.insert(field.clone(), value.clone());
-                Reply::Int(1)
-            }
-        }
-        Op::HGet { key, field } => match map.get(key) {
-            Some(Value::Hash(h)) => h.get(field).cloned().map_or(Reply::Nil, Reply::Data),
-            Some(_) => return Err(StoreError::WrongType(key.clone())),
-            None => Reply::Nil,
-        },
-        Op::HGetAll { key } => match map.get(key) {
-            Some(Value::Hash(h)) => Reply::Array(
-                h.iter()
-                    .flat_map(|(k, v)| {
-                        [Reply::Data(k.clone().into_bytes()), Reply::Data(v.clone())]
-                    })
-                    .collect(),
-            ),
-            Some(_) => return Err(StoreError::WrongType(key.clone())),
-            None => Reply::Array(Vec::new()),
-        },
-        Op::SetNx { key, value } => {
-            if map.contains_key(key) {
-                Reply::Int(0)
-            } else {
-                map.insert(key.clone(), Value::Str(value.clone()));
-                Reply::Int(1)
-            }
-        }
-        Op::Set { key, value, .. } => {
-            map.insert(key.clone(), Value::Str(value.clone()));
-            Reply::Nil
-        }
-        Op::Get { key } => match map.get(key) {
-            Some(Value::Str(s)) => Reply::Data(s.clone()),
-            Some(_) => return Err(StoreError::WrongType(key.clone())),
-            None => Reply::Nil,
-        },
-        Op::MGet { keys } => Reply::Array(
-            keys.iter()
-                .map(|key| match map.get(key) {
-                    Some(Value::Str(s)) => Reply::Data(s.clone()),
-                    // Redis answers nil for a key of another type.
-                    _ => Reply::Nil,
-                })
-                .collect(),
-        ),
-        Op::Append { key, value } => {
-            let s = str_mut(map, key)?;
-            s.extend_from_slice(value);
-            Reply::Int(s.len() as i64)
-        }
-        Op::RPush { key, value } => {
-            let l = list_mut(map, key)?;
-            l.push(value.clone());
-            Reply::Int(l.len() as i64)
-        }
-        Op::LRange { key, start, stop } => match map.get(key) {
-            Some(Value::List(l)) => {
-                let len = l.len() as i64;
-                let norm = |i: i64| if i < 0 { (len + i).max(0) } else { i };
-                let (s, e) = (norm(*start), norm(*stop).min(len - 1));
-                if s > e || s >= len {
-                    Reply::Array(Vec::new())
-                } else {
-                    Reply::Array(
-                        l[s as usize..=e as usize]
-                            .iter()
-                            .cloned()
-                            .map(Reply::Data)
-                            .collect(),
-                    )
-                }
-            }
-            Some(_) => return Err(StoreError::WrongType(key.clone())),
-            None => Reply::Array(Vec::new()),
-        },
-        Op::LLen { key } => match map.get(key) {
-            Some(Value::List(l)) => Reply::Int(l.len() as i64),
-            Some(_) => return Err(StoreError::WrongType(key.clone())),
-            None => Reply::Int(0),
-        },
-        Op::Del { key } | Op::Unlink { key } => Reply::Int(map.remove(key).is_some() as i64),
-        Op::HDel { key, field } => {
-            let n = match map.get_mut(key) {
-                Some(Value::Hash(h)) => h.remove(field).is_some() as i64,
-                Some(_) => return Err(StoreError::WrongType(key.clone())),
-                None => 0,
-            };
-            if matches!(map.get(key), Some(Value::Hash(h)) if h.is_empty()) {
-                map.remove(key);
-            }
-            Reply::Int(n)
-        }
-        Op::ZRem { key, members } => {
-            let n = match map.get_mut(key) {
-                Some(Value::ZSet(z)) => members.iter().filter(|m| z.remove(*m).is_some()).count(),
-                Some(_) => return Err(StoreError::WrongType(key.clone())),
-                None => 0,
-            };
-            drop_if_empty(map, key);
-            Reply::Int(n as i64)
-        }
-        Op::ZCard { key } => match map.get(key) {
-            Some(Value::ZSet(z)) => Reply::Int(z.len() as i64),
-            Some(_) => return Err(StoreError::WrongType(key.clone())),
-            None => Reply::Int(0),
-        },
-        Op::HSet { key, fields } => {
-            let h = hash_mut(map, key)?;
-            let new = fields
-                .iter()
-                .filter(|(f, v)| h.insert(f.clone(), v.clone()).is_none())
-                .count();
-            Reply::Int(new as i64)
-        }
-        Op::Script(call) => {
-            let mut view = Memory { map, now: now_ms() };
-            (call.script.twin)(&mut view, &call.keys, &call.args)?
-        }
-        Op::ZAddIn { key, member, in_ms } => {
-            let z = zset_mut(map, key)?;
-            let new = z.insert(member.clone(), now_ms() + *in_ms as i64).is_none();
-            Reply::Int(new as i64)
-        }
-        Op::ZPopDue { key, max } => {
-            let due = due(map, key, now_ms(), *max as usize)?;
-            if !due.is_empty() {
-                let z = zset_mut(map, key)?;
-                for m in &due {
-                    z.remove(m);
-                }
-                drop_if_empty(map, key);
-            }
-            Reply::Array(due.into_iter().map(Reply::Data).collect())
-        }
-        Op::Claim {
-            seen,
-            claim,
-            members,
-            ..
-        } => {
-            let added: Vec<i64> = {
-                let set = set_mut(map, seen)?;
-                members.iter().copied().filter(|m| set.insert(*m)).collect()
-            };
-            if added.is_empty() && !map.contains_key(claim) {
-                Reply::Array(Vec::new())
-            } else {
-                let c = set_mut(map, claim)?;
-                c.extend(added);
-                // In order, as Redis replies for a set of integers (an
-                // intset); a claim holds one batch's URLs.
-                let mut members: Vec<i64> = c.iter().copied().collect();
-                members.sort_unstable();
-                Reply::Ints(members)
-            }
-        }
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::store::Store;
-
-    #[tokio::test]
-    async fn memory_claim_is_idempotent_per_claimant() {
-        let store = Store::memory();
-        let claim = |claim: &str, members: Vec<i64>| Op::Claim {
-            seen: "s".into(),
-            claim: claim.into(),
-            members,
-            ttl_secs: 60,
-        };
-        // The members a claim took, sorted.
-        let claimed = async |batch: &str, members: Vec<i64>| {
-            let mut r = store
-                .one(claim(batch, members))
-                .await
-                .unwrap()
-                .ints()
-                .unwrap();
-            r.sort();
-            r
-        };
-        assert_eq!(claimed("a", vec![1, 2, 3]).await, vec![1, 2, 3]);
-        // Another batch with overlapping URLs claims only the new one.
-        assert_eq!(claimed("b", vec![3, 4]).await, vec![4]);
-        // A redelivery of batch a gets its own claims back.
-        assert_eq!(claimed("a", vec![1, 2, 3]).await, vec![1, 2, 3]);
-    }
 
     #[test]
     fn globs() {
@@ -673,17 +738,13 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn memory_lists_and_hashes() {
+    async fn memory_lists_hashes_and_sorted_sets() {
         let store = Store::memory();
         let replies = store
             .exec(&[
                 Op::RPush {
                     key: "l".into(),
-                    value: b"a".to_vec(),
-                },
-                Op::RPush {
-                    key: "l".into(),
-                    value: b"b".to_vec(),
+                    values: vec![b"a".to_vec(), b"b".to_vec()],
                 },
                 Op::LRange {
                     key: "l".into(),
@@ -704,12 +765,35 @@ mod tests {
                     key: "h".into(),
                     field: "f".into(),
                 },
+                Op::ZAdd {
+                    key: "z".into(),
+                    members: vec![(3, b"c".to_vec()), (1, b"a".to_vec()), (1, b"b".to_vec())],
+                },
+                Op::ZRevRange {
+                    key: "z".into(),
+                    start: 0,
+                    stop: 1,
+                },
+                Op::ZRangeByScore {
+                    key: "z".into(),
+                    min: 0,
+                    max: 2,
+                    limit: Some(5),
+                },
             ])
             .await
             .unwrap();
-        assert_eq!(replies[2].strings().unwrap(), vec!["a", "b"]);
-        assert_eq!(replies[3], Reply::Int(1));
-        assert_eq!(replies[4], Reply::Int(0));
-        assert_eq!(replies[5].string().unwrap().as_deref(), Some("1"));
+        assert_eq!(replies[1].strings().unwrap(), vec!["a", "b"]);
+        assert_eq!(replies[2], Reply::Int(1));
+        assert_eq!(replies[3], Reply::Int(0));
+        assert_eq!(replies[4].string().unwrap().as_deref(), Some("1"));
+        assert_eq!(
+            replies[6].int_pairs().unwrap(),
+            vec![("c".to_string(), 3), ("b".to_string(), 1)]
+        );
+        assert_eq!(
+            replies[7].int_pairs().unwrap(),
+            vec![("a".to_string(), 1), ("b".to_string(), 1)]
+        );
     }
 }

@@ -2,10 +2,10 @@
 //! pipelined batch per call, to Redis or to an in-memory map.
 //!
 //! A stage builds a `Vec<Op>` and calls [`Store::exec`]: Redis receives them
-//! in one round trip (the hot paths pipeline everything, FACTS.md), the memory
-//! store applies them in order under one lock. Each op touches one key (or,
-//! for [`Op::Claim`], two keys that share a cluster slot), so the same code
-//! runs on Redis Cluster. Key names come from [`crate::keys::Keys`].
+//! in one round trip (the hot paths pipeline everything), the memory store
+//! applies them in order under one lock. Each op touches one cluster slot
+//! (a script's keys share a hash tag), so the same code runs on Redis
+//! Cluster. Key names come from [`crate::keys::Keys`].
 //!
 //! The store knows no stage's policy. A stage that needs several steps done
 //! atomically brings its own [`Script`]: Lua for Redis and its twin in Rust
@@ -13,8 +13,6 @@
 //! fetchers' politeness, in the `politeness` crate).
 //!
 //! - this file: [`Store`], [`Op`], [`Reply`], [`Script`], [`StoreError`].
-//! - `scripts`: the Lua of the store's own atomic ops ([`Op::Claim`],
-//!   [`Op::SetNxWith`], [`Op::Once`], [`Op::ZAddIn`], [`Op::ZPopDue`]).
 //! - `redis`: the Redis executor (one pipeline per batch, scripts by SHA).
 //! - `memory`: the in-memory store, and the [`Memory`] view a script's
 //!   twin works on.
@@ -24,15 +22,14 @@
 
 mod memory;
 mod redis;
-mod scripts;
 
 #[doc = include_str!("DESIGN.md")]
 pub mod design {}
 
 use std::sync::OnceLock;
 
-pub use self::memory::{Memory, MemoryStore};
-pub use self::redis::RedisStore;
+pub use self::memory::{apply, glob_match, now_ms, parse_int, range_of, Data, Memory, MemoryStore};
+pub use self::redis::{RedisConfig, RedisStore, DEFAULT_WAIT_TIMEOUT};
 
 /// A store operation could not be carried out.
 #[derive(Debug, thiserror::Error)]
@@ -49,127 +46,100 @@ pub enum StoreError {
     WrongType(String),
     #[error("script {script}: key or argument {index} is missing or not a number")]
     ScriptArg { script: &'static str, index: usize },
+    #[error("a script does not load: {error}")]
+    Script { error: String },
+    #[error("{op}: a transaction's keys span cluster slots")]
+    CrossSlot { op: &'static str },
+    #[error("redis at {url}: only {acked} of {wanted} replica(s) acknowledged the write in time")]
+    Replicas {
+        url: String,
+        wanted: u32,
+        acked: i64,
+    },
 }
 
-/// One operation. Replies come back in the same order, as [`Reply`].
+/// One command. Replies come back in the same order, as [`Reply`]. The
+/// store knows commands only: a stage's atomic step of several commands is
+/// a [`Script`] of its own ([`Op::Script`]).
 #[derive(Debug, Clone)]
 pub enum Op {
-    /// SADD: reply Int(number added).
-    SAdd { key: String, members: Vec<i64> },
-    /// INCRBY: reply Int(new value).
-    Incr { key: String, by: i64 },
-    /// HINCRBY: reply Int(new value).
-    HIncr { key: String, field: String, by: i64 },
-    /// HSETNX: reply Int(1 if set).
-    HSetNx {
-        key: String,
-        field: String,
-        value: Vec<u8>,
-    },
-    /// HGET: reply Data or Nil.
-    HGet { key: String, field: String },
-    /// HGETALL: reply Array of alternating field and value Data.
-    HGetAll { key: String },
-    /// SETNX: reply Int(1 if set).
-    SetNx { key: String, value: Vec<u8> },
+    /// GET: reply Data or Nil.
+    Get { key: String },
     /// SET with an optional expiry in milliseconds: reply Nil.
     Set {
         key: String,
         value: Vec<u8>,
         expire_ms: Option<u64>,
     },
-    /// GET: reply Data or Nil.
-    Get { key: String },
+    /// SETNX: reply Int(1 if set).
+    SetNx { key: String, value: Vec<u8> },
     /// MGET of one or more keys: reply Array of one Data or Nil per key, in
     /// order. One command for many reads: Redis spends on each command
     /// about as much again as on the read itself (parsing, dispatch,
-    /// statistics). The keys may span cluster slots: single node only.
+    /// statistics). On a cluster the client splits it by slot (a read, so
+    /// it needs no atomicity).
     MGet { keys: Vec<String> },
     /// APPEND `value` to a string (created empty when absent): reply
     /// Int(new length).
     Append { key: String, value: Vec<u8> },
-    /// RPUSH: reply Int(new length).
-    RPush { key: String, value: Vec<u8> },
-    /// LRANGE: reply Array of Data.
-    LRange { key: String, start: i64, stop: i64 },
-    /// LLEN: reply Int.
-    LLen { key: String },
+    /// INCRBY: reply Int(new value).
+    Incr { key: String, by: i64 },
     /// DEL: reply Int(number deleted).
     Del { key: String },
     /// UNLINK (DEL, the memory freed in the background): reply Int(number
     /// deleted).
     Unlink { key: String },
-    /// HDEL of one field: reply Int(1 if it was there).
-    HDel { key: String, field: String },
-    /// ZADD `member` scored `in_ms` from now (the server's clock): reply Int.
-    ZAddIn {
-        key: String,
-        member: Vec<u8>,
-        in_ms: u64,
-    },
-    /// Atomically removes and replies (Array of Data) up to `max` members
-    /// whose score is due (≤ now, the server's clock).
-    ZPopDue { key: String, max: u32 },
-    /// ZREM: reply Int(number removed).
-    ZRem { key: String, members: Vec<Vec<u8>> },
-    /// ZCARD: reply Int.
-    ZCard { key: String },
+    /// HGET: reply Data or Nil.
+    HGet { key: String, field: String },
+    /// HGETALL: reply Array of alternating field and value Data.
+    HGetAll { key: String },
     /// HSET of one or more fields: reply Int(number of new fields).
     HSet {
         key: String,
         fields: Vec<(String, Vec<u8>)>,
     },
-    /// Atomically, for each member: add it to `seen`; if it was new, add it to
-    /// `claim` too. Then (re)set `claim`'s expiry and reply Ints with every
-    /// member of `claim`: the members this claimant added now or on an earlier
-    /// attempt. `seen` and `claim` must share a cluster slot.
-    Claim {
-        seen: String,
-        claim: String,
-        members: Vec<i64>,
-        ttl_secs: u64,
-    },
-    /// First owners, then a number, atomically (a `MULTI`/`EXEC`
-    /// transaction): for each slot (hash key, field, value) `HSETNX`; then
-    /// `INCRBY counter by`. Reply Array of one Int per slot (1: claimed now,
-    /// 0: owned already; the owner is read with `HGET`, a slot never
-    /// changes), then Int(the counter). Because it is atomic, whoever owns a
-    /// slot took its number before anyone who found the slot taken.
-    /// (contentseen's MinHash LSH slots.)
-    ClaimFirst {
-        slots: Vec<(String, String, Vec<u8>)>,
-        counter: String,
-        by: i64,
-    },
-    /// A value and its bookkeeping in one atomic step: `SETNX key value`,
-    /// and only when it was set, `RPUSH` each of `pushes` and `HINCRBY` each
-    /// of `counts` (key, field, by). Reply Int(1 if set). A worker killed
-    /// around it leaves all or nothing, and a redelivery that finds the key
-    /// set has nothing left to do. (contentseen's documents, their export
-    /// log, duplicate lists and counters.)
-    SetNxWith {
+    /// HSETNX: reply Int(1 if set).
+    HSetNx {
         key: String,
-        value: Vec<u8>,
-        pushes: Vec<(String, Vec<u8>)>,
-        counts: Vec<(String, String, i64)>,
-    },
-    /// Records and counters of one message, once per message: unless the
-    /// hash `mark` holds `id` among the last [`ONCE_HISTORY`] ids under
-    /// `field` (this message was counted by an earlier delivery), put `id`
-    /// first in that list, `SET` each of `sets` and `HINCRBY` each of
-    /// `counts` (key, field, by), atomically. Reply Int(1 if applied).
-    /// `field` is the subject (a URL), so the mark costs one entry per URL.
-    /// It keeps several ids because a delivery of an earlier message can
-    /// come back after a later one was applied (a retry succeeded while the
-    /// first try's ack was lost in a broker restart). Ids hold no newline.
-    /// (The fetcher's fetch records and counters, the extractor's counter.)
-    Once {
-        mark: String,
         field: String,
-        id: String,
-        sets: Vec<(String, Vec<u8>)>,
-        counts: Vec<(String, String, i64)>,
+        value: Vec<u8>,
     },
+    /// HINCRBY: reply Int(new value).
+    HIncr { key: String, field: String, by: i64 },
+    /// HDEL of one field: reply Int(1 if it was there).
+    HDel { key: String, field: String },
+    /// SADD: reply Int(number added).
+    SAdd { key: String, members: Vec<i64> },
+    /// SMISMEMBER: reply Array of Int(1 if a member, else 0), in order.
+    SMIsMember { key: String, members: Vec<i64> },
+    /// RPUSH of one or more values: reply Int(new length).
+    RPush { key: String, values: Vec<Vec<u8>> },
+    /// LRANGE: reply Array of Data.
+    LRange { key: String, start: i64, stop: i64 },
+    /// LLEN: reply Int.
+    LLen { key: String },
+    /// ZADD of (score, member) pairs: reply Int(number of new members).
+    ZAdd {
+        key: String,
+        members: Vec<(i64, Vec<u8>)>,
+    },
+    /// ZREM: reply Int(number removed).
+    ZRem { key: String, members: Vec<Vec<u8>> },
+    /// ZCARD: reply Int.
+    ZCard { key: String },
+    /// `ZRANGE key min max BYSCORE [LIMIT 0 limit] WITHSCORES`: reply Array
+    /// of alternating member Data and score Int, by score (ties by member
+    /// bytes).
+    ZRangeByScore {
+        key: String,
+        min: i64,
+        max: i64,
+        limit: Option<u32>,
+    },
+    /// `ZRANGE key start stop REV WITHSCORES`: the members of the highest
+    /// scores first (ties by member bytes, highest first): reply Array of
+    /// alternating member Data and score Int.
+    ZRevRange { key: String, start: i64, stop: i64 },
     /// A stage's own atomic step: `call.script` on `call.keys` and
     /// `call.args` (Lua on Redis, its twin in the memory store). The reply
     /// is the script's.
@@ -179,34 +149,81 @@ pub enum Op {
 impl Op {
     pub(crate) fn name(&self) -> &'static str {
         match self {
-            Op::SAdd { .. } => "SADD",
-            Op::Incr { .. } => "INCRBY",
-            Op::HIncr { .. } => "HINCRBY",
-            Op::HSetNx { .. } => "HSETNX",
-            Op::HGet { .. } => "HGET",
-            Op::HGetAll { .. } => "HGETALL",
-            Op::SetNx { .. } => "SETNX",
-            Op::Set { .. } => "SET",
             Op::Get { .. } => "GET",
+            Op::Set { .. } => "SET",
+            Op::SetNx { .. } => "SETNX",
             Op::MGet { .. } => "MGET",
             Op::Append { .. } => "APPEND",
+            Op::Incr { .. } => "INCRBY",
+            Op::Del { .. } => "DEL",
+            Op::Unlink { .. } => "UNLINK",
+            Op::HGet { .. } => "HGET",
+            Op::HGetAll { .. } => "HGETALL",
+            Op::HSet { .. } => "HSET",
+            Op::HSetNx { .. } => "HSETNX",
+            Op::HIncr { .. } => "HINCRBY",
+            Op::HDel { .. } => "HDEL",
+            Op::SAdd { .. } => "SADD",
+            Op::SMIsMember { .. } => "SMISMEMBER",
             Op::RPush { .. } => "RPUSH",
             Op::LRange { .. } => "LRANGE",
             Op::LLen { .. } => "LLEN",
-            Op::Del { .. } => "DEL",
-            Op::Unlink { .. } => "UNLINK",
-            Op::HDel { .. } => "HDEL",
-            Op::Claim { .. } => "CLAIM",
-            Op::ClaimFirst { .. } => "CLAIM_FIRST",
-            Op::SetNxWith { .. } => "SETNX_WITH",
-            Op::Once { .. } => "ONCE",
+            Op::ZAdd { .. } => "ZADD",
             Op::ZRem { .. } => "ZREM",
-            Op::ZAddIn { .. } => "ZADD_IN",
-            Op::ZPopDue { .. } => "ZPOP_DUE",
             Op::ZCard { .. } => "ZCARD",
-            Op::HSet { .. } => "HSET",
+            Op::ZRangeByScore { .. } => "ZRANGEBYSCORE",
+            Op::ZRevRange { .. } => "ZREVRANGE",
             Op::Script(call) => call.script.name,
         }
+    }
+
+    /// The first key the op touches (every op touches one slot).
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            Op::Get { key }
+            | Op::Set { key, .. }
+            | Op::SetNx { key, .. }
+            | Op::Append { key, .. }
+            | Op::Incr { key, .. }
+            | Op::Del { key }
+            | Op::Unlink { key }
+            | Op::HGet { key, .. }
+            | Op::HGetAll { key }
+            | Op::HSet { key, .. }
+            | Op::HSetNx { key, .. }
+            | Op::HIncr { key, .. }
+            | Op::HDel { key, .. }
+            | Op::SAdd { key, .. }
+            | Op::SMIsMember { key, .. }
+            | Op::RPush { key, .. }
+            | Op::LRange { key, .. }
+            | Op::LLen { key }
+            | Op::ZAdd { key, .. }
+            | Op::ZRem { key, .. }
+            | Op::ZCard { key }
+            | Op::ZRangeByScore { key, .. }
+            | Op::ZRevRange { key, .. } => Some(key),
+            Op::MGet { keys } => keys.first().map(String::as_str),
+            Op::Script(call) => call.keys.first().map(String::as_str),
+        }
+    }
+
+    /// Whether the op may change what the store holds (a read is never
+    /// waited on for replicas).
+    pub fn writes(&self) -> bool {
+        !matches!(
+            self,
+            Op::Get { .. }
+                | Op::MGet { .. }
+                | Op::HGet { .. }
+                | Op::HGetAll { .. }
+                | Op::SMIsMember { .. }
+                | Op::LRange { .. }
+                | Op::LLen { .. }
+                | Op::ZCard { .. }
+                | Op::ZRangeByScore { .. }
+                | Op::ZRevRange { .. }
+        )
     }
 }
 
@@ -231,10 +248,6 @@ pub enum Reply {
     Int(i64),
     Data(Vec<u8>),
     Array(Vec<Reply>),
-    /// The members of a set of integers (the memory store's reply to
-    /// [`Op::Claim`]; Redis replies with an Array of strings, which
-    /// [`Reply::ints`] reads alike).
-    Ints(Vec<i64>),
 }
 
 impl Reply {
@@ -253,7 +266,6 @@ impl Reply {
     /// An array of integers (set members are sent back as strings by Redis).
     pub fn ints(&self) -> Result<Vec<i64>, StoreError> {
         match self {
-            Reply::Ints(v) => Ok(v.clone()),
             Reply::Array(items) => items.iter().map(Reply::int).collect(),
             Reply::Nil => Ok(Vec::new()),
             _ => Err(self.unexpected("array of ints")),
@@ -286,6 +298,32 @@ impl Reply {
         }
     }
 
+    /// An array of alternating names and values (`HGETALL`, a sorted
+    /// set's members `WITHSCORES`), as pairs of bytes and the reply of the
+    /// value.
+    pub fn pairs(&self) -> Result<Vec<(Vec<u8>, Reply)>, StoreError> {
+        match self {
+            Reply::Array(items) => items
+                .chunks(2)
+                .map(|pair| match pair {
+                    [name, value] => Ok((name.data()?.unwrap_or_default(), value.clone())),
+                    _ => Err(self.unexpected("pairs")),
+                })
+                .collect(),
+            Reply::Nil => Ok(Vec::new()),
+            _ => Err(self.unexpected("pairs")),
+        }
+    }
+
+    /// [`Reply::pairs`] whose values are integers (a hash of counters, a
+    /// sorted set with its scores), names as text.
+    pub fn int_pairs(&self) -> Result<Vec<(String, i64)>, StoreError> {
+        self.pairs()?
+            .into_iter()
+            .map(|(name, value)| Ok((String::from_utf8_lossy(&name).into_owned(), value.int()?)))
+            .collect()
+    }
+
     fn unexpected(&self, op: &'static str) -> StoreError {
         StoreError::Reply {
             op,
@@ -294,10 +332,8 @@ impl Reply {
     }
 }
 
-/// How many message ids [`Op::Once`] remembers per subject.
-pub const ONCE_HISTORY: usize = 4;
-
-/// Redis or memory; cheap to clone (both share their connection or map).
+/// Redis (one node or a cluster), or memory; cheap to clone (all share
+/// their connection or map).
 #[derive(Clone)]
 pub enum Store {
     Redis(RedisStore),
@@ -305,30 +341,52 @@ pub enum Store {
 }
 
 impl Store {
-    /// Connects to Redis (the connection manager reconnects on its own).
+    /// Connects to one Redis (the connection manager reconnects on its own).
     pub async fn redis(url: &str) -> Result<Store, StoreError> {
-        Ok(Store::Redis(RedisStore::connect(url).await?))
+        Self::connect(&RedisConfig {
+            url: url.to_string(),
+            ..RedisConfig::default()
+        })
+        .await
+    }
+
+    /// Connects to one Redis or a Redis Cluster, as `config` says.
+    pub async fn connect(config: &RedisConfig) -> Result<Store, StoreError> {
+        Ok(Store::Redis(RedisStore::connect(config).await?))
     }
 
     pub fn memory() -> Store {
         Store::Memory(MemoryStore::default())
     }
 
-    /// Runs `ops` in order, in one round trip; one reply per op.
+    /// Whether the ops of one batch run in order whatever keys they touch
+    /// (one Redis node, memory): on a cluster only the ops of one slot do,
+    /// and a step that must follow another in another slot waits for its
+    /// reply.
+    pub fn ordered(&self) -> bool {
+        match self {
+            Store::Redis(r) => !r.is_cluster(),
+            Store::Memory(_) => true,
+        }
+    }
+
+    /// Runs `ops` in order (per slot on a cluster: [`Store::ordered`]), in
+    /// one round trip; one reply per op.
     pub async fn exec(&self, ops: &[Op]) -> Result<Vec<Reply>, StoreError> {
         self.exec_as(ops, false).await
     }
 
     /// [`Store::exec`] as one transaction (`MULTI`/`EXEC` on Redis; the
     /// memory store applies every batch under one lock): a process killed
-    /// around it leaves all of `ops` or none. Not for [`Op::ClaimFirst`]
-    /// (a transaction itself).
+    /// around it leaves all of `ops` or none. Every op must touch the same
+    /// cluster slot.
     pub async fn exec_atomic(&self, ops: &[Op]) -> Result<Vec<Reply>, StoreError> {
         self.exec_as(ops, true).await
     }
 
     /// [`Store::exec`], or as one transaction when `atomic`
-    /// ([`Store::exec_atomic`]).
+    /// ([`Store::exec_atomic`]). The counts of the scripts that say they
+    /// applied ([`ScriptCall::counting`]) go to the metrics.
     async fn exec_as(&self, ops: &[Op], atomic: bool) -> Result<Vec<Reply>, StoreError> {
         if ops.is_empty() {
             return Ok(Vec::new());
@@ -337,7 +395,21 @@ impl Store {
             Store::Redis(r) => r.exec(ops, atomic).await,
             Store::Memory(m) => m.exec(ops),
         }?;
-        crate::metrics::mirror_counts(ops, &replies);
+        for (op, reply) in ops.iter().zip(&replies) {
+            if let Op::Script(call) = op {
+                if !call.counts.is_empty() && reply == &Reply::Int(1) {
+                    crate::metrics::crawl_series().count_all(&call.counts);
+                }
+                let numbers = match reply {
+                    Reply::Int(n) => vec![*n],
+                    Reply::Array(items) => items.iter().map(|r| r.int().unwrap_or(0)).collect(),
+                    _ => Vec::new(),
+                };
+                for (counter, n) in call.counts_by_reply.iter().zip(numbers) {
+                    crate::metrics::crawl_series().count(counter, n);
+                }
+            }
+        }
         Ok(replies)
     }
 
@@ -350,18 +422,20 @@ impl Store {
         })
     }
 
-    /// Deletes every key matching a glob `pattern` (SCAN, then DEL in
-    /// batches); returns how many. For tests, benchmarks and resets.
+    /// Deletes every key matching a glob `pattern` (SCAN, then UNLINK in
+    /// batches); returns how many. For `crawler reset` (its own namespace
+    /// only), tests and benchmarks: never on an operational path.
     pub async fn delete_matching(&self, pattern: &str) -> Result<usize, StoreError> {
         let keys = self.keys_matching(pattern).await?;
-        let ops: Vec<Op> = keys.iter().map(|k| Op::Del { key: k.clone() }).collect();
-        for chunk in ops.chunks(2000) {
+        let ops: Vec<Op> = keys.iter().map(|k| Op::Unlink { key: k.clone() }).collect();
+        for chunk in ops.chunks(1000) {
             self.exec(chunk).await?;
         }
         Ok(keys.len())
     }
 
-    /// Redis's `used_memory` (INFO memory) in bytes; 0 for the memory store.
+    /// Redis's `used_memory` (INFO memory) in bytes, summed over the
+    /// masters of a cluster; 0 for the memory store.
     pub async fn used_memory(&self) -> Result<i64, StoreError> {
         match self {
             Store::Redis(r) => r.used_memory().await,
@@ -382,7 +456,9 @@ impl Store {
         }
     }
 
-    /// Every key matching a glob `pattern` (SCAN; not for hot paths).
+    /// Every key matching a glob `pattern` (SCAN over the whole keyspace:
+    /// for `crawler reset`, tests and benchmarks only; no operational path
+    /// calls it, `tests/tests/no_scan.rs`).
     pub async fn keys_matching(&self, pattern: &str) -> Result<Vec<String>, StoreError> {
         match self {
             Store::Redis(r) => r.keys_matching(pattern).await,
@@ -390,6 +466,10 @@ impl Store {
         }
     }
 }
+
+/// The server's clock in Unix ms (one clock for every worker), as `now`:
+/// put before every script.
+const NOW_LUA: &str = "local t = redis.call('TIME'); local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n";
 
 /// A stage's atomic step, written twice: Lua for Redis and a twin in Rust
 /// for the memory store, which must give the same replies and leave the
@@ -423,7 +503,7 @@ impl Script {
 
     /// The Lua as Redis runs it: the clock, then the body.
     pub fn source(&self) -> String {
-        format!("{}{}", scripts::NOW_LUA, (self.lua)())
+        format!("{NOW_LUA}{}", (self.lua)())
     }
 
     fn compiled(&self) -> &::redis::Script {
@@ -444,6 +524,14 @@ pub struct ScriptCall {
     pub script: &'static Script,
     pub keys: Vec<String>,
     pub args: Vec<Vec<u8>>,
+    /// What the call counts when it replies Int(1) (it applied): the
+    /// metrics' counters (name, by), said by the op, not inferred from
+    /// its keys.
+    pub counts: Vec<(String, i64)>,
+    /// The metrics' counters that the call's reply gives the numbers of:
+    /// an Int reply counts the first by its value, an Array of Ints each
+    /// by its own.
+    pub counts_by_reply: Vec<String>,
 }
 
 impl ScriptCall {
@@ -452,6 +540,8 @@ impl ScriptCall {
             script,
             keys: Vec::new(),
             args: Vec::new(),
+            counts: Vec::new(),
+            counts_by_reply: Vec::new(),
         }
     }
 
@@ -468,6 +558,20 @@ impl ScriptCall {
     /// A number, as Lua's `tonumber` reads it.
     pub fn int(self, n: impl std::fmt::Display) -> ScriptCall {
         self.arg(n.to_string())
+    }
+
+    /// The metrics' counters this call adds to when it applies (replies
+    /// Int(1)): see [`ScriptCall::counts`].
+    pub fn counting(mut self, counts: Vec<(String, i64)>) -> ScriptCall {
+        self.counts = counts;
+        self
+    }
+
+    /// The metrics' counters whose numbers the call replies: see
+    /// [`ScriptCall::counts_by_reply`].
+    pub fn counting_replies(mut self, counters: &[&str]) -> ScriptCall {
+        self.counts_by_reply = counters.iter().map(|c| c.to_string()).collect();
+        self
     }
 
     /// The op that runs it.
