@@ -209,6 +209,8 @@ async fn run(url: &str, pages: u64, in_files: bool) {
     let vocab = vocabulary(&mut rng);
     let mut earlier: Vec<String> = Vec::new();
     let mut json_bytes = 0u64;
+    // Every 997th original page: what the query timing asks for.
+    let mut sample: Vec<String> = Vec::new();
     let started = Instant::now();
     let mut done = 0u64;
     while done < pages {
@@ -341,6 +343,8 @@ async fn run(url: &str, pages: u64, in_files: bool) {
             json_bytes += json.len() as u64 + 1;
             if let Some(of) = of {
                 first.push(duplicate_op(&keys, of, me));
+            } else if (done + lines.len() as u64) % 997 == 0 {
+                sample.push(p.url.clone());
             }
             lines.push((me, of, stored, json));
         }
@@ -411,7 +415,70 @@ async fn run(url: &str, pages: u64, in_files: bool) {
             files as f64 / whole.max(1) as f64
         );
     }
+    query_times(&store, &sample, in_files.then_some(text_dir.as_path()), url).await;
     let _ = std::fs::remove_dir_all(&text_dir);
+}
+
+/// How long `crawler query URL` takes at this size: the lookup it makes
+/// (`Documents::document`: the record, then its text from its segment
+/// frame), in process, over the sampled pages; then the `crawler` binary
+/// itself (process start included) on a few, when it is built.
+async fn query_times(
+    store: &Store,
+    sample: &[String],
+    text_dir: Option<&std::path::Path>,
+    url: &str,
+) {
+    let docs = pipeline::documents::Documents::new(store.clone(), NS, text_dir);
+    let mut times = Vec::with_capacity(sample.len());
+    for u in sample {
+        let t = Instant::now();
+        let doc = docs.document(u).await.expect("query");
+        times.push(t.elapsed());
+        assert!(doc.is_some_and(|d| !d.text.is_empty()), "{u}: no document");
+    }
+    times.sort();
+    if let (Some(median), Some(worst)) = (times.get(times.len() / 2), times.last()) {
+        println!(
+            "query (record + text, in process): {} pages, median {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+            times.len(),
+            median.as_secs_f64() * 1e3,
+            times[times.len() * 99 / 100].as_secs_f64() * 1e3,
+            worst.as_secs_f64() * 1e3
+        );
+    }
+    let bin = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"))
+        .join("release/crawler");
+    if !bin.exists() {
+        println!("query (crawler binary): not built (cargo build --release -p crawler)");
+        return;
+    }
+    let mut times = Vec::new();
+    for u in sample.iter().take(21) {
+        let mut cmd = Command::new(&bin);
+        cmd.args(["query", u])
+            .env("CRAWLER_REDIS_URL", url)
+            .env("CRAWLER_NAMESPACE", NS)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if let Some(dir) = text_dir {
+            cmd.env("CRAWLER_TEXT_DIR", dir);
+        }
+        let t = Instant::now();
+        let ok = cmd.status().map(|s| s.success()).unwrap_or(false);
+        times.push(t.elapsed());
+        assert!(ok, "crawler query {u} failed");
+    }
+    times.sort();
+    if let Some(median) = times.get(times.len() / 2) {
+        println!(
+            "query (crawler query URL, process start included): median {:.1} ms of {}",
+            median.as_secs_f64() * 1e3,
+            times.len()
+        );
+    }
 }
 
 /// The bytes of the segments' lines compressed as one zstd file (level 3,

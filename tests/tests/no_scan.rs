@@ -101,6 +101,11 @@ async fn no_operational_path_scans_the_keyspace() {
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
     drop(workers);
+    // The statistics are read right: the foreign keys' SETs are counted.
+    assert!(
+        command_calls(&redis.url(), "set") >= FOREIGN,
+        "INFO commandstats shows the foreign keys' SET calls"
+    );
     let scans = command_calls(&redis.url(), "scan");
     let keys = command_calls(&redis.url(), "keys");
     assert_eq!(
