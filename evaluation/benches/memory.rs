@@ -8,8 +8,8 @@
 //! ```
 //!
 //! It starts its own `redis-server` (on a free port, nothing saved, the
-//! server's default encodings unless `MEMORY_BENCH_REDIS_ARGS` adds
-//! settings), then for each batch of pages:
+//! settings the README recommends, `pipeline::store::RECOMMENDED_REDIS_CONFIG`,
+//! unless `MEMORY_BENCH_REDIS_ARGS` gives others), then for each batch of pages:
 //! - the frontier: the pages' URLs as one batch of links through
 //!   `FrontierStage::handle` (normalize, admit, queue), then the releaser
 //!   takes and confirms the tasks (`frontier::release`);
@@ -28,7 +28,7 @@
 //! page beside the zstd-compressed JSON lines of the same documents.
 
 use std::io::Write;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use contentseen::bands::Layout;
@@ -48,48 +48,12 @@ const NS: &str = "mem";
 const HOSTS: u64 = 20_000;
 const BATCH: usize = 500;
 
-struct Redis {
-    child: Child,
-    url: String,
-    dir: std::path::PathBuf,
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn start_redis() -> Redis {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port");
-    let dir = std::env::temp_dir().join(format!("memory-bench-redis-{port}"));
-    std::fs::create_dir_all(&dir).expect("redis dir");
-    let mut cmd = Command::new("redis-server");
-    cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .args(["--save", "", "--appendonly", "no"])
-        .arg("--dir")
-        .arg(&dir);
-    if let Ok(extra) = std::env::var("MEMORY_BENCH_REDIS_ARGS") {
-        cmd.args(extra.split_whitespace());
-    }
-    let child = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("redis-server (apt-get install redis-server)");
-    let url = format!("redis://127.0.0.1:{port}/");
-    for _ in 0..100 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Redis { child, url, dir }
+fn start_redis() -> evaluation::own_redis::OwnRedis {
+    let args = std::env::var("MEMORY_BENCH_REDIS_ARGS")
+        .unwrap_or_else(|_| pipeline::store::RECOMMENDED_REDIS_CONFIG.join(" "));
+    eprintln!("redis-server settings: {args}");
+    evaluation::own_redis::OwnRedis::start(&args.split_whitespace().collect::<Vec<_>>())
+        .expect("the bench's redis-server")
 }
 
 /// Words for the synthetic texts: 4,000 made-up ones, picked by a skewed
@@ -343,7 +307,7 @@ async fn run(url: &str, pages: u64, in_files: bool) {
             json_bytes += json.len() as u64 + 1;
             if let Some(of) = of {
                 first.push(duplicate_op(&keys, of, me));
-            } else if (done + lines.len() as u64) % 997 == 0 {
+            } else if (done + lines.len() as u64).is_multiple_of(997) {
                 sample.push(p.url.clone());
             }
             lines.push((me, of, stored, json));

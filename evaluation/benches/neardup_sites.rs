@@ -40,37 +40,14 @@ fn env_flag(name: &str) -> bool {
 }
 
 struct Env {
-    bins: PathBuf,
-    work: PathBuf,
-    amqp_url: String,
-    redis_url: String,
+    bins: evaluation::bins::Bins,
     seeds: PathBuf,
 }
 
-impl Env {
-    fn command(&self, name: &str, ns: &str) -> Command {
-        let mut c = Command::new(self.bins.join(name));
-        c.env("CRAWLER_AMQP_URL", &self.amqp_url)
-            .env("CRAWLER_REDIS_URL", &self.redis_url)
-            .env("CRAWLER_NAMESPACE", ns)
-            .env("CRAWLER_ALLOW_PRIVATE", "1")
-            .env("NO_PROXY", "*")
-            .env_remove("HTTP_PROXY")
-            .env_remove("http_proxy")
-            .env_remove("CRAWLER_CONFIG")
-            .stdin(Stdio::null());
-        c
-    }
-
-    fn log(&self, name: &str) -> std::fs::File {
-        std::fs::File::create(self.work.join(format!("{name}.log"))).expect("log file")
-    }
-
-    fn tail(&self, name: &str) -> String {
-        let text =
-            std::fs::read_to_string(self.work.join(format!("{name}.log"))).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(15)..].join("\n")
+impl std::ops::Deref for Env {
+    type Target = evaluation::bins::Bins;
+    fn deref(&self) -> &Self::Target {
+        &self.bins
     }
 }
 
@@ -99,32 +76,9 @@ fn local_run(env: &Env) -> Result<Vec<StoredDocument>, String> {
         .status()
         .map_err(|e| format!("crawler run: {e}"))?;
     if !status.success() {
-        return Err(format!("crawler run failed: {}", env.tail("run")));
+        return Err(format!("crawler run failed: {}", env.tail("run", 15)));
     }
     read_docs(&out)
-}
-
-fn stats_json(env: &Env, ns: &str, args: &[&str]) -> Result<serde_json::Value, String> {
-    let out = env
-        .command("crawler", ns)
-        .arg("stats")
-        .args(args)
-        .arg("--json")
-        .output()
-        .map_err(|e| format!("crawler stats: {e}"))?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    match (
-        out.status.success(),
-        text.lines()
-            .last()
-            .and_then(|l| serde_json::from_str(l).ok()),
-    ) {
-        (true, Some(v)) => Ok(v),
-        _ => Err(format!(
-            "crawler stats {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )),
-    }
 }
 
 /// The four workers over RabbitMQ and Redis in namespace `ns`: seeded,
@@ -143,7 +97,7 @@ fn distributed_in(env: &Env, ns: &str) -> Result<Vec<StoredDocument>, String> {
     let result = (|| {
         let ready_by = Instant::now() + Duration::from_secs(60);
         loop {
-            let attached = stats_json(env, ns, &[]).ok().and_then(|v| {
+            let attached = env.stats_json(ns, &[]).ok().and_then(|v| {
                 v["queues"].as_array().map(|qs| {
                     qs.iter()
                         .filter(|q| !q["queue"].as_str().unwrap_or("").ends_with(".dead"))
@@ -170,9 +124,9 @@ fn distributed_in(env: &Env, ns: &str) -> Result<Vec<StoredDocument>, String> {
             .status()
             .map_err(|e| format!("crawler seed: {e}"))?;
         if !seed.success() {
-            return Err(format!("crawler seed failed: {}", env.tail("seed")));
+            return Err(format!("crawler seed failed: {}", env.tail("seed", 15)));
         }
-        stats_json(env, ns, &["--wait-idle", "--timeout-secs", "1800"])?;
+        env.stats_json(ns, &["--wait-idle", "--timeout-secs", "1800"])?;
         let out = env.work.join("distributed.jsonl");
         let export = env
             .command("crawler", ns)
@@ -184,7 +138,7 @@ fn distributed_in(env: &Env, ns: &str) -> Result<Vec<StoredDocument>, String> {
             .status()
             .map_err(|e| format!("crawler export: {e}"))?;
         if !export.success() {
-            return Err(format!("crawler export failed: {}", env.tail("export")));
+            return Err(format!("crawler export failed: {}", env.tail("export", 15)));
         }
         read_docs(&out)
     })();
@@ -369,12 +323,7 @@ fn main() {
     let seeds_path = work.join("seeds.txt");
     std::fs::write(&seeds_path, seeds.join("\n")).expect("seeds file");
     let env = Env {
-        bins,
-        work: work.clone(),
-        amqp_url: std::env::var("CRAWLER_AMQP_URL")
-            .unwrap_or_else(|_| "amqp://guest:guest@127.0.0.1:5672/%2f".into()),
-        redis_url: std::env::var("CRAWLER_REDIS_URL")
-            .unwrap_or_else(|_| "redis://127.0.0.1:6379/".into()),
+        bins: evaluation::bins::Bins::from_env(bins, work.clone()),
         seeds: seeds_path,
     };
     let scored = |docs: &[StoredDocument]| score(&sites, &pages, &labels, &near, docs);

@@ -12,50 +12,11 @@
 //! depths) and `redis-server`. Each figure is the median of 21 runs; the
 //! `crawler` runs include the process's start and its connections.
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use pipeline::keys::Keys;
 use pipeline::Store;
-
-struct Redis {
-    child: Child,
-    port: u16,
-    dir: std::path::PathBuf,
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn start_redis() -> Redis {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port");
-    let dir = std::env::temp_dir().join(format!("stats-bench-redis-{port}"));
-    std::fs::create_dir_all(&dir).expect("redis dir");
-    let child = Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .args(["--save", "", "--appendonly", "no"])
-        .arg("--dir")
-        .arg(&dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("redis-server");
-    for _ in 0..100 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Redis { child, port, dir }
-}
 
 /// The median of `runs` timings of `f`.
 fn median(runs: usize, mut f: impl FnMut() -> Duration) -> Duration {
@@ -69,8 +30,8 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(10_000_000);
-    let redis = start_redis();
-    let url = format!("redis://127.0.0.1:{}/", redis.port);
+    let redis = evaluation::own_redis::OwnRedis::start(&[]).expect("the bench's redis-server");
+    let url = redis.url.clone();
     let client = redis::Client::open(url.as_str()).expect("redis url");
     let mut conn = client.get_connection().expect("redis");
     let loaded = Instant::now();

@@ -42,6 +42,7 @@
 //! near-duplicate run writes the keys of the namespace it is given.
 
 pub mod bench_site;
+pub mod bins;
 pub mod charset;
 pub mod clean_text;
 pub mod extraction;
@@ -49,6 +50,7 @@ pub mod lying;
 pub mod memory;
 pub mod neardup;
 pub mod neardup_sites;
+pub mod own_redis;
 pub mod rng;
 pub mod sources;
 pub mod split;

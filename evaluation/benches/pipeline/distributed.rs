@@ -4,29 +4,6 @@
 
 use super::*;
 
-pub(crate) fn stats_json(env: &Env, ns: &str, args: &[&str]) -> Result<serde_json::Value, String> {
-    let out = env
-        .command("crawler", ns)
-        .arg("stats")
-        .args(args)
-        .arg("--json")
-        .output()
-        .map_err(|e| format!("crawler stats: {e}"))?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let parsed = text
-        .lines()
-        .last()
-        .and_then(|l| serde_json::from_str(l).ok());
-    match (out.status.success(), parsed) {
-        (true, Some(v)) => Ok(v),
-        (_, v) => Err(format!(
-            "crawler stats {args:?} failed: {} {}",
-            String::from_utf8_lossy(&out.stderr).trim(),
-            v.map(|v| v.to_string()).unwrap_or_default()
-        )),
-    }
-}
-
 pub(crate) fn distributed(env: &Env, rt: &tokio::runtime::Runtime, timeout: Duration) -> Outcome {
     let ns = format!(
         "pbench-{}-{}",
@@ -44,8 +21,19 @@ pub(crate) fn distributed(env: &Env, rt: &tokio::runtime::Runtime, timeout: Dura
         outcome.notes.push(format!("FAILED: {e}"));
         eprintln!("distributed run failed: {e}");
     }
-    // Delete the namespace: its queues, then its keys.
+    // Redis memory per page of this real crawl, by key kind (texts in
+    // Redis: the workers' default); then delete the namespace: its queues,
+    // then its keys.
     rt.block_on(async {
+        match evaluation::memory::by_kind(&env.redis_url, &ns).await {
+            Ok(kinds) if outcome.pages > 0 => println!(
+                "Redis memory of the distributed crawl, by key kind ({} pages, texts in Redis):\n{}",
+                outcome.pages,
+                evaluation::memory::table(&kinds, outcome.pages, None)
+            ),
+            Ok(_) => {}
+            Err(e) => eprintln!("could not measure the memory of {ns}: {e}"),
+        }
         if let Ok(session) = pipeline::Broker::amqp(&env.amqp_url, &ns).open().await {
             if let Err(e) = session.delete_topology().await {
                 eprintln!("could not delete the queues of {ns}: {e}");
@@ -115,7 +103,7 @@ pub(crate) fn distributed_in(
         // Ready: every work queue has a consumer.
         let ready_by = Instant::now() + Duration::from_secs(60);
         loop {
-            let consumers = stats_json(env, ns, &[]).ok().map(|v| {
+            let consumers = env.stats_json(ns, &[]).ok().map(|v| {
                 v["queues"]
                     .as_array()
                     .map(|qs| {
@@ -204,7 +192,7 @@ pub(crate) fn distributed_in(
             {
                 let end = snapshot(&mut redis, &children);
                 confirmations += 1;
-                let idle = stats_json(env, ns, &["--wait-idle", "--timeout-secs", "300"])?;
+                let idle = env.stats_json(ns, &["--wait-idle", "--timeout-secs", "300"])?;
                 let after = redis.counters(&stats_key);
                 if after == last {
                     break (end, idle);
@@ -216,7 +204,8 @@ pub(crate) fn distributed_in(
                 last_change = Instant::now();
             }
             if start.at.elapsed() > timeout {
-                let stats = stats_json(env, ns, &[])
+                let stats = env
+                    .stats_json(ns, &[])
                     .map(|v| v.to_string())
                     .unwrap_or_else(|e| e);
                 let mut logs = String::new();

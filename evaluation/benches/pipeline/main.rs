@@ -28,7 +28,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -137,42 +137,15 @@ impl Outcome {
 }
 
 struct Env {
-    bins: PathBuf,
-    work: PathBuf,
-    amqp_url: String,
-    redis_url: String,
+    bins: evaluation::bins::Bins,
     ticks: f64,
     seeds: Vec<String>,
 }
 
-impl Env {
-    fn bin(&self, name: &str) -> PathBuf {
-        self.bins.join(name)
-    }
-
-    fn command(&self, name: &str, ns: &str) -> Command {
-        let mut c = Command::new(self.bin(name));
-        c.env("CRAWLER_AMQP_URL", &self.amqp_url)
-            .env("CRAWLER_REDIS_URL", &self.redis_url)
-            .env("CRAWLER_NAMESPACE", ns)
-            .env("CRAWLER_ALLOW_PRIVATE", "1")
-            .env("NO_PROXY", "*")
-            .env_remove("HTTP_PROXY")
-            .env_remove("http_proxy")
-            .env_remove("CRAWLER_CONFIG")
-            .stdin(Stdio::null());
-        c
-    }
-
-    fn log(&self, name: &str) -> std::fs::File {
-        std::fs::File::create(self.work.join(format!("{name}.log"))).expect("log file")
-    }
-
-    fn tail(&self, name: &str, lines: usize) -> String {
-        let text =
-            std::fs::read_to_string(self.work.join(format!("{name}.log"))).unwrap_or_default();
-        let all: Vec<&str> = text.lines().collect();
-        all[all.len().saturating_sub(lines)..].join("\n")
+impl std::ops::Deref for Env {
+    type Target = evaluation::bins::Bins;
+    fn deref(&self) -> &Self::Target {
+        &self.bins
     }
 }
 
@@ -374,12 +347,7 @@ fn main() {
         uptime()
     );
     let env = Env {
-        bins,
-        work: work.clone(),
-        amqp_url: std::env::var("CRAWLER_AMQP_URL")
-            .unwrap_or_else(|_| "amqp://guest:guest@127.0.0.1:5672/%2f".into()),
-        redis_url: std::env::var("CRAWLER_REDIS_URL")
-            .unwrap_or_else(|_| "redis://127.0.0.1:6379/".into()),
+        bins: evaluation::bins::Bins::from_env(bins, work.clone()),
         ticks: clock_ticks(),
         seeds: server.site.seeds(),
     };

@@ -29,6 +29,16 @@ pub mod design {}
 use std::sync::OnceLock;
 
 pub use self::memory::{apply, glob_match, now_ms, parse_int, range_of, Data, Memory, MemoryStore};
+/// The Redis settings the per-URL hashes are sized for (`redis-server`
+/// arguments; the README and compose use them): a document record (URL,
+/// title, author, ... and where its text is) is 150–400 bytes, over
+/// Redis's default `hash-max-listpack-value` of 64, and one longer value
+/// turns its whole hash from a listpack (about 10 bytes of overhead per
+/// field) into a hash table (about 70). With 512, the `doc`, `url` and
+/// `fpr` hashes stay listpacks up to `hash-max-listpack-entries` (128)
+/// fields, which the sub-keys keep them under to 50M pages.
+pub const RECOMMENDED_REDIS_CONFIG: [&str; 2] = ["--hash-max-listpack-value", "512"];
+
 pub use self::redis::{RedisConfig, RedisStore, DEFAULT_WAIT_TIMEOUT};
 
 /// A store operation could not be carried out.
