@@ -12,7 +12,8 @@
 # RabbitMQ (CRAWLER_AMQP_URL, default guest on 127.0.0.1:5672) in a
 # namespace of its own, and crawls DURABILITY_BENCH_SITES generated test
 # sites (testsite on loopback ports, one politeness host each) of
-# DURABILITY_BENCH_ARTICLES articles each, seeded with --delay-ms 0. The
+# DURABILITY_BENCH_ARTICLES articles each, seeded with --delay-ms 0 and
+# --exclude /error/ (the sites' 429/500/503 pages back off for minutes). The
 # modes alternate within each round (ROUNDS, default 2) so a noisy machine
 # hurts them alike; the summary gives each mode's median.
 #
@@ -24,8 +25,8 @@
 #
 # Env: DURABILITY_BENCH_MODES (default "none everysec always"),
 # DURABILITY_BENCH_PROFILE (cargo profile of the binaries, default release;
-# `docker` is the same code without debug info), DURABILITY_BENCH_SITES (10),
-# DURABILITY_BENCH_ARTICLES (200), DURABILITY_BENCH_PORT (6391). Needs
+# `docker` is the same code without debug info), DURABILITY_BENCH_SITES (40),
+# DURABILITY_BENCH_ARTICLES (50), DURABILITY_BENCH_PORT (6391). Needs
 # redis-server, redis-cli, jq and a RabbitMQ. Touches neither the shared
 # Redis nor other namespaces; deletes its namespace's queues at the end.
 set -euo pipefail
@@ -34,8 +35,8 @@ cd "$(dirname "$0")/.."
 rounds="${1:-2}"
 modes="${DURABILITY_BENCH_MODES:-none everysec always}"
 profile="${DURABILITY_BENCH_PROFILE:-release}"
-sites="${DURABILITY_BENCH_SITES:-10}"
-articles="${DURABILITY_BENCH_ARTICLES:-200}"
+sites="${DURABILITY_BENCH_SITES:-40}"
+articles="${DURABILITY_BENCH_ARTICLES:-50}"
 port="${DURABILITY_BENCH_PORT:-6391}"
 amqp="${CRAWLER_AMQP_URL:-amqp://guest:guest@127.0.0.1:5672/%2f}"
 log() { echo "bench-redis-durability: $*" >&2; }
@@ -61,8 +62,10 @@ bin="$(scripts/cargo-target-dir.sh)/$sub"
 work="$(mktemp -d -t redis-durability.XXXXXX)"
 pids=()
 redis_pid=""
+idle_pid=""
 ns=""
 stop_workers() {
+    if [ -n "$idle_pid" ]; then kill "$idle_pid" 2>/dev/null || true; idle_pid=""; fi
     for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
     for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
     pids=()
@@ -90,6 +93,7 @@ cleanup() {
 }
 site_pids=()
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 # The sites, served for the whole bench (each its own politeness host).
 bases=()
@@ -141,17 +145,21 @@ run_once() {
     local cpu0 t0
     cpu0="$(redis_cpu)"
     t0="$(date +%s.%N)"
-    "$bin/crawler" seed --crawl bench --max-depth 6 --delay-ms 0 "${bases[@]}" >/dev/null
+    # The sites' /error/ pages answer 429, 500 and 503: their retries and
+    # host backoffs would keep the crawl waiting for minutes, idle.
+    "$bin/crawler" seed --crawl bench --max-depth 6 --delay-ms 0 --exclude /error/ \
+        "${bases[@]}" >"$dir/seed.log" 2>&1 || { cat "$dir/seed.log" >&2; exit 1; }
     "$bin/crawler" stats --wait-idle --timeout-secs 900 >/dev/null &
-    local idle=$!
+    idle_pid=$!
     local last="" t_last="$t0" now counts
-    while kill -0 "$idle" 2>/dev/null; do
+    while kill -0 "$idle_pid" 2>/dev/null; do
         counts="$(stats_json | jq -c '[.counters.fetched, .counters.stored, .counters.duplicate]')"
         now="$(date +%s.%N)"
         if [ "$counts" != "$last" ]; then last="$counts"; t_last="$now"; fi
         sleep 0.5
     done
-    wait "$idle"
+    wait "$idle_pid"
+    idle_pid=""
     local cpu1 pages
     cpu1="$(redis_cpu)"
     pages="$(stats_json | jq '.counters.fetched // 0')"

@@ -173,7 +173,8 @@ pub struct WorkerConfig {
 
 /// Where a worker serves its metrics unless `--metrics-addr` says otherwise:
 /// this machine only.
-pub const DEFAULT_METRICS_ADDR: std::net::IpAddr = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+pub const DEFAULT_METRICS_ADDR: std::net::IpAddr =
+    std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
 
 impl WorkerConfig {
     /// Where the metrics server listens (`--metrics-addr`, `--metrics-port`);

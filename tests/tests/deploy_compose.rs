@@ -136,7 +136,13 @@ fn config_with(name: &str, env_file: &str, args: &[&str]) -> Output {
     let path = std::env::temp_dir().join(format!("{name}-{}.env", std::process::id()));
     std::fs::write(&path, env_file).unwrap();
     let out = Command::new("docker-compose")
-        .args(["--env-file", path.to_str().unwrap(), "-f", COMPOSE, "config"])
+        .args([
+            "--env-file",
+            path.to_str().unwrap(),
+            "-f",
+            COMPOSE,
+            "config",
+        ])
         .args(args)
         .env_remove("RABBITMQ_USER")
         .env_remove("RABBITMQ_PASS")
@@ -158,7 +164,11 @@ fn the_compose_file_refuses_to_run_without_credentials() {
         String::from_utf8_lossy(&out.stderr)
     );
     // RabbitMQ's credentials but no Redis password: refused as well.
-    let out = config_with("no-redis-password", "RABBITMQ_USER=u\nRABBITMQ_PASS=p\n", &["-q"]);
+    let out = config_with(
+        "no-redis-password",
+        "RABBITMQ_USER=u\nRABBITMQ_PASS=p\n",
+        &["-q"],
+    );
     assert!(!out.status.success(), "compose accepted no Redis password");
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("set REDIS_PASSWORD in deploy/.env"),
@@ -196,7 +206,10 @@ fn compose_env_example_and_readme_agree_on_redis_durability() {
         .find(|p| p.contains("REDIS_APPENDFSYNC"))
         .expect("a README paragraph on REDIS_APPENDFSYNC");
     for said in ["`appendfsync always`", "deploy/.env", "`everysec`"] {
-        assert!(durability.contains(said), "the README's durability paragraph does not say {said}: {durability}");
+        assert!(
+            durability.contains(said),
+            "the README's durability paragraph does not say {said}: {durability}"
+        );
     }
 
     let out = config_with(
@@ -205,14 +218,24 @@ fn compose_env_example_and_readme_agree_on_redis_durability() {
         &[],
     );
     let rendered = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let password = env_example("REDIS_PASSWORD");
-    let redis_command: Vec<&str> = rendered
-        .split("\n  redis:\n")
-        .nth(1)
-        .and_then(|r| r.split("\n    command:\n").nth(1))
-        .expect("the redis service's command")
+    // The redis service's lines (up to the next service), and in them the
+    // `command:` list.
+    let service: Vec<&str> = rendered
         .lines()
+        .skip_while(|l| *l != "  redis:")
+        .skip(1)
+        .take_while(|l| l.starts_with("   "))
+        .collect();
+    let redis_command: Vec<&str> = service
+        .iter()
+        .skip_while(|l| **l != "    command:")
+        .skip(1)
         .map_while(|l| l.strip_prefix("    - "))
         .map(|w| w.trim_matches('"'))
         .collect();
@@ -227,10 +250,15 @@ fn compose_env_example_and_readme_agree_on_redis_durability() {
         );
     }
     assert!(
-        rendered.contains(&format!("CRAWLER_REDIS_URL: redis://:{password}@redis:6379/")),
+        rendered.contains(&format!(
+            "CRAWLER_REDIS_URL: redis://:{password}@redis:6379/"
+        )),
         "the workers' Redis URL has no password:\n{rendered}"
     );
-    assert!(rendered.contains("CRAWLER_METRICS_ADDR: 0.0.0.0"), "{rendered}");
+    assert!(
+        rendered.contains("CRAWLER_METRICS_ADDR: 0.0.0.0"),
+        "{rendered}"
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -595,7 +623,8 @@ fn check_crawl(stack: &Stack, site: &Site, label: &str) {
     );
 }
 
-/// One RESP command on a fresh connection to `addr`; the first reply line.
+/// Inline commands, one after another on one new connection to `addr`:
+/// the first line of each reply.
 fn resp(addr: &str, commands: &[&str]) -> Vec<String> {
     let mut s = std::net::TcpStream::connect(addr).expect("published redis");
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
@@ -629,16 +658,29 @@ fn check_redis_guarded(stack: &Stack, addr: &str) {
     // Another container of the network, without REDISCLI_AUTH.
     let out = Command::new("docker")
         .args(["run", "--rm", "--network", &stack.network()])
-        .args([&stack.env["REDIS_IMAGE"], "redis-cli", "-h", "redis", "ping"])
+        .args([
+            &stack.env["REDIS_IMAGE"],
+            "redis-cli",
+            "-h",
+            "redis",
+            "ping",
+        ])
         .output()
         .expect("docker run redis-cli");
-    let said = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    assert!(said.contains("NOAUTH"), "redis-cli -h redis ping from the network: {said}");
+    let said =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("NOAUTH"),
+        "redis-cli -h redis ping from the network: {said}"
+    );
     assert!(!said.contains("PONG"), "{said}");
     let config = stack.redis_cli(&["config", "get", "append*"]);
     let config: Vec<&str> = config.lines().collect();
     for pair in [["appendonly", "yes"], ["appendfsync", "always"]] {
-        assert!(config.windows(2).any(|w| w == pair), "redis config: {config:?}");
+        assert!(
+            config.windows(2).any(|w| w == pair),
+            "redis config: {config:?}"
+        );
     }
     println!("[redis] refuses clients without the password (NOAUTH, WRONGPASS); appendonly yes, appendfsync always");
 }
@@ -666,7 +708,13 @@ fn check_texts_in_files(stack: &Stack, label: &str) {
         "[{label}] no text segment in the texts volume"
     );
     let out = stack.run(&[
-        "run", "--rm", "-T", "-e", "CRAWLER_TEXT_DIR=", "crawler", "export",
+        "run",
+        "--rm",
+        "-T",
+        "-e",
+        "CRAWLER_TEXT_DIR=",
+        "crawler",
+        "export",
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -894,7 +942,8 @@ fn compose_stack_crawls_and_survives_faults() {
         "crawler",
         "stats",
     ]);
-    let said = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let said =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "stats with a wrong password: {said}");
     assert!(
         !said.contains("wrong-password-42") && said.contains("redis://:***@redis"),
