@@ -832,7 +832,7 @@ mod tests {
         }
         let listen = |args: &[&str]| {
             let args = std::iter::once("worker").chain(args.iter().copied());
-            Worker::try_parse_from(args).map(|w| w.worker.metrics_listen())
+            <Worker as clap::Parser>::try_parse_from(args).map(|w| w.worker.metrics_listen())
         };
         assert_eq!(listen(&[]).unwrap(), None);
         assert_eq!(

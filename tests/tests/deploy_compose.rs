@@ -259,6 +259,26 @@ fn compose_env_example_and_readme_agree_on_redis_durability() {
         rendered.contains("CRAWLER_METRICS_ADDR: 0.0.0.0"),
         "{rendered}"
     );
+    // The texts: contentseen writes them to the `texts` volume, the CLI
+    // reads them from it, both told so by CRAWLER_TEXT_DIR.
+    for service in ["contentseen", "crawler"] {
+        let lines: Vec<&str> = rendered
+            .lines()
+            .skip_while(|l| *l != format!("  {service}:"))
+            .skip(1)
+            .take_while(|l| l.starts_with("   "))
+            .collect();
+        let mode = if service == "crawler" { "ro" } else { "rw" };
+        for want in [
+            format!("      CRAWLER_TEXT_DIR: {TEXT_DIR}"),
+            format!("    - texts:{TEXT_DIR}:{mode}"),
+        ] {
+            assert!(
+                lines.contains(&want.as_str()),
+                "{service}: no `{want}` in {lines:#?}"
+            );
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------
