@@ -205,15 +205,18 @@ t_build=$SECONDS
 wait "$cargo_pid" || { log "building the binaries failed"; exit 1; }
 log "binaries ready ($((SECONDS - t_build)) s waited for them after the service images)"
 mkdir -p "$work/crawler/usr/local/bin"
-for b in "${bins[@]}"; do install -m 0755 "target/docker/$b" "$work/crawler/usr/local/bin/"; done
+target_dir="$(scripts/cargo-target-dir.sh)"
+for b in "${bins[@]}"; do install -m 0755 "$target_dir/docker/$b" "$work/crawler/usr/local/bin/"; done
 cp "$base_tar" "$work/crawler.tar"
 tar --append --file "$work/crawler.tar" --owner=0 --group=0 -C "$work/crawler" ./usr/local/bin
-# /warc, the user's: a new named volume mounted there (compose's warc-data)
-# takes its owner, so contentseen can write its WARC files.
-mkdir -p "$work/crawler/warc"
-tar --append --file "$work/crawler.tar" --owner=10001 --group=10001 --no-recursion -C "$work/crawler" ./warc
-# The image key covers the binaries and the /warc directory added above.
-crawler_key="$( { cat "$work"/crawler/usr/local/bin/*; echo "/warc 10001:10001"; } | sha256sum | cut -c1-12)"
+# /warc and /var/lib/crawler/texts, the user's: a new named volume mounted
+# there (compose's warc-data and texts) takes its owner, so contentseen can
+# write its WARC files and its text segments.
+mkdir -p "$work/crawler/warc" "$work/crawler/var/lib/crawler/texts"
+tar --append --file "$work/crawler.tar" --owner=10001 --group=10001 --no-recursion -C "$work/crawler" \
+    ./warc ./var/lib/crawler ./var/lib/crawler/texts
+# The image key covers the binaries and the directories added above.
+crawler_key="$( { cat "$work"/crawler/usr/local/bin/*; echo "/warc /var/lib/crawler/texts 10001:10001"; } | sha256sum | cut -c1-12)"
 crawler_image="$REPO/crawler:$crawler_key"
 if docker image inspect "$crawler_image" >/dev/null 2>&1; then
     log "$crawler_image: cached"

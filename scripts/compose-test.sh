@@ -3,8 +3,11 @@
 # the images with deploy/local-images.sh (no registry needed), then runs
 # tests/tests/deploy_compose.rs::compose_stack_crawls_and_survives_faults:
 # `up --scale fetcher=3 --scale extractor=2`, a crawl of the `testsite`
-# service checked page by page, then the same crawl on a fresh stack with
-# SIGKILLed workers, a RabbitMQ restart, Redis paused and a fetcher cut off.
+# service checked page by page (Redis refusing clients without its
+# password, the texts read back from their segment files, no password in
+# any log), then the same crawl on a fresh stack with SIGKILLed workers, a
+# RabbitMQ restart, Redis paused, Redis SIGKILLed and started again, and a
+# fetcher cut off.
 #
 # Installs docker.io, docker-compose and mmdebstrap with apt-get if missing
 # and starts dockerd if none answers (it keeps running afterwards). Fails,

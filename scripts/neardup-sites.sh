@@ -8,7 +8,7 @@
 # 2. labels every page without the crawler's help: trafilatura's main text
 #    (or the hand-cleaned text where ../shared/bench has one), made in a
 #    throwaway virtualenv (deleted at the end) into
-#    target/neardup-sites/labels.jsonl (kept: labelling takes minutes;
+#    <cargo's target dir>/neardup-sites/labels.jsonl (kept: labelling takes minutes;
 #    NEARDUP_SITES_RELABEL=1 makes it again);
 # 3. builds the release binaries and runs `cargo bench -p evaluation
 #    --bench neardup_sites`: every site and a byte-identical mirror on
@@ -23,7 +23,8 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 sites=evaluation/neardup_sites/sites.tsv
-out=target/neardup-sites
+# In cargo's target directory (CARGO_TARGET_DIR and cargo configs included).
+out="$(scripts/cargo-target-dir.sh)/neardup-sites"
 mkdir -p "$out"
 
 packages=$(grep -v '^#' "$sites" | awk -F'\t' 'NF >= 6 && $6 != "-" { print $6 }' | sort -u)
@@ -58,4 +59,4 @@ fi
 echo "== building the release binaries" >&2
 cargo build --release -p frontier -p fetcher -p extractor -p contentseen -p crawler
 echo "== running the evaluation ($(uptime))" >&2
-NEARDUP_SITES_LABELS="$PWD/$out/labels.jsonl" cargo bench -p evaluation --bench neardup_sites
+NEARDUP_SITES_LABELS="$out/labels.jsonl" cargo bench -p evaluation --bench neardup_sites

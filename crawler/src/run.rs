@@ -54,7 +54,7 @@ fn settings<S: Stage>(broker: &Broker, store: &Store) -> WorkerSettings {
         namespace: "local".into(),
         concurrency: S::DEFAULT_CONCURRENCY,
         prefetch: 0,
-        metrics_port: None,
+        metrics_addr: None,
     }
 }
 

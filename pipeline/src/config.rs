@@ -162,13 +162,32 @@ pub struct WorkerConfig {
     /// Serve Prometheus metrics on this port (`/metrics`); none if unset.
     #[arg(long, env = "CRAWLER_METRICS_PORT")]
     pub metrics_port: Option<u16>,
+
+    /// The address the metrics server listens on (with `--metrics-port`):
+    /// loopback by default, so a worker's metrics are not open to its
+    /// network unless asked; `0.0.0.0` (or an interface's address) for a
+    /// Prometheus on another machine or container.
+    #[arg(long, env = "CRAWLER_METRICS_ADDR", default_value_t = DEFAULT_METRICS_ADDR)]
+    pub metrics_addr: std::net::IpAddr,
 }
 
+/// Where a worker serves its metrics unless `--metrics-addr` says otherwise:
+/// this machine only.
+pub const DEFAULT_METRICS_ADDR: std::net::IpAddr =
+    std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+
 impl WorkerConfig {
+    /// Where the metrics server listens (`--metrics-addr`, `--metrics-port`);
+    /// `None`: no metrics server.
+    pub fn metrics_listen(&self) -> Option<std::net::SocketAddr> {
+        self.metrics_port
+            .map(|port| std::net::SocketAddr::new(self.metrics_addr, port))
+    }
+
     /// The configuration for printing at start-up: URLs without passwords.
     pub fn redacted(&self) -> String {
         format!(
-            "{} prefetch={} concurrency={} metrics_port={}",
+            "{} prefetch={} concurrency={} metrics={}",
             self.service.redacted(),
             self.prefetch
                 .map(|p| p.to_string())
@@ -176,8 +195,8 @@ impl WorkerConfig {
             self.concurrency
                 .map(|c| c.to_string())
                 .unwrap_or_else(|| "(stage default)".into()),
-            self.metrics_port
-                .map(|p| p.to_string())
+            self.metrics_listen()
+                .map(|a| a.to_string())
                 .unwrap_or_else(|| "none".into())
         )
     }
@@ -240,6 +259,7 @@ pub struct Settings {
     pub prefetch: Option<u16>,
     pub concurrency: Option<usize>,
     pub metrics_port: Option<u16>,
+    pub metrics_addr: Option<std::net::IpAddr>,
     pub log_json: Option<bool>,
     // The fetcher's (`allow_private` and `user_agent` also `crawler run`'s).
     pub allow_private: Option<bool>,
@@ -801,6 +821,33 @@ mod tests {
             config_path(&args(&["x", "run", "--config=b.toml"])),
             Some("b.toml".into())
         );
+    }
+
+    #[test]
+    fn metrics_listen_on_loopback_unless_told_otherwise() {
+        #[derive(clap::Parser)]
+        struct Worker {
+            #[command(flatten)]
+            worker: WorkerConfig,
+        }
+        let listen = |args: &[&str]| {
+            let args = std::iter::once("worker").chain(args.iter().copied());
+            <Worker as clap::Parser>::try_parse_from(args).map(|w| w.worker.metrics_listen())
+        };
+        assert_eq!(listen(&[]).unwrap(), None);
+        assert_eq!(
+            listen(&["--metrics-port", "9100"]).unwrap(),
+            Some("127.0.0.1:9100".parse().unwrap())
+        );
+        assert_eq!(
+            listen(&["--metrics-port", "9100", "--metrics-addr", "0.0.0.0"]).unwrap(),
+            Some("0.0.0.0:9100".parse().unwrap())
+        );
+        assert_eq!(
+            listen(&["--metrics-port", "9100", "--metrics-addr", "::1"]).unwrap(),
+            Some("[::1]:9100".parse().unwrap())
+        );
+        assert!(listen(&["--metrics-addr", "localhost:9100"]).is_err());
     }
 
     #[test]

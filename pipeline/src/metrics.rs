@@ -2,7 +2,8 @@
 //! broker deliveries, messages in flight and a latency histogram per
 //! stage, kept in a `prometheus-client` registry and served in its text
 //! encoding (OpenMetrics) by a small hyper server at
-//! `http://0.0.0.0:<port>/metrics` (other paths: 404).
+//! `http://<addr>:<port>/metrics` (other paths: 404), the address
+//! `--metrics-addr` (127.0.0.1 unless set: [`crate::config::DEFAULT_METRICS_ADDR`]).
 //!
 //! The series, named as dashboards and the pipeline bench read them, each
 //! labelled with the worker's `stage`:
@@ -381,10 +382,10 @@ fn respond(metrics: &Metrics, request: &Request<hyper::body::Incoming>) -> Respo
     response
 }
 
-/// Serves `metrics` on `port` until the task is dropped.
-pub async fn serve(metrics: Arc<Metrics>, port: u16) -> std::io::Result<()> {
-    let listener = tokio::net::TcpListener::bind(("0.0.0.0", port)).await?;
-    tracing::info!(port, "metrics at /metrics");
+/// Serves `metrics` at `addr` until the task is dropped.
+pub async fn serve(metrics: Arc<Metrics>, addr: std::net::SocketAddr) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    tracing::info!(%addr, "metrics at /metrics");
     loop {
         let (sock, _) = listener.accept().await?;
         let metrics = metrics.clone();

@@ -106,8 +106,8 @@ pub struct WorkerSettings {
     pub namespace: String,
     pub concurrency: usize,
     pub prefetch: u16,
-    /// Serve Prometheus metrics on this port.
-    pub metrics_port: Option<u16>,
+    /// Serve Prometheus metrics at this address (`None`: no server).
+    pub metrics_addr: Option<std::net::SocketAddr>,
 }
 
 /// Runs `stage` until `shutdown` fires; reconnects on its own.
@@ -129,13 +129,13 @@ pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Sh
     let concurrency = settings.concurrency.max(1);
     let crawls = Arc::new(CrawlStates::new(settings.store.clone(), keys.clone()));
     let metrics = Metrics::new(S::QUEUE.stage());
-    let metrics_server = settings.metrics_port.map(|port| {
+    let metrics_server = settings.metrics_addr.map(|addr| {
         let m = metrics.clone();
         let broker = settings.broker.clone();
         tokio::spawn(async move {
             let depths = tokio::spawn(poll_queue_depths(broker));
-            if let Err(e) = crate::metrics::serve(m, port).await {
-                tracing::error!(port, error = %e, "cannot serve metrics");
+            if let Err(e) = crate::metrics::serve(m, addr).await {
+                tracing::error!(%addr, error = %e, "cannot serve metrics");
             }
             depths.abort();
         })
@@ -530,7 +530,7 @@ impl crate::config::WorkerConfig {
             prefetch: self
                 .prefetch
                 .unwrap_or_else(|| u16::try_from(concurrency).unwrap_or(u16::MAX)),
-            metrics_port: self.metrics_port,
+            metrics_addr: self.metrics_listen(),
         }
     }
 }

@@ -1,11 +1,15 @@
 //! The compose file: every service's command names a binary the workspace
-//! builds, and a compose implementation accepts the file (Debian's
-//! `docker-compose` validates without an engine; `.ci/run` installs it).
+//! builds, a compose implementation accepts the file (Debian's
+//! `docker-compose` validates without an engine; `.ci/run` installs it),
+//! refuses it without the passwords, and the file, deploy/.env.example and
+//! the README say the same about Redis's durability. Then the stack for real
+//! (ignored unless scripts/compose-test.sh runs it).
 
 use std::process::Command;
 
 const COMPOSE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/docker-compose.yml");
 const ENV_EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/.env.example");
+const README: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md");
 
 /// The binary each service built from our image runs (the services that
 /// merge the `*worker` template or name `${CRAWLER_IMAGE...}`): the first
@@ -126,30 +130,155 @@ fn the_compose_file_validates() {
     );
 }
 
-#[test]
-fn the_compose_file_refuses_to_run_without_credentials() {
-    let empty = std::env::temp_dir().join(format!("empty-{}.env", std::process::id()));
-    std::fs::write(&empty, "").unwrap();
+/// `docker-compose config` of the compose file with this env file's
+/// content (and no credentials from the test's own environment).
+fn config_with(name: &str, env_file: &str, args: &[&str]) -> Output {
+    let path = std::env::temp_dir().join(format!("{name}-{}.env", std::process::id()));
+    std::fs::write(&path, env_file).unwrap();
     let out = Command::new("docker-compose")
         .args([
             "--env-file",
-            empty.to_str().unwrap(),
+            path.to_str().unwrap(),
             "-f",
             COMPOSE,
             "config",
-            "-q",
         ])
+        .args(args)
         .env_remove("RABBITMQ_USER")
         .env_remove("RABBITMQ_PASS")
+        .env_remove("REDIS_PASSWORD")
+        .env_remove("REDIS_APPENDFSYNC")
         .output()
         .expect("running docker-compose (scripts/ensure-services.sh installs it)");
-    let _ = std::fs::remove_file(&empty);
+    let _ = std::fs::remove_file(&path);
+    out
+}
+
+#[test]
+fn the_compose_file_refuses_to_run_without_credentials() {
+    let out = config_with("empty", "", &["-q"]);
     assert!(!out.status.success(), "compose accepted no credentials");
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("set RABBITMQ_USER in deploy/.env"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // RabbitMQ's credentials but no Redis password: refused as well.
+    let out = config_with(
+        "no-redis-password",
+        "RABBITMQ_USER=u\nRABBITMQ_PASS=p\n",
+        &["-q"],
+    );
+    assert!(!out.status.success(), "compose accepted no Redis password");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("set REDIS_PASSWORD in deploy/.env"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The value of `KEY=` in deploy/.env.example (the line not commented out).
+fn env_example(key: &str) -> String {
+    let text = std::fs::read_to_string(ENV_EXAMPLE).expect("deploy/.env.example");
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
+        .unwrap_or_else(|| panic!("no {key}= in deploy/.env.example"))
+        .trim()
+        .to_string()
+}
+
+/// Redis's durability is one setting, REDIS_APPENDFSYNC, and the compose
+/// file's default, deploy/.env.example and the README's durability
+/// paragraph name the same mode: `always`. The rendered file starts Redis
+/// with the append-only file, that mode and a password, and hands the
+/// workers a Redis URL with the password and the metrics address 0.0.0.0.
+#[test]
+fn compose_env_example_and_readme_agree_on_redis_durability() {
+    let compose = std::fs::read_to_string(COMPOSE).expect("deploy/docker-compose.yml");
+    assert!(
+        compose.contains("${REDIS_APPENDFSYNC:-always}"),
+        "the compose file's Redis does not default to appendfsync always"
+    );
+    assert_eq!(env_example("REDIS_APPENDFSYNC"), "always");
+    let readme = std::fs::read_to_string(README).expect("README.md");
+    let durability = readme
+        .split("\n\n")
+        .find(|p| p.contains("REDIS_APPENDFSYNC"))
+        .expect("a README paragraph on REDIS_APPENDFSYNC");
+    for said in ["`appendfsync always`", "deploy/.env", "`everysec`"] {
+        assert!(
+            durability.contains(said),
+            "the README's durability paragraph does not say {said}: {durability}"
+        );
+    }
+
+    let out = config_with(
+        "example",
+        &std::fs::read_to_string(ENV_EXAMPLE).expect("deploy/.env.example"),
+        &[],
+    );
+    let rendered = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let password = env_example("REDIS_PASSWORD");
+    // The redis service's lines (up to the next service), and in them the
+    // `command:` list.
+    let service: Vec<&str> = rendered
+        .lines()
+        .skip_while(|l| *l != "  redis:")
+        .skip(1)
+        .take_while(|l| l.starts_with("   "))
+        .collect();
+    let redis_command: Vec<&str> = service
+        .iter()
+        .skip_while(|l| **l != "    command:")
+        .skip(1)
+        .map_while(|l| l.strip_prefix("    - "))
+        .map(|w| w.trim_matches('"'))
+        .collect();
+    for pair in [
+        ["--appendonly", "yes"],
+        ["--appendfsync", "always"],
+        ["--requirepass", password.as_str()],
+    ] {
+        assert!(
+            redis_command.windows(2).any(|w| w == pair),
+            "redis runs {redis_command:?}, without {pair:?}"
+        );
+    }
+    assert!(
+        rendered.contains(&format!(
+            "CRAWLER_REDIS_URL: redis://:{password}@redis:6379/"
+        )),
+        "the workers' Redis URL has no password:\n{rendered}"
+    );
+    assert!(
+        rendered.contains("CRAWLER_METRICS_ADDR: 0.0.0.0"),
+        "{rendered}"
+    );
+    // The texts: contentseen writes them to the `texts` volume, the CLI
+    // reads them from it, both told so by CRAWLER_TEXT_DIR.
+    for service in ["contentseen", "crawler"] {
+        let lines: Vec<&str> = rendered
+            .lines()
+            .skip_while(|l| *l != format!("  {service}:"))
+            .skip(1)
+            .take_while(|l| l.starts_with("   "))
+            .collect();
+        let mode = if service == "crawler" { "ro" } else { "rw" };
+        for want in [
+            format!("      CRAWLER_TEXT_DIR: {TEXT_DIR}"),
+            format!("    - texts:{TEXT_DIR}:{mode}"),
+        ] {
+            assert!(
+                lines.contains(&want.as_str()),
+                "{service}: no `{want}` in {lines:#?}"
+            );
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -180,6 +309,9 @@ const FAULT_CRAWL_DELAY_MS: u64 = 250;
 const HOST_SERVICE_PORTS: &[u16] = &[4369, 5672, 15672, 25672, 6379];
 /// How long a fault lasts (Redis paused, a fetcher cut off).
 const FAULT_SPAN: Duration = Duration::from_secs(10);
+/// Where contentseen writes the texts and the CLI reads them (the compose
+/// file's CRAWLER_TEXT_DIR, on the `texts` volume).
+const TEXT_DIR: &str = "/var/lib/crawler/texts";
 
 /// One compose project of this test: its own name, so its containers,
 /// network and volumes are its own; `down -v` when dropped, also on a panic.
@@ -214,6 +346,11 @@ impl Stack {
             "RABBITMQ_PASS",
             uuid::Uuid::new_v4().simple().to_string()[..16].to_string(),
         );
+        env.insert(
+            "REDIS_PASSWORD",
+            uuid::Uuid::new_v4().simple().to_string()[..16].to_string(),
+        );
+        // REDIS_APPENDFSYNC unset: the compose file's default (always).
         env.insert("CRAWLER_NAMESPACE", "crawler".into());
         env.insert("CRAWLER_ALLOW_PRIVATE", "1".into());
         env.insert("RUST_LOG", "info".into());
@@ -312,6 +449,42 @@ impl Stack {
 
     fn network(&self) -> String {
         format!("{}_default", self.project)
+    }
+
+    /// `redis-cli <args>` in the redis container (its REDISCLI_AUTH gives
+    /// the password).
+    fn redis_cli(&self, args: &[&str]) -> String {
+        let mut all = vec!["exec", "-T", "redis", "redis-cli"];
+        all.extend_from_slice(args);
+        self.ok(&all)
+    }
+
+    /// The secrets of the stack's .env: no output may hold them.
+    fn secrets(&self) -> [(&'static str, &str); 2] {
+        [
+            ("RABBITMQ_PASS", self.env["RABBITMQ_PASS"].as_str()),
+            ("REDIS_PASSWORD", self.env["REDIS_PASSWORD"].as_str()),
+        ]
+    }
+
+    /// Every service's log (compose's `logs`) holds no password.
+    fn check_logs_hold_no_secret(&self, label: &str) {
+        let logs = self.ok(&["logs", "--no-color"]);
+        assert!(
+            logs.lines().count() > 10,
+            "[{label}] hardly any logs: {logs}"
+        );
+        for (name, secret) in self.secrets() {
+            assert!(
+                !logs.contains(secret),
+                "[{label}] the logs show {name}:\n{}",
+                logs.lines()
+                    .filter(|l| l.contains(secret))
+                    .take(5)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
+        }
     }
 
     /// Up with three fetchers and two extractors; waits until every
@@ -430,11 +603,7 @@ fn check_crawl(stack: &Stack, site: &Site, label: &str) {
     let lines = docs.len() as i64;
     let originals = docs.iter().filter(|d| d.duplicate_of.is_none()).count() as i64;
     let keys = Keys::new("crawler");
-    let redis = |args: &[&str]| {
-        let mut all = vec!["exec", "-T", "redis", "redis-cli"];
-        all.extend_from_slice(args);
-        stack.ok(&all)
-    };
+    let redis = |args: &[&str]| stack.redis_cli(args);
     // Summed in Redis: the export logs (one per URL tag) and the document
     // records (fields of the per-URL document hashes).
     let sum_logs =
@@ -471,6 +640,125 @@ fn check_crawl(stack: &Stack, site: &Site, label: &str) {
         lines,
         lines - originals,
         stats["counters"]
+    );
+}
+
+/// Inline commands, one after another on one new connection to `addr`:
+/// the first line of each reply.
+fn resp(addr: &str, commands: &[&str]) -> Vec<String> {
+    let mut s = std::net::TcpStream::connect(addr).expect("published redis");
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut reader = std::io::BufReader::new(s.try_clone().unwrap());
+    commands
+        .iter()
+        .map(|c| {
+            s.write_all(format!("{c}\r\n").as_bytes()).unwrap();
+            let mut line = String::new();
+            std::io::BufRead::read_line(&mut reader, &mut line).expect("a Redis reply");
+            line.trim_end().to_string()
+        })
+        .collect()
+}
+
+/// Redis answers no client without the password (from the host through the
+/// published port, and from another container on the compose network),
+/// and runs with the append-only file fsynced on every write.
+fn check_redis_guarded(stack: &Stack, addr: &str) {
+    let password = &stack.env["REDIS_PASSWORD"];
+    let refused = resp(addr, &["PING", "GET crawler:stats"]);
+    assert!(
+        refused.iter().all(|r| r.starts_with("-NOAUTH")),
+        "a client without the password: {refused:?}"
+    );
+    let wrong = resp(addr, &["AUTH not-the-password", "PING"]);
+    assert!(wrong[0].starts_with("-WRONGPASS"), "{wrong:?}");
+    assert!(wrong[1].starts_with("-NOAUTH"), "{wrong:?}");
+    let right = resp(addr, &[&format!("AUTH {password}"), "PING"]);
+    assert_eq!(right, ["+OK", "+PONG"]);
+    // Another container of the network, without REDISCLI_AUTH.
+    let out = Command::new("docker")
+        .args(["run", "--rm", "--network", &stack.network()])
+        .args([
+            &stack.env["REDIS_IMAGE"],
+            "redis-cli",
+            "-h",
+            "redis",
+            "ping",
+        ])
+        .output()
+        .expect("docker run redis-cli");
+    let said =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("NOAUTH"),
+        "redis-cli -h redis ping from the network: {said}"
+    );
+    assert!(!said.contains("PONG"), "{said}");
+    let config = stack.redis_cli(&["config", "get", "append*"]);
+    let config: Vec<&str> = config.lines().collect();
+    for pair in [["appendonly", "yes"], ["appendfsync", "always"]] {
+        assert!(
+            config.windows(2).any(|w| w == pair),
+            "redis config: {config:?}"
+        );
+    }
+    println!("[redis] refuses clients without the password (NOAUTH, WRONGPASS); appendonly yes, appendfsync always");
+}
+
+/// The texts are in segment files on the `texts` volume, not in Redis: the
+/// files are there, the CLI without CRAWLER_TEXT_DIR cannot export them,
+/// and with it (the compose file's) every original's text read back is the
+/// text contentseen fingerprinted.
+fn check_texts_in_files(stack: &Stack, label: &str) {
+    let volume = format!("{}_texts", stack.project);
+    let segments = docker_ok(&[
+        "run",
+        "--rm",
+        "-v",
+        &format!("{volume}:/t:ro"),
+        "--entrypoint",
+        "find",
+        &stack.env["REDIS_IMAGE"],
+        "/t",
+        "-name",
+        "seg-*",
+    ]);
+    assert!(
+        segments.lines().count() > 0,
+        "[{label}] no text segment in the texts volume"
+    );
+    let out = stack.run(&[
+        "run",
+        "--rm",
+        "-T",
+        "-e",
+        "CRAWLER_TEXT_DIR=",
+        "crawler",
+        "export",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("no text directory is set"),
+        "[{label}] export without CRAWLER_TEXT_DIR: the texts are not in files? {stderr}"
+    );
+    let docs = parse_documents(&stack.cli_ok(&["export"]));
+    let mut articles = 0;
+    for d in docs.iter().filter(|d| d.duplicate_of.is_none()) {
+        let fp = contentseen::simhash::sketch(&d.text).fingerprint.value();
+        assert_eq!(
+            format!("{fp:016x}"),
+            d.simhash,
+            "[{label}] {}: the text read back is not the one fingerprinted",
+            d.url
+        );
+        if d.article && !d.text.is_empty() {
+            articles += 1;
+        }
+    }
+    assert!(articles > 0, "[{label}] no article text read back");
+    println!(
+        "[{label}] texts in {} segment file(s) on the texts volume; {articles} articles' texts read back through `crawler export` match their SimHash",
+        segments.lines().count()
     );
 }
 
@@ -574,10 +862,12 @@ fn seed(stack: &Stack, delay_ms: u64) -> String {
 
 /// The stack of deploy/docker-compose.yml on a real Docker engine, with the
 /// images of deploy/local-images.sh: `up --scale fetcher=3 --scale
-/// extractor=2` crawls the `testsite` service completely; then, on a fresh
-/// stack, the same crawl while a fetcher and contentseen are SIGKILLed,
-/// RabbitMQ restarts, Redis is paused and a fetcher is cut off the network,
-/// and nothing is lost or stored twice.
+/// extractor=2` crawls the `testsite` service completely, Redis refuses
+/// clients without its password, the texts are read back from their
+/// segment files and no log shows a password; then, on a fresh stack, the
+/// same crawl while a fetcher and contentseen are SIGKILLed, RabbitMQ
+/// restarts, Redis is paused, then SIGKILLed and started again, and a
+/// fetcher is cut off the network, and nothing is lost or stored twice.
 #[test]
 #[ignore = "needs a Docker engine and the images of deploy/local-images.sh: scripts/compose-test.sh runs it"]
 fn compose_stack_crawls_and_survives_faults() {
@@ -613,12 +903,7 @@ fn compose_stack_crawls_and_survives_faults() {
         assert_eq!(host, "127.0.0.1", "{service}:{port} published on {addr}");
         assert!(!HOST_SERVICE_PORTS.contains(&p), "{service} on {addr}");
         if service == "redis" {
-            let mut s = std::net::TcpStream::connect(&addr).expect("published redis");
-            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-            s.write_all(b"PING\r\n").unwrap();
-            let mut reply = [0u8; 7];
-            s.read_exact(&mut reply).unwrap();
-            assert_eq!(&reply, b"+PONG\r\n");
+            check_redis_guarded(&stack, &addr);
         }
     }
     let t0 = Instant::now();
@@ -641,6 +926,7 @@ fn compose_stack_crawls_and_survives_faults() {
         t0.elapsed().as_secs_f64()
     );
     check_crawl(&stack, &site, "plain");
+    check_texts_in_files(&stack, "plain");
     check_prometheus(&stack);
     show(
         "docker-compose run --rm crawler stats",
@@ -657,6 +943,33 @@ fn compose_stack_crawls_and_survives_faults() {
         &format!("docker-compose run --rm crawler query --why {}", a_dup.url),
         &stack.cli_ok(&["query", "--why", &a_dup.url]),
     );
+    // From a near-duplicate, `query --duplicates` shows its original first,
+    // with the text read from the segment files.
+    let cluster = parse_documents(&stack.cli_ok(&["query", "--duplicates", &a_dup.url]));
+    let first = cluster.first().expect("the near-duplicate's original");
+    assert_eq!(first.url, original, "query --duplicates from {}", a_dup.url);
+    assert!(
+        !first.text.is_empty(),
+        "query --duplicates: the original's text was not read back"
+    );
+    // A wrong Redis password: refused, and the URL shown without it.
+    let out = stack.run(&[
+        "run",
+        "--rm",
+        "-T",
+        "-e",
+        "CRAWLER_REDIS_URL=redis://:wrong-password-42@redis:6379/",
+        "crawler",
+        "stats",
+    ]);
+    let said =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "stats with a wrong password: {said}");
+    assert!(
+        !said.contains("wrong-password-42") && said.contains("redis://:***@redis"),
+        "the CLI's error with a wrong Redis password: {said}"
+    );
+    stack.check_logs_hold_no_secret("plain");
     let all = parse_documents(&stack.cli_ok(&["export"]));
     println!(
         "$ docker-compose run --rm crawler export > documents.jsonl\n$ wc -l documents.jsonl\n{} documents.jsonl",
@@ -745,6 +1058,26 @@ fn compose_stack_crawls_and_survives_faults() {
     std::thread::sleep(FAULT_SPAN);
     docker_ok(&["unpause", &redis]);
     mark("docker unpause redis");
+    std::thread::sleep(Duration::from_secs(3));
+
+    // Redis killed with SIGKILL mid-crawl, so writes it acknowledged a
+    // moment before are only in its append-only file (fsynced: always):
+    // started again, it must have every one of them.
+    let before = stack.redis_cli(&["info", "persistence"]);
+    assert!(
+        before.contains("aof_enabled:1"),
+        "Redis runs without its append-only file: {before}"
+    );
+    mark("docker kill -s KILL redis");
+    docker_ok(&["kill", "-s", "KILL", &redis]);
+    std::thread::sleep(Duration::from_secs(2));
+    docker_ok(&["start", &redis]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while inspect(&redis, HEALTH) != "healthy" {
+        assert!(Instant::now() < deadline, "redis not healthy again");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    mark("redis started again, healthy (its append-only file loaded)");
 
     // Stats answer again once Redis does.
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -774,6 +1107,8 @@ fn compose_stack_crawls_and_survives_faults() {
     wait_idle(&stack);
     mark("idle");
     check_crawl(&stack, &site, "faults");
+    check_texts_in_files(&stack, "faults");
+    stack.check_logs_hold_no_secret("faults");
     // Every worker runs again, and is healthy.
     for c in stack.containers("") {
         assert_eq!(inspect(&c, "{{.State.Running}}"), "true", "{c} not running");
