@@ -131,14 +131,20 @@ fn main() {
         t.sort();
         t[100]
     });
-    println!("crawler stats --json:          {:>7.1} ms (median of 21, process start included)", ms(stats));
+    println!(
+        "crawler stats --json:          {:>7.1} ms (median of 21, process start included)",
+        ms(stats)
+    );
     println!("crawler crawls --json:         {:>7.1} ms", ms(crawls));
     println!(
         "crawler stats --wait-idle:     {:>7.1} ms on an idle namespace (it must see {} of idleness)",
         ms(idle),
         "0.7 s"
     );
-    println!("frontier idle count (waiting): {:>7.2} ms a call (median of 201)", ms(waiting));
+    println!(
+        "frontier idle count (waiting): {:>7.2} ms a call (median of 201)",
+        ms(waiting)
+    );
 }
 
 fn ms(d: Duration) -> f64 {

@@ -765,6 +765,9 @@ impl Delivery {
     }
 }
 
+/// A message of the memory bus with its number.
+type Numbered = (u64, Vec<u8>);
+
 /// A dead letter of the memory bus: its queue, payload and reason.
 type MemoryDeadLetter = (Queue, Vec<u8>, Option<String>);
 
@@ -779,7 +782,7 @@ pub struct MemoryBus {
 #[derive(Default)]
 struct MemoryInner {
     /// Per queue, the messages waiting, with their numbers.
-    queues: Mutex<HashMap<Queue, VecDeque<(u64, Vec<u8>)>>>,
+    queues: Mutex<HashMap<Queue, VecDeque<Numbered>>>,
     dead: Mutex<Vec<MemoryDeadLetter>>,
     /// Wakes consumers when a message arrives.
     arrived: Notify,

@@ -92,7 +92,11 @@ async fn a_crawl_killed_ten_times_resumes_and_stores_every_page_once() {
         .expect("running crawler");
     assert!(reference.success(), "the in-memory reference crawl failed");
     let reference = article_urls(&std::fs::read_to_string(&reference_out).unwrap());
-    assert!(reference.len() >= 300, "reference: {} articles", reference.len());
+    assert!(
+        reference.len() >= 300,
+        "reference: {} articles",
+        reference.len()
+    );
 
     let mut killed_running = 0;
     for kill in 0..KILLS {
@@ -108,7 +112,10 @@ async fn a_crawl_killed_ten_times_resumes_and_stores_every_page_once() {
         let running = child.try_wait().expect("crawler's status").is_none();
         child.kill().expect("kill -9");
         let _ = child.wait();
-        println!("kill {kill}: after {after:?}, crawl {}", if running { "running" } else { "already done" });
+        println!(
+            "kill {kill}: after {after:?}, crawl {}",
+            if running { "running" } else { "already done" }
+        );
         killed_running += usize::from(running);
     }
     assert!(
@@ -137,7 +144,10 @@ async fn a_crawl_killed_ten_times_resumes_and_stores_every_page_once() {
         *lines_per_url.entry(d.url.as_str()).or_default() += 1;
     }
     let twice: Vec<_> = lines_per_url.iter().filter(|(_, n)| **n > 1).collect();
-    assert!(twice.is_empty(), "--out holds documents more than once: {twice:?}");
+    assert!(
+        twice.is_empty(),
+        "--out holds documents more than once: {twice:?}"
+    );
     let resumed = article_urls(&written);
     assert!(
         resumed == reference,

@@ -193,12 +193,9 @@ impl DiskStore {
                     Stored::Set(s)
                 }
                 Some(Meta::List { .. }) => Stored::List(txn.lrange(&key, 0, -1)?),
-                Some(Meta::ZSet(_)) => Stored::ZSet(txn.zrange_by_score(
-                    &key,
-                    i64::MIN,
-                    i64::MAX,
-                    usize::MAX,
-                )?),
+                Some(Meta::ZSet(_)) => {
+                    Stored::ZSet(txn.zrange_by_score(&key, i64::MIN, i64::MAX, usize::MAX)?)
+                }
                 None => continue,
             };
             out.insert(key, stored);
@@ -648,16 +645,10 @@ impl Data for Txn<'_> {
         };
         let mut out = Vec::with_capacity(e - s + 1);
         let want = e - s + 1;
-        self.scan(
-            LIST,
-            key,
-            &ordered(head + s as i64),
-            false,
-            &mut |_, v| {
-                out.push(v.to_vec());
-                out.len() < want
-            },
-        )?;
+        self.scan(LIST, key, &ordered(head + s as i64), false, &mut |_, v| {
+            out.push(v.to_vec());
+            out.len() < want
+        })?;
         Ok(out)
     }
 
@@ -673,12 +664,18 @@ impl Data for Txn<'_> {
             Some(_) if nx => Ok(false),
             Some(old) => {
                 self.remove(entry(ZORDER, key, &[&ordered(old)[..], member].concat()));
-                self.put(entry(ZORDER, key, &[&ordered(score)[..], member].concat()), Vec::new());
+                self.put(
+                    entry(ZORDER, key, &[&ordered(score)[..], member].concat()),
+                    Vec::new(),
+                );
                 self.put(k, ordered(score).to_vec());
                 Ok(false)
             }
             None => {
-                self.put(entry(ZORDER, key, &[&ordered(score)[..], member].concat()), Vec::new());
+                self.put(
+                    entry(ZORDER, key, &[&ordered(score)[..], member].concat()),
+                    Vec::new(),
+                );
                 self.put(k, ordered(score).to_vec());
                 self.bump(key, n, 1, Meta::ZSet);
                 Ok(true)
@@ -725,15 +722,19 @@ impl Data for Txn<'_> {
         if limit == 0 || self.count(key, Self::zset_count)? == 0 {
             return Ok(out);
         }
-        self.scan(ZORDER, key, &ordered(min), false, &mut |rest, _| {
-            match from_ordered(rest) {
+        self.scan(
+            ZORDER,
+            key,
+            &ordered(min),
+            false,
+            &mut |rest, _| match from_ordered(rest) {
                 Some(score) if score <= max => {
                     out.push((rest[8..].to_vec(), score));
                     out.len() < limit
                 }
                 _ => false,
-            }
-        })?;
+            },
+        )?;
         Ok(out)
     }
 
