@@ -1,5 +1,13 @@
 //! `crawler run`: the four stages in this process over the memory bus and
 //! store; exits when the crawl is done, printing every stored document.
+//!
+//! With `--state DIR` the store is the disk store under DIR
+//! ([`pipeline::store::DiskStore`]), the bus keeps its unacked messages in
+//! it ([`pipeline::broker::MemoryBus::persistent`]) and the texts go to
+//! segment files under DIR: the same command run again after a kill goes
+//! on where the last commit stood, and the documents are appended to the
+//! output after those a former run wrote (the export cursor and the
+//! output's length are kept in the store, [`OUT_KEY`]).
 
 use std::io::Write;
 use std::sync::Arc;
@@ -40,6 +48,13 @@ pub struct RunArgs {
     /// A WARC file is closed and the next one started at this many bytes.
     #[arg(long, env = "CRAWLER_WARC_MAX_BYTES", default_value_t = warc::writer::DEFAULT_MAX_BYTES)]
     pub warc_max_bytes: u64,
+    /// Keep the crawl's state on disk in this directory (URLs seen, host
+    /// queues, fingerprints, documents, texts, messages in flight) instead
+    /// of in memory: memory stays bounded, a killed crawl resumes when run
+    /// again with the same directory, and `crawler query|stats|export|crawls
+    /// --state DIR` read it afterwards.
+    #[arg(long, env = "CRAWLER_STATE")]
+    pub state: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub source: crate::seed::SeedSource,
     /// Last: the heading of the crawl settings holds for what follows.
@@ -60,8 +75,15 @@ fn settings<S: Stage>(broker: &Broker, store: &Store) -> WorkerSettings {
 
 pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let (spec, seeds) = args.source.collect(&args.crawl, args.allow_private).await?;
-    let broker = Broker::memory();
-    let store = Store::memory();
+    let (store, broker, text_dir) = match &args.state {
+        Some(dir) => {
+            let disk = pipeline::store::DiskStore::open(&pipeline::config::state_store(dir))?;
+            let bus = pipeline::broker::MemoryBus::persistent(disk.clone())?;
+            let texts = pipeline::config::state_texts(dir);
+            (Store::Disk(disk), Broker::Memory(bus), Some(texts))
+        }
+        None => (Store::memory(), Broker::memory(), None),
+    };
     let Broker::Memory(bus) = &broker else {
         anyhow::bail!("the local crawl needs the memory bus");
     };
@@ -80,7 +102,11 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         None => None,
     };
     let shutdown = Shutdown::new();
-    let ns = "local";
+    let ns = pipeline::config::RUN_NAMESPACE;
+    let texts = match &text_dir {
+        Some(dir) => Some(contentseen::texts::open(&store, ns, dir).await?),
+        None => None,
+    };
     let workers = vec![
         tokio::spawn(run_worker(
             Arc::new(frontier::FrontierStage::new(store.clone(), ns)),
@@ -90,7 +116,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         tokio::spawn(run_worker(
             Arc::new(
                 fetcher::FetcherStage::new(store.clone(), ns, client)
-                    .with_compressed_pages(false)
+                    // Pages cross the bus in memory, or through the
+                    // disk store with --state (there compressed).
+                    .with_compressed_pages(args.state.is_some())
                     .with_raw_exchange(warc.is_some()),
             ),
             settings::<fetcher::FetcherStage>(&broker, &store),
@@ -104,7 +132,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         tokio::spawn(run_worker(
             Arc::new(
                 contentseen::ContentSeenStage::new(store.clone(), ns, Layout::default())
-                    .with_warc(warc.clone()),
+                    .with_warc(warc.clone())
+                    .with_texts(texts, text_dir.as_deref()),
             ),
             settings::<contentseen::ContentSeenStage>(&broker, &store),
             shutdown.clone(),
@@ -161,13 +190,88 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         }
     }
 
-    let mut out: Box<dyn Write> = match &args.out {
-        Some(p) => Box::new(std::io::BufWriter::new(std::fs::File::create(p)?)),
-        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    let docs = crate::export::documents(&store, ns, text_dir.as_deref());
+    let n = match &args.state {
+        None => {
+            let mut out: Box<dyn Write> = match &args.out {
+                Some(p) => Box::new(std::io::BufWriter::new(std::fs::File::create(p)?)),
+                None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+            };
+            let n = crate::export::write_all(&docs, &mut out).await?;
+            out.flush()?;
+            n
+        }
+        Some(_) => {
+            let n = append_new(&store, &docs, args.out.as_deref()).await?;
+            if let Store::Disk(disk) = &store {
+                disk.sync()?;
+            }
+            n
+        }
     };
-    let docs = crate::export::documents(&store, ns, None);
-    let n = crate::export::write_all(&docs, &mut out).await?;
-    out.flush()?;
     eprintln!("crawl done: {n} document(s) stored");
     Ok(())
+}
+
+/// The hash in the disk store where `crawler run --state` keeps how far
+/// its output got: `cursor`, the export cursor after the last document
+/// written, and `bytes`, the output file's length then.
+pub const OUT_KEY: &str = "run:out";
+
+/// Writes the documents stored since the last run's output (the cursor in
+/// [`OUT_KEY`]) after it: to `out`, first cut back to the length recorded
+/// with that cursor (lines a killed run wrote after it would come again),
+/// or to standard output. Records the new cursor and length once the lines
+/// are on disk. Returns how many were written.
+async fn append_new(
+    store: &Store,
+    docs: &pipeline::documents::Documents,
+    out: Option<&std::path::Path>,
+) -> anyhow::Result<u64> {
+    use pipeline::store::Op;
+    let field = |f: &str| Op::HGet {
+        key: OUT_KEY.into(),
+        field: f.into(),
+    };
+    let replies = store.exec(&[field("cursor"), field("bytes")]).await?;
+    let cursor: pipeline::documents::Cursor = match replies[0].string()? {
+        Some(c) => c
+            .parse()
+            .map_err(|e| anyhow::anyhow!("the output cursor {c:?} in the state: {e}"))?,
+        None => Default::default(),
+    };
+    let kept = replies[1].int()?.max(0) as u64;
+    let filter = crate::export::Filter::default();
+    let (n, next, bytes) = match out {
+        Some(path) => {
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(path)?;
+            file.set_len(kept)?;
+            std::io::Seek::seek(&mut file, std::io::SeekFrom::End(0))?;
+            let mut w = std::io::BufWriter::new(file);
+            let (n, next) = crate::export::write_from(docs, &mut w, &cursor, &filter).await?;
+            let file = w.into_inner().map_err(|e| e.into_error())?;
+            file.sync_all()?;
+            (n, next, file.metadata()?.len())
+        }
+        None => {
+            let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+            let (n, next) = crate::export::write_from(docs, &mut w, &cursor, &filter).await?;
+            w.flush()?;
+            (n, next, 0)
+        }
+    };
+    store
+        .exec(&[Op::HSet {
+            key: OUT_KEY.into(),
+            fields: vec![
+                ("cursor".into(), next.to_string().into_bytes()),
+                ("bytes".into(), bytes.to_string().into_bytes()),
+            ],
+        }])
+        .await?;
+    Ok(n)
 }

@@ -375,15 +375,17 @@ fn print_watch(s: &Snapshot, prev: Option<&Snapshot>, secs: f64) {
     }
 }
 
-/// Redis and a RabbitMQ session, for reading counters and queue depths.
+/// Redis and a RabbitMQ session, for reading counters and queue depths;
+/// with `--state`, the disk store and the bus kept in it.
 pub async fn connect(
     service: &pipeline::ServiceConfig,
 ) -> anyhow::Result<(Store, pipeline::broker::Session)> {
     let store = service.store().await.context("connecting to Redis")?;
-    let session = Broker::amqp(&service.amqp_url, &service.namespace)
-        .open()
-        .await
-        .context("connecting to RabbitMQ")?;
+    let broker = match &store {
+        Store::Disk(disk) => Broker::Memory(pipeline::broker::MemoryBus::persistent(disk.clone())?),
+        _ => Broker::amqp(&service.amqp_url, &service.namespace),
+    };
+    let session = broker.open().await.context("connecting to RabbitMQ")?;
     Ok((store, session))
 }
 

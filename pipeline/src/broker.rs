@@ -5,6 +5,9 @@
 //! messages go to the stage's dead-letter queue ([`crate::topology`]).
 //! [`Broker::Memory`] is the same contract over in-process queues, for
 //! `crawler run`; it also knows exactly when the whole pipeline is idle.
+//! Over a disk store (`crawler run --state`) the memory bus keeps every
+//! message in the store from its publish to its ack, and a bus opened on
+//! that store again hands them all out again ([`MemoryBus::persistent`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -35,6 +38,12 @@ pub enum BrokerError {
     Nacked { queue: String },
     #[error("a bundle published to {queue} was not confirmed: {reason}")]
     Unconfirmed { queue: String, reason: String },
+    #[error("the in-process bus could not keep messages of {queue} in its store: {source}")]
+    Store {
+        queue: &'static str,
+        #[source]
+        source: crate::store::StoreError,
+    },
 }
 
 /// Where messages go: RabbitMQ, or queues in this process.
@@ -145,10 +154,7 @@ impl Session {
     pub async fn publish(&self, queue: Queue, payloads: &[Vec<u8>]) -> Result<(), BrokerError> {
         match self {
             Session::Amqp(s) => s.publish_bundled(&queue.name(&s.namespace), payloads).await,
-            Session::Memory(bus) => {
-                bus.publish(queue, payloads.iter().cloned());
-                Ok(())
-            }
+            Session::Memory(bus) => bus.publish(queue, payloads.iter().cloned()),
         }
     }
 
@@ -218,12 +224,12 @@ impl Session {
                     }
                 }
             }
-            (Session::Memory(_), Acker::Memory { bus, queue }) => {
-                bus.dead_letter(queue, delivery.data, Some(reason));
+            (Session::Memory(_), Acker::Memory { bus, queue, id }) => {
+                bus.dead_letter(queue, id, delivery.data, Some(reason));
                 Ok(())
             }
             (Session::Memory(bus), Acker::Amqp(_)) => {
-                bus.dead_letter(queue, delivery.data, Some(reason));
+                bus.bury(queue, delivery.data, Some(reason));
                 Ok(())
             }
         }
@@ -242,7 +248,7 @@ impl Session {
             Session::Memory(bus) => {
                 let letters = bus.take_dead(queue, replay);
                 if replay {
-                    bus.publish(queue, letters.iter().map(|d| d.payload.clone()));
+                    bus.publish(queue, letters.iter().map(|d| d.payload.clone()))?;
                 }
                 Ok(letters)
             }
@@ -684,13 +690,14 @@ impl Consumer {
                 )
             }
             Consumer::Memory { bus, queue } => {
-                let data = bus.pop(*queue).await;
+                let (id, data) = bus.pop(*queue).await;
                 Some(Ok(Delivery {
                     data,
                     redelivered: false,
                     acker: Acker::Memory {
                         bus: bus.clone(),
                         queue: *queue,
+                        id,
                     },
                 }))
             }
@@ -710,7 +717,13 @@ pub struct Delivery {
 
 enum Acker {
     Amqp(lapin::Acker),
-    Memory { bus: MemoryBus, queue: Queue },
+    Memory {
+        bus: MemoryBus,
+        queue: Queue,
+        /// The message's number on the bus (its entry in a persistent
+        /// bus's store).
+        id: u64,
+    },
 }
 
 impl Delivery {
@@ -718,8 +731,8 @@ impl Delivery {
     pub async fn ack(self) -> Result<(), lapin::Error> {
         match self.acker {
             Acker::Amqp(a) => a.ack(BasicAckOptions::default()).await.map(|_| ()),
-            Acker::Memory { bus, .. } => {
-                bus.finish();
+            Acker::Memory { bus, queue, id } => {
+                bus.finish(queue, id);
                 Ok(())
             }
         }
@@ -740,17 +753,20 @@ impl Delivery {
     async fn reject(self, requeue: bool) -> Result<(), lapin::Error> {
         match self.acker {
             Acker::Amqp(a) => a.reject(BasicRejectOptions { requeue }).await.map(|_| ()),
-            Acker::Memory { bus, queue } => {
+            Acker::Memory { bus, queue, id } => {
                 if requeue {
-                    bus.requeue(queue, self.data);
+                    bus.requeue(queue, id, self.data);
                 } else {
-                    bus.dead_letter(queue, self.data, None);
+                    bus.dead_letter(queue, id, self.data, None);
                 }
                 Ok(())
             }
         }
     }
 }
+
+/// A message of the memory bus with its number.
+type Numbered = (u64, Vec<u8>);
 
 /// A dead letter of the memory bus: its queue, payload and reason.
 type MemoryDeadLetter = (Queue, Vec<u8>, Option<String>);
@@ -765,7 +781,8 @@ pub struct MemoryBus {
 
 #[derive(Default)]
 struct MemoryInner {
-    queues: Mutex<HashMap<Queue, VecDeque<Vec<u8>>>>,
+    /// Per queue, the messages waiting, with their numbers.
+    queues: Mutex<HashMap<Queue, VecDeque<Numbered>>>,
     dead: Mutex<Vec<MemoryDeadLetter>>,
     /// Wakes consumers when a message arrives.
     arrived: Notify,
@@ -773,21 +790,124 @@ struct MemoryInner {
     unfinished: AtomicI64,
     /// Wakes `wait_idle` when `unfinished` drops.
     finished: Notify,
+    /// The number of the next message published.
+    next_id: std::sync::atomic::AtomicU64,
+    /// Where a persistent bus keeps its unfinished messages.
+    disk: Option<crate::store::DiskStore>,
+}
+
+/// The hash of a persistent bus's unfinished messages of `queue` (field:
+/// the message's number, 16 hex digits, so fields sort as published).
+fn bus_key(queue: Queue) -> String {
+    format!("bus:{}", queue.stage())
+}
+
+/// The hash of a persistent bus's dead letters of `queue`.
+fn dead_key(queue: Queue) -> String {
+    format!("bus:{}.dead", queue.stage())
+}
+
+fn field(id: u64) -> String {
+    format!("{id:016x}")
 }
 
 impl MemoryBus {
-    fn publish(&self, queue: Queue, payloads: impl Iterator<Item = Vec<u8>>) {
+    /// A bus that keeps each message in `store` from its publish (one
+    /// transaction for the messages of one publish) to its ack (or dead
+    /// letter), and starts with every message `store` kept: those waiting
+    /// and those in flight when the last process died, in the order they
+    /// were published. A message acked by a stage that was killed before
+    /// the ack was committed is handed out again (at least once, as with
+    /// RabbitMQ).
+    pub fn persistent(store: crate::store::DiskStore) -> Result<MemoryBus, BrokerError> {
+        use crate::store::Op;
+        let inner = MemoryInner {
+            disk: Some(store.clone()),
+            ..MemoryInner::default()
+        };
+        let mut last = 0u64;
+        {
+            let mut queues = inner.queues.lock().unwrap_or_else(|p| p.into_inner());
+            let mut dead = inner.dead.lock().unwrap_or_else(|p| p.into_inner());
+            for q in Queue::ALL {
+                let err = |source| BrokerError::Store {
+                    queue: q.stage(),
+                    source,
+                };
+                let replies = store
+                    .exec(&[
+                        Op::HGetAll { key: bus_key(q) },
+                        Op::HGetAll { key: dead_key(q) },
+                    ])
+                    .map_err(err)?;
+                let mut kept: Vec<(u64, Vec<u8>)> = Vec::new();
+                for (f, v) in replies[0].pairs().map_err(err)? {
+                    let id = u64::from_str_radix(&String::from_utf8_lossy(&f), 16).unwrap_or(0);
+                    last = last.max(id);
+                    kept.push((id, v.data().map_err(err)?.unwrap_or_default()));
+                }
+                kept.sort_by_key(|(id, _)| *id);
+                inner
+                    .unfinished
+                    .fetch_add(kept.len() as i64, Ordering::SeqCst);
+                queues.insert(q, kept.into_iter().collect());
+                for (f, v) in replies[1].pairs().map_err(err)? {
+                    let id = u64::from_str_radix(&String::from_utf8_lossy(&f), 16).unwrap_or(0);
+                    last = last.max(id);
+                    dead.push((q, v.data().map_err(err)?.unwrap_or_default(), None));
+                }
+            }
+        }
+        inner.next_id.store(last + 1, Ordering::SeqCst);
+        Ok(MemoryBus {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// Runs `ops` on the bus's store, if it has one; a failure is logged
+    /// (the message stays kept and comes back after a restart).
+    fn keep(&self, ops: &[crate::store::Op]) {
+        if let Some(disk) = &self.inner.disk {
+            if let Err(e) = disk.exec(ops) {
+                tracing::warn!(error = %e, "the in-process bus could not update its store");
+            }
+        }
+    }
+
+    fn publish(
+        &self,
+        queue: Queue,
+        payloads: impl Iterator<Item = Vec<u8>>,
+    ) -> Result<(), BrokerError> {
+        let numbered: Vec<(u64, Vec<u8>)> = payloads
+            .map(|p| (self.inner.next_id.fetch_add(1, Ordering::SeqCst), p))
+            .collect();
+        if let Some(disk) = &self.inner.disk {
+            let fields = numbered
+                .iter()
+                .map(|(id, p)| (field(*id), p.clone()))
+                .collect();
+            disk.exec(&[crate::store::Op::HSet {
+                key: bus_key(queue),
+                fields,
+            }])
+            .map_err(|source| BrokerError::Store {
+                queue: queue.stage(),
+                source,
+            })?;
+        }
         let mut queues = self.inner.queues.lock().unwrap_or_else(|p| p.into_inner());
         let q = queues.entry(queue).or_default();
-        for p in payloads {
+        for m in numbered {
             self.inner.unfinished.fetch_add(1, Ordering::SeqCst);
-            q.push_back(p);
+            q.push_back(m);
         }
         drop(queues);
         self.inner.arrived.notify_waiters();
+        Ok(())
     }
 
-    async fn pop(&self, queue: Queue) -> Vec<u8> {
+    async fn pop(&self, queue: Queue) -> (u64, Vec<u8>) {
         loop {
             let notified = self.inner.arrived.notified();
             tokio::pin!(notified);
@@ -802,19 +922,43 @@ impl MemoryBus {
         }
     }
 
-    fn finish(&self) {
+    fn finish(&self, queue: Queue, id: u64) {
+        self.keep(&[crate::store::Op::HDel {
+            key: bus_key(queue),
+            field: field(id),
+        }]);
         self.inner.unfinished.fetch_sub(1, Ordering::SeqCst);
         self.inner.finished.notify_waiters();
     }
 
-    fn dead_letter(&self, queue: Queue, data: Vec<u8>, reason: Option<String>) {
-        self.bury(queue, data, reason);
-        self.finish();
+    fn dead_letter(&self, queue: Queue, id: u64, data: Vec<u8>, reason: Option<String>) {
+        self.keep(&[
+            crate::store::Op::HSet {
+                key: dead_key(queue),
+                fields: vec![(field(id), data.clone())],
+            },
+            crate::store::Op::HDel {
+                key: bus_key(queue),
+                field: field(id),
+            },
+        ]);
+        self.inner
+            .dead
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((queue, data, reason));
+        self.inner.unfinished.fetch_sub(1, Ordering::SeqCst);
+        self.inner.finished.notify_waiters();
     }
 
     /// Into the dead letters, without finishing a delivery (one message of
     /// a bundle whose delivery goes on).
     fn bury(&self, queue: Queue, data: Vec<u8>, reason: Option<String>) {
+        let id = self.inner.next_id.fetch_add(1, Ordering::SeqCst);
+        self.keep(&[crate::store::Op::HSet {
+            key: dead_key(queue),
+            fields: vec![(field(id), data.clone())],
+        }]);
         self.inner
             .dead
             .lock()
@@ -838,14 +982,17 @@ impl MemoryBus {
             .collect();
         if take {
             dead.retain(|(q, _, _)| *q != queue);
+            self.keep(&[crate::store::Op::Del {
+                key: dead_key(queue),
+            }]);
         }
         letters
     }
 
-    fn requeue(&self, queue: Queue, data: Vec<u8>) {
-        // Still unfinished: it goes back to the queue.
+    fn requeue(&self, queue: Queue, id: u64, data: Vec<u8>) {
+        // Still unfinished (and still kept): it goes back to the queue.
         let mut queues = self.inner.queues.lock().unwrap_or_else(|p| p.into_inner());
-        queues.entry(queue).or_default().push_back(data);
+        queues.entry(queue).or_default().push_back((id, data));
         drop(queues);
         self.inner.arrived.notify_waiters();
     }

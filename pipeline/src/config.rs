@@ -79,6 +79,11 @@ pub struct ServiceConfig {
     #[arg(long, env = "CRAWLER_TEXT_DIR", global = true)]
     pub text_dir: Option<std::path::PathBuf>,
 
+    /// Read the state a `crawler run --state DIR` left in DIR instead of
+    /// Redis (its namespace and its texts under DIR; no service needed).
+    #[arg(long, env = "CRAWLER_STATE", global = true)]
+    pub state: Option<std::path::PathBuf>,
+
     /// Prefix of every queue and Redis key: crawls (and tests) in different
     /// namespaces never mix.
     #[arg(
@@ -94,7 +99,34 @@ pub struct ServiceConfig {
     pub log_json: bool,
 }
 
+/// The namespace of `crawler run`'s keys (in memory, or on disk under
+/// `--state`).
+pub const RUN_NAMESPACE: &str = "local";
+
+/// Where the disk store of a `--state` directory is.
+pub fn state_store(dir: &std::path::Path) -> std::path::PathBuf {
+    dir.join("store")
+}
+
+/// Where the text segments of a `--state` directory are.
+pub fn state_texts(dir: &std::path::Path) -> std::path::PathBuf {
+    dir.join("texts")
+}
+
 impl ServiceConfig {
+    /// These settings as they read a `--state` directory: `crawler run`'s
+    /// namespace and the texts under it (unless `--text-dir` says where);
+    /// unchanged without `--state`.
+    pub fn with_state(mut self) -> ServiceConfig {
+        if let Some(dir) = &self.state {
+            self.namespace = RUN_NAMESPACE.to_string();
+            if self.text_dir.is_none() {
+                self.text_dir = Some(state_texts(dir));
+            }
+        }
+        self
+    }
+
     /// The configuration for printing at start-up: URLs without passwords.
     pub fn redacted(&self) -> String {
         let cluster = match &self.redis_cluster {
@@ -135,8 +167,12 @@ impl ServiceConfig {
         }
     }
 
-    /// Connects to the store (one Redis or a cluster).
+    /// Connects to the store (one Redis or a cluster), or opens the disk
+    /// store of `--state`.
     pub async fn store(&self) -> Result<crate::store::Store, crate::store::StoreError> {
+        if let Some(dir) = &self.state {
+            return crate::store::Store::disk(&state_store(dir));
+        }
         crate::store::Store::connect(&self.redis_config()).await
     }
 }
@@ -255,6 +291,8 @@ pub struct Settings {
     pub redis_cluster: Option<String>,
     pub redis_wait: Option<u32>,
     pub text_dir: Option<std::path::PathBuf>,
+    /// `crawler run --state`, and the state the other subcommands read.
+    pub state: Option<std::path::PathBuf>,
     pub namespace: Option<String>,
     pub prefetch: Option<u16>,
     pub concurrency: Option<usize>,

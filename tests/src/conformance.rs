@@ -1,7 +1,9 @@
 //! One harness for every store op written twice (Lua or a transaction on
 //! Redis, a twin in the memory store of `crawler run`): run the same steps
-//! on both, then compare their replies and everything they left under the
-//! namespace ([`pipeline::Store::snapshot`]).
+//! on Redis, on the memory store and on the disk store (`crawler run
+//! --state`, the same twins over its engine), then compare their replies
+//! and everything they left under the namespace
+//! ([`pipeline::Store::snapshot`]).
 //!
 //! Both stores stamp times from their own clock (Redis's `TIME`, the
 //! memory store's `SystemTime`), a few milliseconds apart, so what looks
@@ -179,9 +181,9 @@ pub async fn run(store: &Store, ns: &str, steps: &[Step]) -> Run {
     Run { replies, state }
 }
 
-/// Runs the steps `case` builds for a namespace on the real Redis and on a
-/// fresh memory store, asserts both gave the same replies and left the
-/// same state, and returns that.
+/// Runs the steps `case` builds for a namespace on the real Redis, on a
+/// fresh memory store and on a fresh disk store, asserts all three gave
+/// the same replies and left the same state, and returns that.
 pub async fn agree(name: &str, case: impl Fn(&str) -> Vec<Step>) -> Run {
     let env = TestEnv::in_process(name);
     let ns = env.namespace.clone();
@@ -198,6 +200,18 @@ pub async fn agree(name: &str, case: impl Fn(&str) -> Vec<Step>) -> Run {
     assert_eq!(
         on_redis.state, on_memory.state,
         "{name}: Redis and memory hold different state"
+    );
+    let dir = std::env::temp_dir().join(format!("conformance-disk-{ns}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    let on_disk = run(&Store::disk(&dir).expect("disk store"), &ns, &steps).await;
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(
+        on_redis.replies, on_disk.replies,
+        "{name}: Redis and disk replied differently"
+    );
+    assert_eq!(
+        on_redis.state, on_disk.state,
+        "{name}: Redis and disk hold different state"
     );
     on_redis
 }

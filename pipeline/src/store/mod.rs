@@ -16,10 +16,13 @@
 //! - `redis`: the Redis executor (one pipeline per batch, scripts by SHA).
 //! - `memory`: the in-memory store, and the [`Memory`] view a script's
 //!   twin works on.
+//! - `disk`: the same data model on disk ([`DiskStore`], `crawler run
+//!   --state`), one engine transaction per batch.
 //!
 //! The layout of keys and steps that lets the same stages run on one
 //! Redis, a Redis Cluster, in memory and on disk: [`design`].
 
+mod disk;
 mod memory;
 mod redis;
 
@@ -28,6 +31,7 @@ pub mod design {}
 
 use std::sync::OnceLock;
 
+pub use self::disk::DiskStore;
 pub use self::memory::{apply, glob_match, now_ms, parse_int, range_of, Data, Memory, MemoryStore};
 /// The Redis settings the per-URL hashes are sized for (`redis-server`
 /// arguments; the README and compose use them): a document record (URL,
@@ -58,6 +62,8 @@ pub enum StoreError {
     ScriptArg { script: &'static str, index: usize },
     #[error("a script does not load: {error}")]
     Script { error: String },
+    #[error("disk store at {path}: {error}")]
+    Disk { path: String, error: String },
     #[error("{op}: a transaction's keys span cluster slots")]
     CrossSlot { op: &'static str },
     #[error("redis at {url}: only {acked} of {wanted} replica(s) acknowledged the write in time")]
@@ -342,12 +348,13 @@ impl Reply {
     }
 }
 
-/// Redis (one node or a cluster), or memory; cheap to clone (all share
-/// their connection or map).
+/// Redis (one node or a cluster), memory, or disk; cheap to clone (all
+/// share their connection, map or engine).
 #[derive(Clone)]
 pub enum Store {
     Redis(RedisStore),
     Memory(MemoryStore),
+    Disk(DiskStore),
 }
 
 impl Store {
@@ -369,6 +376,11 @@ impl Store {
         Store::Memory(MemoryStore::default())
     }
 
+    /// The disk store in `dir` (created when absent).
+    pub fn disk(dir: &std::path::Path) -> Result<Store, StoreError> {
+        Ok(Store::Disk(DiskStore::open(dir)?))
+    }
+
     /// Whether the ops of one batch run in order whatever keys they touch
     /// (one Redis node, memory): on a cluster only the ops of one slot do,
     /// and a step that must follow another in another slot waits for its
@@ -376,7 +388,7 @@ impl Store {
     pub fn ordered(&self) -> bool {
         match self {
             Store::Redis(r) => !r.is_cluster(),
-            Store::Memory(_) => true,
+            Store::Memory(_) | Store::Disk(_) => true,
         }
     }
 
@@ -404,6 +416,7 @@ impl Store {
         let replies = match self {
             Store::Redis(r) => r.exec(ops, atomic).await,
             Store::Memory(m) => m.exec(ops),
+            Store::Disk(d) => d.exec(ops),
         }?;
         for (op, reply) in ops.iter().zip(&replies) {
             if let Op::Script(call) = op {
@@ -449,7 +462,7 @@ impl Store {
     pub async fn used_memory(&self) -> Result<i64, StoreError> {
         match self {
             Store::Redis(r) => r.used_memory().await,
-            Store::Memory(_) => Ok(0),
+            Store::Memory(_) | Store::Disk(_) => Ok(0),
         }
     }
 
@@ -463,6 +476,7 @@ impl Store {
         match self {
             Store::Redis(r) => r.snapshot(pattern).await,
             Store::Memory(m) => Ok(m.snapshot(pattern)),
+            Store::Disk(d) => d.snapshot(pattern),
         }
     }
 
@@ -473,6 +487,7 @@ impl Store {
         match self {
             Store::Redis(r) => r.keys_matching(pattern).await,
             Store::Memory(m) => Ok(m.keys_matching(pattern)),
+            Store::Disk(d) => d.keys_matching(pattern),
         }
     }
 }
