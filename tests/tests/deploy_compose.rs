@@ -243,6 +243,7 @@ fn compose_env_example_and_readme_agree_on_redis_durability() {
         ["--appendonly", "yes"],
         ["--appendfsync", "always"],
         ["--requirepass", password.as_str()],
+        pipeline::store::RECOMMENDED_REDIS_CONFIG,
     ] {
         assert!(
             redis_command.windows(2).any(|w| w == pair),
