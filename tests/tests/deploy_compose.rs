@@ -237,7 +237,7 @@ fn compose_env_example_and_readme_agree_on_redis_durability() {
         .skip_while(|l| **l != "    command:")
         .skip(1)
         .map_while(|l| l.strip_prefix("    - "))
-        .map(|w| w.trim_matches('"'))
+        .map(|w| w.trim_matches(['"', '\'']))
         .collect();
     for pair in [
         ["--appendonly", "yes"],
