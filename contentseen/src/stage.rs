@@ -108,15 +108,16 @@ fn doc_store_twin(
     Ok(Reply::Int(1))
 }
 
-/// The step of [`DOC_STORE`] for URL hash `h`.
-pub fn doc_store(keys: &Keys, h: u64, record: &DocRecord, counts: Vec<(String, i64)>) -> Op {
+/// The step of [`DOC_STORE`] for URL hash `h`, its record as stored
+/// (`Documents::pack`).
+pub fn doc_store(keys: &Keys, h: u64, record: Vec<u8>, counts: Vec<(String, i64)>) -> Op {
     let (key, field) = keys.document(h);
     let mut call = ScriptCall::new(&DOC_STORE)
         .key(key)
         .key(keys.document_log(h))
         .key(keys.stats_of_url(h))
         .arg(field)
-        .arg(record.encode());
+        .arg(record);
     for (counter, by) in &counts {
         call = call.arg(counter.as_bytes()).int(by);
     }
@@ -352,7 +353,8 @@ impl ContentSeenStage {
         // changed page goes on its export log again, so an export that
         // resumes from a cursor takes the new version.
         let (key, field) = self.keys.document(me);
-        let mut also = vec![Also::HSet(key, field, rec.encode())];
+        let packed = self.docs.pack(&rec).await.map_err(stage)?;
+        let mut also = vec![Also::HSet(key, field, packed)];
         if !unchanged {
             also.push(Also::RPush(
                 self.keys.document_log(me),
@@ -382,17 +384,22 @@ impl ContentSeenStage {
     /// stored record if this document is stored already, else its verdict.
     async fn decide(&self, sketch: &Sketch, article: bool, me: u64) -> Result<Decided, StageError> {
         let stored_op = self.docs.record_op(me);
-        let stored = |r: &Reply| -> Result<Option<DocRecord>, StageError> {
-            self.docs
-                .record_of(r, &format!("{me:016x}"))
-                .map_err(|e| StageError::Transient(e.to_string()))
+        let what = format!("{me:016x}");
+        let stored = |r: Reply| {
+            let what = &what;
+            async move {
+                self.docs
+                    .record_of(&r, what)
+                    .await
+                    .map_err(|e| StageError::Transient(e.to_string()))
+            }
         };
         // A page without an article (a listing, navigation, an empty
         // extraction) is stored as it is and never matched: nothing in it
         // to judge a near-duplicate by.
         if !article {
             let reply = self.store.one(stored_op).await?;
-            return Ok(match stored(&reply)? {
+            return Ok(match stored(reply).await? {
                 Some(r) => Decided::Stored(Box::new(r)),
                 None => Decided::New(Verdict::Original),
             });
@@ -400,7 +407,7 @@ impl ContentSeenStage {
         match self.reach.probe(self.table.layout(), sketch) {
             Some(probe) => {
                 let (replies, inserted) = self.table.insert(vec![stored_op], &[probe]).await?;
-                if let Some(r) = stored(replies.first().unwrap_or(&Reply::Nil))? {
+                if let Some(r) = stored(replies.first().cloned().unwrap_or(Reply::Nil)).await? {
                     return Ok(Decided::Stored(Box::new(r)));
                 }
                 let verdict = self
@@ -428,7 +435,7 @@ impl ContentSeenStage {
                         Op::HGet { key, field },
                     ])
                     .await?;
-                if let Some(r) = stored(replies.first().unwrap_or(&Reply::Nil))? {
+                if let Some(r) = stored(replies.first().cloned().unwrap_or(Reply::Nil)).await? {
                     return Ok(Decided::Stored(Box::new(r)));
                 }
                 let owner = replies
@@ -573,10 +580,15 @@ impl Stage for ContentSeenStage {
         }
         first.extend(scheduled);
         let counter = if of.is_some() { "duplicate" } else { "stored" };
+        let packed = self
+            .docs
+            .pack(&record)
+            .await
+            .map_err(|e| StageError::Transient(e.to_string()))?;
         let store_op = doc_store(
             &self.keys,
             me,
-            &record,
+            packed,
             pipeline::crawls::counts(&stored.crawl, &[(counter, 1)]),
         );
         if !first.is_empty() {

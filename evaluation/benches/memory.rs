@@ -139,6 +139,10 @@ fn main() {
 async fn run(url: &str, pages: u64, in_files: bool) {
     let store = Store::redis(url).await.expect("bench redis");
     let keys = Keys::new(NS);
+    // Packs the document records as contentseen does (its dictionary
+    // trained on the records written).
+    let records = pipeline::documents::Documents::new(store.clone(), NS, None);
+    let mut record_bytes = 0u64;
     let text_dir = std::env::temp_dir().join(format!("memory-bench-texts-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&text_dir);
     let texts = if in_files {
@@ -326,11 +330,13 @@ async fn run(url: &str, pages: u64, in_files: bool) {
         };
         for ((me, of, stored, _), body) in lines.iter().zip(bodies) {
             let record = DocRecord::of(stored, *of, body);
+            let packed = records.pack(&record).await.expect("a record");
+            record_bytes += packed.len() as u64;
             let counter = if of.is_some() { "duplicate" } else { "stored" };
             then.push(contentseen::stage::doc_store(
                 &keys,
                 *me,
-                &record,
+                packed,
                 pipeline::crawls::counts(&crawl.name, &[(counter, 1)]),
             ));
         }
@@ -364,6 +370,10 @@ async fn run(url: &str, pages: u64, in_files: bool) {
         counters.get("seen")
     );
     println!("{}", evaluation::memory::table(&kinds, pages, Some(used)));
+    println!(
+        "document records as stored (packed with the crawl's dictionary): {:.1} B/page",
+        record_bytes as f64 / pages as f64
+    );
     if in_files {
         let files: u64 = std::fs::read_dir(texts::folder(&text_dir, NS))
             .map(|d| {

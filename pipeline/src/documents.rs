@@ -10,12 +10,15 @@
 //! filters need without the text: URL, title, author, date, fingerprint,
 //! verdict (the original's URL hash), distance, radius, Jaccard estimate,
 //! article flag, tokens, crawl, fetch time, export sequence, the refetch
-//! interval, and where the full document is.
+//! interval, and where the full document is. Records are stored packed
+//! with a zstd dictionary trained on the crawl's own records
+//! ([`crate::dictionaries`]): [`Documents::pack`] and [`Documents::record_of`].
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::dictionaries::{Dictionaries, DictionaryError};
 use crate::keys::{url_hash, Keys};
 use crate::messages::{rfc3339_from_unix, unix_of_rfc3339, CodecError, StoredDocument};
 use crate::store::{Op, Reply, Store, StoreError};
@@ -148,6 +151,12 @@ pub enum DocumentError {
     NoTextDir { url: String },
     #[error("document of {url}: not a stored document: {reason}")]
     Json { url: String, reason: String },
+    #[error("document record of {url}: {source}")]
+    Packed {
+        url: String,
+        #[source]
+        source: DictionaryError,
+    },
 }
 
 impl DocRecord {
@@ -193,6 +202,7 @@ pub struct Documents {
     store: Store,
     keys: Keys,
     text_dir: Option<PathBuf>,
+    dictionaries: std::sync::Arc<Dictionaries>,
 }
 
 /// The longest a stored document's JSON may decompress to.
@@ -200,11 +210,25 @@ const MAX_DOCUMENT_BYTES: usize = 64 << 20;
 
 impl Documents {
     pub fn new(store: Store, namespace: &str, text_dir: Option<&Path>) -> Documents {
+        let keys = Keys::new(namespace);
         Documents {
+            dictionaries: std::sync::Arc::new(Dictionaries::new(store.clone(), keys.clone())),
             store,
-            keys: Keys::new(namespace),
+            keys,
             text_dir: text_dir.map(Path::to_path_buf),
         }
+    }
+
+    /// `record` as it is stored: MessagePack, packed with the crawl's
+    /// dictionary when that is shorter ([`crate::dictionaries`]).
+    pub async fn pack(&self, record: &DocRecord) -> Result<Vec<u8>, DocumentError> {
+        self.dictionaries
+            .pack(record.encode())
+            .await
+            .map_err(|source| DocumentError::Packed {
+                url: record.url.clone(),
+                source,
+            })
     }
 
     pub fn keys(&self) -> &Keys {
@@ -218,35 +242,45 @@ impl Documents {
     }
 
     /// A record from its op's reply (`None`: not stored).
-    pub fn record_of(&self, reply: &Reply, what: &str) -> Result<Option<DocRecord>, DocumentError> {
-        match reply.data()? {
-            None => Ok(None),
-            Some(bytes) => {
-                DocRecord::decode(&bytes)
-                    .map(Some)
-                    .map_err(|source| DocumentError::Record {
-                        url: what.to_string(),
-                        source,
-                    })
-            }
-        }
+    pub async fn record_of(
+        &self,
+        reply: &Reply,
+        what: &str,
+    ) -> Result<Option<DocRecord>, DocumentError> {
+        let Some(stored) = reply.data()? else {
+            return Ok(None);
+        };
+        let plain =
+            self.dictionaries
+                .unpack(stored)
+                .await
+                .map_err(|source| DocumentError::Packed {
+                    url: what.to_string(),
+                    source,
+                })?;
+        DocRecord::decode(&plain)
+            .map(Some)
+            .map_err(|source| DocumentError::Record {
+                url: what.to_string(),
+                source,
+            })
     }
 
     /// The records of these URL hashes, in order.
     pub async fn records(&self, hashes: &[u64]) -> Result<Vec<Option<DocRecord>>, DocumentError> {
         let ops: Vec<Op> = hashes.iter().map(|&h| self.record_op(h)).collect();
         let replies = self.store.exec(&ops).await?;
-        hashes
-            .iter()
-            .zip(&replies)
-            .map(|(h, r)| self.record_of(r, &format!("{h:016x}")))
-            .collect()
+        let mut out = Vec::with_capacity(hashes.len());
+        for (h, r) in hashes.iter().zip(&replies) {
+            out.push(self.record_of(r, &format!("{h:016x}")).await?);
+        }
+        Ok(out)
     }
 
     /// The record of `url`.
     pub async fn record(&self, url: &str) -> Result<Option<DocRecord>, DocumentError> {
         let reply = self.store.one(self.record_op(url_hash(url))).await?;
-        self.record_of(&reply, url)
+        self.record_of(&reply, url).await
     }
 
     /// The full document of a record (`reader` keeps the last segment

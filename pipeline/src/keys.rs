@@ -307,6 +307,17 @@ impl Keys {
     pub fn segment_sequence(&self) -> String {
         format!("{}:segseq", self.ns)
     }
+
+    /// The zstd dictionaries of document records: a hash from dictionary
+    /// id to its bytes (`crate::dictionaries`).
+    pub fn dictionaries(&self) -> String {
+        format!("{}:dicts", self.ns)
+    }
+
+    /// The counter that numbers the dictionaries.
+    pub fn dictionary_sequence(&self) -> String {
+        format!("{}:dictseq", self.ns)
+    }
 }
 
 #[cfg(test)]

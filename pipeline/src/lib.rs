@@ -55,6 +55,7 @@ pub mod broker;
 pub mod bundle;
 pub mod config;
 pub mod crawls;
+pub mod dictionaries;
 pub mod documents;
 pub mod fault;
 pub mod keys;

@@ -203,7 +203,7 @@ async fn doc_store_and_its_memory_twin_agree() {
             doc_store(
                 &keys,
                 pipeline::keys::url_hash(url),
-                &record(url, dup),
+                record(url, dup).encode(),
                 pipeline::crawls::counts("news", &[(counter, 1)]),
             )
         };
