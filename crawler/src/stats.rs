@@ -416,7 +416,7 @@ async fn wait_idle(
     json: bool,
 ) -> anyhow::Result<()> {
     let deadline = Instant::now() + Duration::from_secs(timeout_secs);
-    let mut idle_since: Option<Instant> = None;
+    let mut idle_since: Option<(Instant, BTreeMap<String, i64>)> = None;
     let mut conns = None;
     let mut last: Option<Snapshot> = None;
     let mut down: Option<String> = None;
@@ -447,10 +447,19 @@ async fn wait_idle(
                         eprintln!("{}", paused_hint(&paused));
                         told_paused = true;
                     }
+                    // Idle at every poll for IDLE_FOR, and no counter moved
+                    // meanwhile: a worker reports what it holds only at its
+                    // heartbeat, so a message taken and handled between
+                    // two heartbeats is seen by nothing but the counter it
+                    // bumps.
                     if s.idle() {
-                        let since = *idle_since.get_or_insert_with(Instant::now);
-                        if since.elapsed() >= IDLE_FOR {
-                            return print(&s, json);
+                        match &idle_since {
+                            Some((since, counters)) if *counters == s.counters => {
+                                if since.elapsed() >= IDLE_FOR {
+                                    return print(&s, json);
+                                }
+                            }
+                            _ => idle_since = Some((Instant::now(), s.counters.clone())),
                         }
                     } else {
                         idle_since = None;
