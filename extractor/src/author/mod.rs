@@ -27,7 +27,7 @@ use pipeline::script::Script;
 
 use crate::scan::{flag, Page};
 use chinese::{chinese_byline, floor, han_name};
-use json_ld::json_author;
+use json_ld::{json_author, json_credit};
 use names::clean;
 pub use names::{names_of, Checks};
 
@@ -73,17 +73,42 @@ pub fn author(
         declared: true,
         ..checks.clone()
     };
-    let declared = META_KEYS
+    let json = json_credit(&page.json_ld);
+    // Every declared name, in the order of trust: the meta tags, JSON-LD, the Twitter card.
+    let mut declared_all: Vec<String> = META_KEYS
         .iter()
         .filter_map(|key| crate::meta(page, &[key]))
-        .find_map(|a| clean(a, &declared_checks))
-        .or_else(|| {
+        .filter_map(|a| clean(a, &declared_checks))
+        .collect();
+    match &json {
+        Some(credit) if !credit.organisation => {
+            declared_all.extend(clean(&credit.names.join(", "), &declared_checks));
+        }
+        Some(_) => {}
+        // A block that is no valid JSON, read by hand.
+        None => declared_all.extend(
             page.json_ld
                 .iter()
-                .find_map(|json| json_author(json).and_then(|a| clean(&a, &declared_checks)))
-        })
-        .or_else(|| written_by_label(page).and_then(|a| clean(a, &declared_checks)))
-        .filter(|a| !names_the_site(page, a));
+                .find_map(|json| json_author(json).and_then(|a| clean(&a, &declared_checks))),
+        ),
+    }
+    declared_all.extend(written_by_label(page).and_then(|a| clean(a, &declared_checks)));
+    // A portal's name in Han characters is never the writer; a site's name in other
+    // scripts is demoted below the names the page shows (and may stand as its credit).
+    declared_all.retain(|a| !(a.chars().any(is_han) && names_the_site(page, a)));
+    let site_named = declared_all
+        .iter()
+        .position(|a| names_the_site(page, a))
+        .map(|i| declared_all.remove(i));
+    declared_all.extend(site_named);
+    // The first the page shows at its article (the writer), else the first (a publisher
+    // named in `<meta name=author>` loses to the writer in `article:author`).
+    let declared = declared_all
+        .iter()
+        .take(MAX_DECLARED)
+        .find(|d| shown(page, span, d))
+        .or(declared_all.first())
+        .cloned();
     if issuer.is_some() && declared.is_none() {
         return issuer;
     }
@@ -105,10 +130,40 @@ pub fn author(
         Some(d) if one_latin_word(&d) && !shown(page, span, &d) => visible(),
         // A declared author the page does not show at its article (a decoy or template meta
         // tag, the publisher named in the footer) loses to a byline the reader sees.
-        Some(d) if !shown(page, span, &d) => visible().or(Some(d)),
+        Some(d) if !shown(page, span, &d) || names_the_site(page, &d) => visible().or(Some(d)),
         Some(d) => Some(d),
-        None => visible().or_else(|| bare_name_line(body)),
+        None => visible()
+            .or_else(|| bare_name_line(body))
+            .or_else(|| declared_organisation(page, json.as_ref(), &checks)),
     }
+}
+
+/// Declared authors weighed against each other at most (each is looked for in the text).
+const MAX_DECLARED: usize = 4;
+
+/// An organisation the markup declares as the author (a JSON-LD `Organization`, a meta
+/// author or a Twitter card's "Written by" that names the site, a newsroom or a company:
+/// `Eurosport`, `Greentech.LIVE Redaktion`, `Deutscher Tennis Bund`): the credit of a page
+/// that names no person. Never navigation, a link or a label; never in Han characters
+/// (a Chinese portal declares itself, not the writer).
+fn declared_organisation(
+    page: &Page,
+    json: Option<&json_ld::JsonCredit>,
+    checks: &Checks,
+) -> Option<String> {
+    let json_org = json.filter(|c| c.organisation).map(|c| c.names.join(", "));
+    // JSON-LD's typed organisation first: the most specific credit.
+    json_org
+        .map(|raw| (raw, true))
+        .into_iter()
+        .chain(
+            ["author", "article:author", "dc.creator", "dcterms.creator"]
+                .iter()
+                .filter_map(|key| crate::meta(page, &[key]).map(str::to_string))
+                .chain(written_by_label(page).map(str::to_string))
+                .map(|raw| (raw, false)),
+        )
+        .find_map(|(raw, typed)| names::organisation(&raw, typed, checks))
 }
 
 /// One word of Latin letters that names no agency (`Washington`, `Heiko`; not `Reuters`).
@@ -141,12 +196,10 @@ fn shown(page: &Page, span: Option<(u32, u32)>, author: &str) -> bool {
     })
 }
 
-/// Whether a declared author written in Han characters is the site's name: `og:site_name`
-/// holds it, or the last part of `<title>` does ("…_网易财经" for a meta author "网易").
+/// Whether a declared author is the site's name: `og:site_name` holds it, or the last part
+/// of `<title>` does ("…_网易财经" for a meta author "网易", "… | L-MAG" for "L-MAG").
 fn names_the_site(page: &Page, author: &str) -> bool {
-    if !author.chars().all(|c| is_han(c) || c == ' ') {
-        return false;
-    }
+    let han = author.chars().all(|c| is_han(c) || c == ' ');
     let site = crate::meta(page, &["og:site_name", "application-name"]).unwrap_or("");
     let title_end = page
         .title
@@ -154,7 +207,15 @@ fn names_the_site(page: &Page, author: &str) -> bool {
         .next()
         .filter(|end| end.len() < page.title.len())
         .unwrap_or("");
-    [site, title_end].iter().any(|s| s.contains(author))
+    if han {
+        return [site, title_end].iter().any(|s| s.contains(author));
+    }
+    // Other scripts: ignoring case, three letters at least ("L-MAG" for "… | L-MAG").
+    let author = author.to_lowercase();
+    author.chars().filter(|c| c.is_alphanumeric()).count() >= 3
+        && [site, title_end]
+            .iter()
+            .any(|s| s.to_lowercase().contains(&author))
 }
 
 /// The value of a "Written by" label in the page's Twitter card (`twitter:label1` =
@@ -345,6 +406,21 @@ fn first_text(page: &Page, n: &crate::scan::Node) -> Option<u32> {
 const BY_WORDS: &[&str] = &[
     "By ",
     "BY ",
+    "by ",
+    "von ",
+    "Written by ",
+    "Posted by ",
+    "Geschrieben von ",
+    "Verfasst von ",
+    "Erstellt von ",
+    "Gespeichert von ",
+    "Eingestellt von ",
+    "Ein Beitrag von ",
+    "Beitrag von ",
+    "Écrit par ",
+    "Publié par ",
+    "Escrito por ",
+    "Publicado por ",
     "Par ",
     "PAR ",
     "Von ",
@@ -362,6 +438,35 @@ const BY_WORDS: &[&str] = &[
     "Auteur : ",
     "Auteur: ",
 ];
+
+/// Phrases that open a byline and say it is one, in the languages of the sets: after them
+/// one word is a name (a blog's handle).
+const BY_PHRASES: &[&str] = &[
+    "Written by ",
+    "Posted by ",
+    "Geschrieben von ",
+    "Verfasst von ",
+    "Erstellt von ",
+    "Gespeichert von ",
+    "Eingestellt von ",
+    "Ein Beitrag von ",
+    "Beitrag von ",
+    "Écrit par ",
+    "Publié par ",
+    "Escrito por ",
+    "Publicado por ",
+];
+
+/// A byline label glued to the name by the markup (`<span>By</span><a>Alex Roe</a>` reads
+/// "ByAlex Roe"): the line with a space put back; `None` when the line is no such thing.
+fn glued_label(line: &str) -> Option<String> {
+    ["By", "Von", "Par", "Por"].iter().find_map(|label| {
+        let rest = line.strip_prefix(label)?;
+        let mut chars = rest.chars();
+        let (first, second) = (chars.next()?, chars.next()?);
+        (first.is_uppercase() && second.is_lowercase()).then(|| format!("{label} {rest}"))
+    })
+}
 
 /// Text around the body's start searched for a visible "By …" line (bytes).
 pub const BY_LINE_AROUND: u32 = 1500;
@@ -394,16 +499,46 @@ fn by_line(page: &Page, span: Option<(u32, u32)>, checks: &Checks) -> Option<(By
             continue;
         }
         let mut at = lo;
-        for line in text[lo..hi].split('\n') {
+        let mut lines = text[lo..hi].split('\n').peekable();
+        while let Some(line) = lines.next() {
             let pos = at as u32;
             at += line.len() + 1;
             let line = line.trim();
+            // A label on a line of its own ("Autor:", "By"): the name is the next line.
+            let joined;
+            let line = if BY_WORDS.iter().any(|w| w.trim() == line) {
+                let next = lines.peek().map_or("", |l| l.trim());
+                joined = format!("{} {next}", line);
+                joined.as_str()
+            } else {
+                line
+            };
+            let glued;
+            let line = match glued_label(line) {
+                Some(spaced) => {
+                    glued = spaced;
+                    glued.as_str()
+                }
+                None => line,
+            };
             if line.chars().count() > MAX_AUTHOR_CHARS
                 || !BY_WORDS.iter().any(|w| line.starts_with(w))
             {
                 continue;
             }
-            let Some(name) = clean(line, checks) else {
+            // After a phrase that says so ("Geschrieben von", "Posted by"), one word is
+            // the writer's handle.
+            let phrase_checks;
+            let line_checks = if BY_PHRASES.iter().any(|w| line.starts_with(w)) {
+                phrase_checks = Checks {
+                    single_word: true,
+                    ..checks.clone()
+                };
+                &phrase_checks
+            } else {
+                checks
+            };
+            let Some(name) = clean(line, line_checks).filter(|n| !names::is_label_word(n)) else {
                 continue;
             };
             let key = (

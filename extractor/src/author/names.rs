@@ -23,6 +23,18 @@ pub struct Checks {
 }
 
 impl Checks {
+    /// Whether every word of four letters or more in `part` (one at least) is a word of the
+    /// site's name: `Business Insider` names the site `Business Insider`, `Karoline Herr`
+    /// does not name `Frollein Herr`.
+    pub(super) fn all_site_words(&self, part: &str) -> bool {
+        let lower = part.to_lowercase();
+        let mut words = lower
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().count() >= 4)
+            .peekable();
+        words.peek().is_some() && words.all(|w| self.site_words.iter().any(|site| site == w))
+    }
+
     pub(super) fn of(page: &Page) -> Checks {
         let site =
             crate::meta(page, &["og:site_name", "application-name", "twitter:site"]).unwrap_or("");
@@ -64,6 +76,8 @@ const BYLINE_PREFIXES: &[&str] = &[
     "erstellt von ",
     "gespeichert von ",
     "veröffentlicht von ",
+    "eingestellt von ",
+    "interview: ",
     "ein beitrag von ",
     "beitrag von ",
     "artikel von ",
@@ -489,6 +503,25 @@ pub fn names_of(raw: &str, checks: &Checks) -> Option<Vec<String>> {
     if let Some(agency) = agency_credit(&s) {
         return Some(vec![agency]);
     }
+    // A handle or an agency's code after the name ("Williams Perdomo @wperdomod",
+    // "Peter Maahn/SP-X", "Jane Roe/dpa"): the name alone.
+    if let Some((name, tail)) = s.rsplit_once([' ', '/']) {
+        let tail = tail.trim();
+        let handle = tail.starts_with('@') && s.as_bytes().get(name.len()) == Some(&b' ');
+        let code = s.as_bytes().get(name.len()) == Some(&b'/')
+            && !name.contains('/')
+            && name.contains(' ')
+            && (1..=MAX_CODE_CHARS).contains(&tail.chars().count())
+            && !tail.contains(' ')
+            && (agency_credit(tail).is_some()
+                || tail
+                    .chars()
+                    .all(|c| c.is_uppercase() || c == '-' || c.is_ascii_digit())
+                || tail.chars().all(|c| c.is_lowercase()));
+        if handle || code {
+            s = name.trim().to_string();
+        }
+    }
     let lower = s.to_lowercase();
     // Navigation and links, not a byline.
     let navigation = ['|', '»', '›', '<', '>', '@', '#', '=', '/']
@@ -519,10 +552,7 @@ pub fn names_of(raw: &str, checks: &Checks) -> Option<Vec<String>> {
         if is_role_or_agency(part) {
             continue;
         }
-        let lower = part.to_lowercase();
-        let names_the_site = lower
-            .split(|c: char| !c.is_alphanumeric())
-            .any(|w| checks.site_words.iter().any(|site| site == w));
+        let names_the_site = checks.all_site_words(part);
         let Some(name) = checked_name(part, checks).filter(|_| !names_the_site) else {
             // A part that is no name: an organisation among names is a wrong candidate,
             // a role, a credential, an agency or the site after them is dropped.
@@ -649,4 +679,77 @@ fn checked_name(part: &str, checks: &Checks) -> Option<String> {
                 || (words.len() == 1 && w.chars().count() >= 3))
     });
     (person && (single_word || words.len() >= 2)).then(|| words.join(" "))
+}
+
+/// Words that make a credit an organisation's (besides [`NOT_PERSON_WORDS`] and
+/// [`COMPANY_WORDS`]): newsrooms, associations, federations.
+const ORGANISATION_WORDS: &[&str] = &[
+    "redaktion",
+    "redacción",
+    "rédaction",
+    "redazione",
+    "verband",
+    "verein",
+    "bund",
+    "union",
+    "stiftung",
+    "kammer",
+    "amt",
+    "e.v",
+    "ev",
+    "gbr",
+    "kg",
+    "ug",
+    "se",
+];
+
+/// Longest agency code cut after a name ("Peter Maahn/SP-X").
+pub const MAX_CODE_CHARS: usize = 6;
+
+/// Longest organisation credit kept (chars).
+pub const MAX_ORGANISATION_CHARS: usize = 60;
+
+/// An organisation credited as the author (`raw` as the markup declares it, `typed` when
+/// JSON-LD types it `Organization`), as written without a label or what follows it;
+/// `None` for navigation, a link, a label word, a date or anything with no mark of an
+/// organisation (a word of [`NOT_PERSON_WORDS`], [`COMPANY_WORDS`], [`ORGANISATION_WORDS`],
+/// a wire service, the site's name), and for Han text.
+pub(super) fn organisation(raw: &str, typed: bool, checks: &Checks) -> Option<String> {
+    let s = strip_byline(raw);
+    let s = s.trim_matches(|c: char| !c.is_alphanumeric() && c != '.');
+    let lower = s.to_lowercase();
+    let link_or_navigation = lower.contains("http")
+        || lower.contains("www.")
+        || ['|', '<', '>', '@', '#', '=', '/', '»', '›']
+            .iter()
+            .any(|c| s.contains(*c));
+    if s.is_empty()
+        || s.chars().count() > MAX_ORGANISATION_CHARS
+        || s.chars().any(is_han)
+        || link_or_navigation
+        || !s.chars().any(char::is_alphabetic)
+    {
+        return None;
+    }
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric() && c != '.')
+        .map(|w| w.trim_matches('.'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.iter().any(|w| NAVIGATION_WORDS.contains(w))
+        || (words.len() == 1
+            && (LABEL_WORDS.contains(&words[0]) || BEFORE_DATE_WORDS.contains(&words[0]))
+            && !ORGANISATION_WORDS.contains(&words[0]))
+    {
+        return None;
+    }
+    let marked = typed
+        || agency_credit(s).is_some()
+        || checks.all_site_words(s)
+        || words.iter().any(|w| {
+            NOT_PERSON_WORDS.contains(w)
+                || COMPANY_WORDS.contains(w)
+                || ORGANISATION_WORDS.contains(w)
+        });
+    marked.then(|| s.to_string())
 }
