@@ -45,6 +45,7 @@ const META_KEYS: &[&str] = &[
     "citation_author",
     "citation_authors",
     "og:article:author",
+    "shareaholic:article_author_name",
 ];
 
 /// Longest byline kept (chars).
@@ -131,6 +132,13 @@ pub fn author(
         // A declared author the page does not show at its article (a decoy or template meta
         // tag, the publisher named in the footer) loses to a byline the reader sees.
         Some(d) if !shown(page, span, &d) || names_the_site(page, &d) => visible().or(Some(d)),
+        // A declared first name or handle ("Stefanus") and the full name in the byline
+        // ("Stefanus Stahl"): the full name.
+        Some(d) if !d.contains(' ') && !d.chars().any(is_han) => visible()
+            .filter(|v| {
+                v.split_whitespace().count() > 1 && v.split_whitespace().next() == Some(d.as_str())
+            })
+            .or(Some(d)),
         Some(d) => Some(d),
         None => visible()
             .or_else(|| bare_name_line(body))
@@ -151,10 +159,9 @@ fn declared_organisation(
     json: Option<&json_ld::JsonCredit>,
     checks: &Checks,
 ) -> Option<String> {
-    let json_org = json.filter(|c| c.organisation).map(|c| c.names.join(", "));
-    // JSON-LD's typed organisation first: the most specific credit.
-    json_org
-        .map(|raw| (raw, true))
+    // JSON-LD's names first, typed organisations or not ("Person": "Redaktion"): the
+    // most specific credit.
+    json.map(|c| (c.names.join(", "), c.organisation))
         .into_iter()
         .chain(
             ["author", "article:author", "dc.creator", "dcterms.creator"]
@@ -416,6 +423,7 @@ const BY_WORDS: &[&str] = &[
     "Gespeichert von ",
     "Eingestellt von ",
     "Ein Beitrag von ",
+    "Ein Artikel von ",
     "Beitrag von ",
     "Écrit par ",
     "Publié par ",
@@ -450,12 +458,75 @@ const BY_PHRASES: &[&str] = &[
     "Gespeichert von ",
     "Eingestellt von ",
     "Ein Beitrag von ",
+    "Ein Artikel von ",
     "Beitrag von ",
     "Écrit par ",
     "Publié par ",
     "Escrito por ",
     "Publicado por ",
 ];
+
+/// Lines after a label alone on its line looked at for the name (empty ones skipped).
+const LABEL_LOOKAHEAD: usize = 3;
+
+/// The byline a line of text may hold, as a line that opens with one of [`BY_WORDS`]:
+/// the line itself; a label alone on its line ("Autor:", "Von:", "By") joined to the next
+/// line that is not empty; a label glued to the name ("ByAlex Roe"); the name after a
+/// date line's date ("06.11.2023 13:30 von Olga", "25.10.2022 - Reiner Nagel", "Posted on
+/// September 21, 2020 by Adi Tzlil"). `None` when the line has no byline's shape.
+fn byline_text<'a>(
+    line: &'a str,
+    lines: &mut std::iter::Peekable<std::str::Split<'a, char>>,
+) -> Option<std::borrow::Cow<'a, str>> {
+    use std::borrow::Cow;
+    let bare = line.trim_end_matches([':', ' ']);
+    if let Some(label) = BY_WORDS
+        .iter()
+        .find(|w| !bare.is_empty() && w.trim().trim_end_matches(':') == bare)
+    {
+        let next = lines
+            .clone()
+            .take(LABEL_LOOKAHEAD)
+            .map(str::trim)
+            .find(|l| !l.is_empty())?;
+        return Some(Cow::Owned(format!("{} {next}", label.trim())));
+    }
+    if let Some(spaced) = glued_label(line) {
+        return Some(Cow::Owned(spaced));
+    }
+    if BY_WORDS.iter().any(|w| line.starts_with(w)) {
+        return Some(Cow::Borrowed(line));
+    }
+    after_date(line).map(Cow::Owned)
+}
+
+/// Where a date line's date may start at most (bytes): "Posted on ", "Publié le ".
+pub const DATE_LINE_LEAD: usize = 16;
+
+/// The name after the date of a date line, as a byline: "Posted by Olga", "Posted by Adi
+/// Tzlil" after "von"/"by", "Von Reiner Nagel" after ` - `, ` | `, ` · `.
+fn after_date(line: &str) -> Option<String> {
+    if line.chars().count() > MAX_AUTHOR_CHARS + DATE_LINE_LEAD
+        || !line.starts_with(|c: char| c.is_alphanumeric())
+    {
+        return None;
+    }
+    let date = crate::published::first_date(line).filter(|&at| at <= DATE_LINE_LEAD)?;
+    let rest = &line[date..];
+    let by = [" von ", " by ", " By ", " Von ", " par ", " por "]
+        .iter()
+        .filter_map(|w| rest.rfind(w).map(|i| (i + w.len(), true)));
+    let separator = [" - ", " | ", " · ", " – ", " — "]
+        .iter()
+        .filter_map(|w| rest.rfind(w).map(|i| (i + w.len(), false)));
+    let (at, by_word) = by.chain(separator).max_by_key(|(i, _)| *i)?;
+    let name = rest[at..].trim();
+    // The date itself after the last separator ("Von Jane Roe | 27.01.2022"): no name.
+    // After "von"/"by" one word is a name (a phrase of `BY_PHRASES` says so), after a
+    // separator it takes two.
+    let label = if by_word { "Posted by" } else { "Von" };
+    (!name.is_empty() && !crate::published::has_date(name)).then(|| format!("{label} {name}"))
+}
 
 /// A byline label glued to the name by the markup (`<span>By</span><a>Alex Roe</a>` reads
 /// "ByAlex Roe"): the line with a space put back; `None` when the line is no such thing.
@@ -503,24 +574,10 @@ fn by_line(page: &Page, span: Option<(u32, u32)>, checks: &Checks) -> Option<(By
         while let Some(line) = lines.next() {
             let pos = at as u32;
             at += line.len() + 1;
-            let line = line.trim();
-            // A label on a line of its own ("Autor:", "By"): the name is the next line.
-            let joined;
-            let line = if BY_WORDS.iter().any(|w| w.trim() == line) {
-                let next = lines.peek().map_or("", |l| l.trim());
-                joined = format!("{} {next}", line);
-                joined.as_str()
-            } else {
-                line
+            let Some(line) = byline_text(line.trim(), &mut lines) else {
+                continue;
             };
-            let glued;
-            let line = match glued_label(line) {
-                Some(spaced) => {
-                    glued = spaced;
-                    glued.as_str()
-                }
-                None => line,
-            };
+            let line = line.as_ref();
             if line.chars().count() > MAX_AUTHOR_CHARS
                 || !BY_WORDS.iter().any(|w| line.starts_with(w))
             {

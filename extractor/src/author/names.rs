@@ -79,6 +79,7 @@ const BYLINE_PREFIXES: &[&str] = &[
     "eingestellt von ",
     "interview: ",
     "ein beitrag von ",
+    "ein artikel von ",
     "beitrag von ",
     "artikel von ",
     "publié par ",
@@ -500,7 +501,7 @@ pub fn names_of(raw: &str, checks: &Checks) -> Option<Vec<String>> {
         return None;
     }
     let mut s = strip_byline(&s);
-    if let Some(agency) = agency_credit(&s) {
+    if let Some(agency) = agency_credit(&s, checks) {
         return Some(vec![agency]);
     }
     // A handle or an agency's code after the name ("Williams Perdomo @wperdomod",
@@ -513,7 +514,7 @@ pub fn names_of(raw: &str, checks: &Checks) -> Option<Vec<String>> {
             && name.contains(' ')
             && (1..=MAX_CODE_CHARS).contains(&tail.chars().count())
             && !tail.contains(' ')
-            && (agency_credit(tail).is_some()
+            && (agency_credit(tail, checks).is_some()
                 || tail
                     .chars()
                     .all(|c| c.is_uppercase() || c == '-' || c.is_ascii_digit())
@@ -587,13 +588,36 @@ fn split_byline(s: &str, han_text: bool) -> Vec<&str> {
         .collect()
 }
 
-/// A part that holds only role or agency words ("Staff writer", "Associated Press").
+/// A part that holds only role or agency words ("Staff writer", "Associated Press"), or a
+/// short job title that ends with a role ("AP Auto Writer", "Senior Political Reporter").
 fn is_role_or_agency(part: &str) -> bool {
-    part.split_whitespace().all(|w| {
-        let w = w.to_lowercase();
-        TRAILING_ROLE_WORDS.contains(&w.as_str()) || NOT_PERSON_WORDS.contains(&w.as_str())
-    })
+    let words: Vec<String> = part.split_whitespace().map(str::to_lowercase).collect();
+    let job_title = words.len() <= MAX_JOB_TITLE_WORDS
+        && words
+            .last()
+            .is_some_and(|w| ROLE_WORDS.contains(&w.as_str()));
+    job_title
+        || words.iter().all(|w| {
+            TRAILING_ROLE_WORDS.contains(&w.as_str()) || NOT_PERSON_WORDS.contains(&w.as_str())
+        })
 }
+
+/// Words that end a job title after a name.
+const ROLE_WORDS: &[&str] = &[
+    "writer",
+    "reporter",
+    "correspondent",
+    "editor",
+    "columnist",
+    "contributor",
+    "redakteur",
+    "redakteurin",
+    "korrespondent",
+    "korrespondentin",
+];
+
+/// Longest job title (words) dropped after a name.
+pub const MAX_JOB_TITLE_WORDS: usize = 4;
 
 /// A user's handle rather than a code: three letters at least, more letters than digits
 /// (`Bo2man`, `Marianne1`; not `L_104485`).
@@ -616,16 +640,25 @@ fn han_with_code(s: &str) -> bool {
 }
 
 /// The agencies a byline credits when it names only agencies ("Associated Press",
-/// "APA/AP", "dpa"), as written; `None` when any part is something else.
-fn agency_credit(s: &str) -> Option<String> {
+/// "APA/AP", "dpa"), with an editor's code or the site beside them ("det/dpa", "AFP/The
+/// Local"), as written; `None` when no part is an agency or a part is something else.
+fn agency_credit(s: &str, checks: &Checks) -> Option<String> {
     let parts: Vec<&str> = s
         .split(['/', ',', '&'])
         .map(str::trim)
         .filter(|p| !p.is_empty())
         .collect();
     let agency = |p: &&str| AGENCIES.contains(&p.to_lowercase().as_str());
-    (!parts.is_empty() && parts.iter().all(agency)).then(|| parts.join("/"))
+    let code = |p: &&str| {
+        (2..=MAX_EDITOR_CODE_CHARS).contains(&p.chars().count())
+            && p.chars().all(|c| c.is_ascii_lowercase())
+    };
+    let beside = |p: &&str| agency(p) || code(p) || checks.all_site_words(p);
+    (parts.iter().any(agency) && parts.iter().all(beside)).then(|| parts.join("/"))
 }
+
+/// Longest editor's code beside an agency ("det/dpa", "dpa/lno").
+pub const MAX_EDITOR_CODE_CHARS: usize = 4;
 
 /// One name, checked for its script's shape; a trailing agency or role is dropped.
 fn checked_name(part: &str, checks: &Checks) -> Option<String> {
@@ -718,6 +751,9 @@ pub(super) fn organisation(raw: &str, typed: bool, checks: &Checks) -> Option<St
     let s = strip_byline(raw);
     let s = s.trim_matches(|c: char| !c.is_alphanumeric() && c != '.');
     let lower = s.to_lowercase();
+    if let Some(agency) = agency_credit(s, checks) {
+        return Some(agency);
+    }
     let link_or_navigation = lower.contains("http")
         || lower.contains("www.")
         || ['|', '<', '>', '@', '#', '=', '/', '»', '›']
@@ -744,7 +780,7 @@ pub(super) fn organisation(raw: &str, typed: bool, checks: &Checks) -> Option<St
         return None;
     }
     let marked = typed
-        || agency_credit(s).is_some()
+        || agency_credit(s, checks).is_some()
         || checks.all_site_words(s)
         || words.iter().any(|w| {
             NOT_PERSON_WORDS.contains(w)
