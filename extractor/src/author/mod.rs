@@ -664,11 +664,8 @@ mod tests {
     fn navigation_organisations_and_roles_are_no_author() {
         let none = [
             "<span class=author>Sign In| Sign Up| Subscribe Show Menu</span>",
-            "<meta name=author content='Staff Reports'>",
             "<meta name=author content='Editorial'>",
-            "<meta name=author content='HNN Staff'>",
             "<meta name=author content='The Water Coolest'>",
-            r#"<script type="application/ld+json">{"author":{"@type":"Organization","name":"CBS News"}}</script>"#,
             "<meta name=author content='Washington'>",
             "<p>来源：人民网 作者：环球时报</p>",
             "<p>作者：市场营销课程</p>",
@@ -678,8 +675,26 @@ mod tests {
             assert_eq!(byline(html), None, "{html}");
         }
         assert_bylines(&[
-            // A wire service credited alone is the credit.
+            // A newsroom, a company or a wire service declared as the author of a page that
+            // names no person is the credit.
+            ("<meta name=author content='Staff Reports'>", Some("Staff Reports")),
+            ("<meta name=author content='HNN Staff'>", Some("HNN Staff")),
+            (
+                r#"<script type="application/ld+json">{"author":{"@type":"Organization","name":"CBS News"}}</script>"#,
+                Some("CBS News"),
+            ),
+            (
+                r#"<script type="application/ld+json">{"author":[{"@type":"Person","name":"Redaktion"}]}</script>"#,
+                Some("Redaktion"),
+            ),
+            // A person named beside it is the author.
+            (
+                r#"<meta name=author content='HNN Staff'><script type="application/ld+json">{"author":{"@type":"Person","name":"Jane Roe"}}</script>"#,
+                Some("Jane Roe"),
+            ),
             ("<meta name=author content='Reuters'>", Some("Reuters")),
+            ("<meta name=author content='det/dpa'>", Some("det/dpa")),
+            ("<meta property=og:site_name content='The Local'><meta name=author content='AFP/The Local'>", Some("AFP/The Local")),
             ("<p class=author>APA/AP</p>", Some("APA/AP")),
             ("<meta name=author content='By Paul Takahashi, Staff writer'>", Some("Paul Takahashi")),
             ("<meta name=author content='Rachael Link, MS, RD'>", Some("Rachael Link")),
@@ -714,6 +729,142 @@ mod tests {
             ("<span class=author>Über den Autor</span>", None),
             ("<meta name=author content='Play Video'>", None),
             ("<meta name=author content='Frankfurter Allgemeine Zeitung GmbH'>", None),
+        ]);
+    }
+
+    #[test]
+    fn json_ld_lists_references_and_the_writer_shown() {
+        assert_bylines(&[
+            // Every name of the list.
+            (
+                r#"<script type="application/ld+json">{"author":[{"@type":"Person","name":"Benjamin Fischer","url":"x"},{"@type":"Person","name":"Marcus Theurer"}]}</script>"#,
+                Some("Benjamin Fischer, Marcus Theurer"),
+            ),
+            // Yoast's graph: the author is an @id, the name on the Person with that id.
+            (
+                r#"<script type="application/ld+json">{"@graph":[{"@type":"Article","author":{"@id":"https://x.example/#/schema/person/1"}},{"@type":"Person","@id":"https://x.example/#/schema/person/1","name":"Frau Sabienes"}]}</script>"#,
+                Some("Frau Sabienes"),
+            ),
+            // A URL as the author, the Person with that id in another block.
+            (
+                r#"<script type="application/ld+json">{"author":"https://x.example/author/k/#author"}</script><script type="application/ld+json">{"@type":"Person","@id":"https://x.example/author/k/#author","name":"Karoline Herr"}</script>"#,
+                Some("Karoline Herr"),
+            ),
+            // A blogger whose surname is a word of the blog's name is no site.
+            (
+                "<meta property=og:site_name content='Frollein Herr'><meta name=author content='Karoline Herr'>",
+                Some("Karoline Herr"),
+            ),
+        ]);
+        // The publisher in `author`, the writers in `article:author` and in the text.
+        let url = url::Url::parse("http://example.com/a.html").unwrap();
+        let body = "<p>Die Hotels liegen in den Bergen und am See, mit Blick auf das Wasser und die Gipfel dahinter.</p>".repeat(4);
+        let html = format!(
+            "<html><head><meta name=author content='Condé Nast'>\
+             <meta property=article:author content='Fiona Bornhöft,Mariam Hofbeck'></head>\
+             <body><article><h1>Wellness</h1><p>Von Fiona Bornhöft und Mariam Hofbeck</p>{body}</article></body></html>"
+        );
+        assert_eq!(
+            crate::extract(&html, &url).author.as_deref(),
+            Some("Fiona Bornhöft, Mariam Hofbeck")
+        );
+    }
+
+    #[test]
+    fn visible_bylines_in_their_many_shapes() {
+        let url = url::Url::parse("http://example.com/a.html").unwrap();
+        let body = "<p>The council voted on Tuesday to extend the library's opening hours, after a long campaign by residents.</p>".repeat(4);
+        let cases = [
+            // A label glued to the name by the markup.
+            (
+                "<div><span>By</span><a href=/a>Alex Bozarjian</a></div>",
+                Some("Alex Bozarjian"),
+            ),
+            // A label alone on its line, empty lines after it.
+            (
+                "<div><b>Von:</b><br><br>Götz Warnke</div>",
+                Some("Götz Warnke"),
+            ),
+            ("<h5>Autor: </h5>Peter Maahn/SP-X", Some("Peter Maahn")),
+            // After a phrase, a handle.
+            (
+                "<p>Geschrieben von <a href=/u>Cooper</a> am 25.08.2015</p>",
+                Some("Cooper"),
+            ),
+            // After a date line's date.
+            (
+                "<small>04.02.2022 | 13:10 Uhr | Uta Helkenberg</small>",
+                Some("Uta Helkenberg"),
+            ),
+            ("<span>06.11.2023 13:30 von Olga</span>", Some("Olga")),
+            (
+                "<div>Posted on September 21, 2020 by Adi Tzlil</div>",
+                Some("Adi Tzlil"),
+            ),
+            // Lower case, in a list of facts.
+            (
+                "<span>von Alexander Rosenkranz</span>",
+                Some("Alexander Rosenkranz"),
+            ),
+            // A date alone after the separator names no one; one word after a separator
+            // is no name.
+            ("<small>04.02.2022 | 13:10 Uhr</small>", None),
+            ("<small>04.02.2022 - Politik</small>", None),
+        ];
+        for (byline, want) in cases {
+            let html = format!(
+                "<html><body><article><h1>Library hours</h1>{byline}{body}</article></body></html>"
+            );
+            assert_eq!(
+                crate::extract(&html, &url).author.as_deref(),
+                want,
+                "{byline}"
+            );
+        }
+    }
+
+    #[test]
+    fn job_titles_handles_and_first_names() {
+        assert_bylines(&[
+            (
+                "<meta name=author content='TOM KRISHER, AP Auto Writer'>",
+                Some("TOM KRISHER"),
+            ),
+            (
+                "<meta name=author content='Williams Perdomo @wperdomod'>",
+                Some("Williams Perdomo"),
+            ),
+            (
+                "<meta name=author content='Frankfurter Allgemeine Zeitung GmbH'>",
+                None,
+            ),
+        ]);
+        let url = url::Url::parse("http://example.com/a.html").unwrap();
+        let body = "<p>The council voted on Tuesday to extend the library's opening hours, after a long campaign by residents.</p>".repeat(4);
+        let html = format!(
+            "<html><head><meta name=author content='Todd'></head><body><article><h1>Robots</h1>\
+             <p>By Todd Bates</p>{body}</article></body></html>"
+        );
+        assert_eq!(
+            crate::extract(&html, &url).author.as_deref(),
+            Some("Todd Bates")
+        );
+    }
+
+    #[test]
+    fn chinese_photographers_columns_and_separators() {
+        assert_bylines(&[
+            // A photographer is never the writer; the editor is, when no one else is named.
+            ("<p>图片来源：每经记者 张蕊 摄</p><p>本文来源：每日经济新闻 责任编辑：荀建国_NN7379</p>", Some("荀建国_NN7379")),
+            ("<p>▲广州日报全媒体图片记者黎旭阳、李妍摄</p><p>编辑|禤志杰</p>", Some("禤志杰")),
+            ("<p>图为启动仪式。（刘通摄）</p><p>南美站活动将先后在巴西举行。（张巨峰）</p>", Some("张巨峰")),
+            // 作者 after a column's name and a space; 文/图.
+            ("<p>《棱镜》作者 周纯</p><p>责任编辑：biaoffeng</p>", Some("周纯")),
+            ("<p>让金融的发展更好地满足需要。(文/图 刘玺东 易赛楠)</p>", Some("刘玺东 易赛楠")),
+            // A Latin name after a Chinese label; "compiled from the web" is no one.
+            ("<p>作者：网络整理</p><p>责编：Demi Xia</p>", Some("Demi Xia")),
+            // A bracket inside a sentence.
+            ("<p>习近平要求，各级党委（党组）要按照党中央部署，精心组织好全会精神宣讲。</p>", None),
         ]);
     }
 

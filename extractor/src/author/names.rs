@@ -730,10 +730,12 @@ const ORGANISATION_WORDS: &[&str] = &[
     "amt",
     "e.v",
     "ev",
-    "gbr",
-    "kg",
-    "ug",
-    "se",
+];
+
+/// Legal forms and publishing houses: the company that publishes or owns the page
+/// (`Frankfurter Allgemeine Zeitung GmbH`), not the credit of an article.
+const LEGAL_FORMS: &[&str] = &[
+    "gmbh", "ag", "inc", "ltd", "llc", "corp", "sa", "se", "kg", "ug", "gbr", "plc", "verlag",
 ];
 
 /// Longest agency code cut after a name ("Peter Maahn/SP-X").
@@ -746,7 +748,8 @@ pub const MAX_ORGANISATION_CHARS: usize = 60;
 /// JSON-LD types it `Organization`), as written without a label or what follows it;
 /// `None` for navigation, a link, a label word, a date or anything with no mark of an
 /// organisation (a word of [`NOT_PERSON_WORDS`], [`COMPANY_WORDS`], [`ORGANISATION_WORDS`],
-/// a wire service, the site's name), and for Han text.
+/// a wire service, the site's name), for a company's legal form ([`LEGAL_FORMS`]: the
+/// publisher) and for Han text.
 pub(super) fn organisation(raw: &str, typed: bool, checks: &Checks) -> Option<String> {
     let s = strip_byline(raw);
     let s = s.trim_matches(|c: char| !c.is_alphanumeric() && c != '.');
@@ -772,9 +775,15 @@ pub(super) fn organisation(raw: &str, typed: bool, checks: &Checks) -> Option<St
         .map(|w| w.trim_matches('.'))
         .filter(|w| !w.is_empty())
         .collect();
-    if words.iter().any(|w| NAVIGATION_WORDS.contains(w))
+    if words
+        .iter()
+        .any(|w| NAVIGATION_WORDS.contains(w) || LEGAL_FORMS.contains(w))
+        // One word: a label or a role ("Editorial", "Staff", "Admin") unless it names a
+        // newsroom ("Redaktion").
         || (words.len() == 1
-            && (LABEL_WORDS.contains(&words[0]) || BEFORE_DATE_WORDS.contains(&words[0]))
+            && (LABEL_WORDS.contains(&words[0])
+                || BEFORE_DATE_WORDS.contains(&words[0])
+                || NOT_PERSON_WORDS.contains(&words[0]))
             && !ORGANISATION_WORDS.contains(&words[0]))
     {
         return None;
