@@ -192,8 +192,8 @@ fn year_month_line(page: &Page, span: Option<(u32, u32)>) -> Option<Found> {
     best.map(|(_, f)| f)
 }
 
-/// The value of the first `"key": "value"` in a JSON text (no full parse: pages put
-/// invalid JSON in these scripts often enough).
+/// The value of the first `"key": "value"` in a JSON text, its escapes decoded (no full
+/// parse: pages put invalid JSON in these scripts often enough).
 pub(crate) fn json_string(json: &str, key: &str) -> Option<String> {
     let at = json.find(&format!("\"{key}\""))?;
     let rest = json[at + key.len() + 2..]
@@ -201,8 +201,20 @@ pub(crate) fn json_string(json: &str, key: &str) -> Option<String> {
         .strip_prefix(':')?
         .trim_start();
     let rest = rest.strip_prefix('"')?;
-    let end = rest.find('"')?;
-    Some(rest[..end].to_string())
+    // The closing quote: the first one no backslash escapes.
+    let mut escaped = false;
+    let end = rest.char_indices().find_map(|(i, c)| {
+        let close = c == '"' && !escaped;
+        escaped = c == '\\' && !escaped;
+        close.then_some(i)
+    })?;
+    let raw = &rest[..end];
+    // JSON escapes (`\u00e4`, `\"`, `\/`) decoded; a string JSON refuses is kept as written.
+    Some(if raw.contains('\\') {
+        serde_json::from_str::<String>(&format!("\"{raw}\"")).unwrap_or_else(|_| raw.to_string())
+    } else {
+        raw.to_string()
+    })
 }
 
 /// The date line nearest the body.
@@ -684,6 +696,27 @@ mod tests {
         assert_eq!(
             crate::extract(&html, &url).published.as_deref(),
             Some("2019-02-20T14:05:00")
+        );
+    }
+
+    #[test]
+    fn json_strings_are_unescaped() {
+        assert_eq!(
+            json_string(
+                r#"{"headline": "Tubeless umr\u00fcsten: \"so\" einfach\/schnell"}"#,
+                "headline"
+            )
+            .as_deref(),
+            Some("Tubeless umrüsten: \"so\" einfach/schnell")
+        );
+        assert_eq!(
+            json_string(r#"{"headline":"plain"}"#, "headline").as_deref(),
+            Some("plain")
+        );
+        // An escape JSON refuses: the text as written.
+        assert_eq!(
+            json_string(r#"{"headline":"a \x b"}"#, "headline").as_deref(),
+            Some("a \\x b")
         );
     }
 
