@@ -374,7 +374,7 @@ fn marked_byline(
         let pos = first_text(page, n).unwrap_or(0);
         // Far after the body, or in a related list, a sidebar or the page's chrome, a byline
         // belongs to another story.
-        if pos > end + NEAR_BODY || in_boilerplate(page, i as u32) {
+        if pos > end + NEAR_BODY || in_boilerplate(page, i as u32, start) {
             continue;
         }
         let key = (pos > end, start.abs_diff(pos));
@@ -385,17 +385,43 @@ fn marked_byline(
     best
 }
 
-/// Whether the node or an ancestor is page chrome: `nav`, `aside`, `footer` (a byline's own
-/// class may read as boilerplate to the body scorer, so hints are not asked).
-fn in_boilerplate(page: &Page, mut node: u32) -> bool {
+/// Whether the node or an ancestor is page chrome: `nav`, `aside`, a `footer` outside an
+/// `article` (a byline's own class may read as boilerplate to the body scorer, so hints are
+/// not asked).
+fn in_boilerplate(page: &Page, mut node: u32, body_start: u32) -> bool {
     use crate::scan::Tag;
+    // A `footer` inside the `article` that holds the body is the article's own (its byline,
+    // its date); a comment's `article` and footer are not.
+    let mut footer = false;
     while let Some(n) = page.nodes.get(node as usize) {
-        if matches!(n.tag, Tag::Nav | Tag::Aside | Tag::Footer) {
-            return true;
+        match n.tag {
+            Tag::Nav | Tag::Aside => return true,
+            Tag::Footer => footer = true,
+            Tag::Article if footer => return !holds(page, n, body_start),
+            _ => {}
+        }
+        if n.parent == node {
+            break;
         }
         node = n.parent;
     }
-    false
+    footer
+}
+
+/// Whether the node's text runs over text offset `pos`.
+fn holds(page: &Page, n: &crate::scan::Node, pos: u32) -> bool {
+    let Some(events) = page.events.get(n.open as usize..=n.close as usize) else {
+        return false;
+    };
+    let first = events.iter().find_map(|ev| match *ev {
+        crate::scan::Event::Text(a, _) => Some(a),
+        _ => None,
+    });
+    let last = events.iter().rev().find_map(|ev| match *ev {
+        crate::scan::Event::Text(_, b) => Some(b),
+        _ => None,
+    });
+    matches!((first, last), (Some(a), Some(b)) if a <= pos && pos <= b)
 }
 
 /// Where a node's first text starts in [`Page::text`].
@@ -535,7 +561,9 @@ fn glued_label(line: &str) -> Option<String> {
         let rest = line.strip_prefix(label)?;
         let mut chars = rest.chars();
         let (first, second) = (chars.next()?, chars.next()?);
-        (first.is_uppercase() && second.is_lowercase()).then(|| format!("{label} {rest}"))
+        // "ByAlex Roe", "ByJ.R. Stone".
+        (first.is_uppercase() && (second.is_lowercase() || second == '.'))
+            .then(|| format!("{label} {rest}"))
     })
 }
 
@@ -780,6 +808,10 @@ mod tests {
                 "<div><span>By</span><a href=/a>Alex Bozarjian</a></div>",
                 Some("Alex Bozarjian"),
             ),
+            (
+                "<div><span>By</span><a href=/a>J.R. Stone</a></div>",
+                Some("J.R. Stone"),
+            ),
             // A label alone on its line, empty lines after it.
             (
                 "<div><b>Von:</b><br><br>Götz Warnke</div>",
@@ -824,6 +856,28 @@ mod tests {
     }
 
     #[test]
+    fn the_article_footer_holds_the_byline_a_comment_footer_does_not() {
+        let url = url::Url::parse("http://example.com/a.html").unwrap();
+        let body = "<p>Schulnoten sagen wenig darüber, was ein Kind kann, und noch weniger darüber, was aus ihm wird.</p>".repeat(4);
+        let html = format!(
+            "<html><body><article><h1>Schulnoten</h1>{body}<footer class=post-footer>\
+             <span class=author>Posted by <a rel=author href=/a/g>Günter W. Kienitz</a> at 18:52</span>\
+             </footer></article></body></html>"
+        );
+        assert_eq!(
+            crate::extract(&html, &url).author.as_deref(),
+            Some("Günter W. Kienitz")
+        );
+        // The same footer in a comment's own article, after the story: no author.
+        let comment = format!(
+            "<html><body><main><h1>Schulnoten</h1>{body}</main><section class=replies>\
+             <article><footer><span class=author>Gabi sagt</span></footer><p>Gut!</p></article>\
+             </section></body></html>"
+        );
+        assert_eq!(crate::extract(&comment, &url).author, None);
+    }
+
+    #[test]
     fn job_titles_handles_and_first_names() {
         assert_bylines(&[
             (
@@ -838,6 +892,14 @@ mod tests {
                 "<meta name=author content='Frankfurter Allgemeine Zeitung GmbH'>",
                 None,
             ),
+            // A declared name with its surname in lower case; a label whose name is
+            // elsewhere; a comment's author.
+            (
+                "<meta name=author content='Mobasir hassan'>",
+                Some("Mobasir hassan"),
+            ),
+            ("<span class=author>Artikel von</span>", None),
+            ("<span class=author>Gabi sagt</span>", None),
         ]);
         let url = url::Url::parse("http://example.com/a.html").unwrap();
         let body = "<p>The council voted on Tuesday to extend the library's opening hours, after a long campaign by residents.</p>".repeat(4);

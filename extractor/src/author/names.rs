@@ -689,11 +689,25 @@ fn checked_name(part: &str, checks: &Checks) -> Option<String> {
     {
         words.pop();
     }
-    // "The Water Coolest": a publication; no name starts with the article.
-    if words.is_empty() || words.len() > 5 || words[0].eq_ignore_ascii_case("the") {
+    // "The Water Coolest": a publication; no name starts with the article. "Artikel von":
+    // a label whose name is elsewhere.
+    if words.is_empty()
+        || words.len() > 5
+        || words[0].eq_ignore_ascii_case("the")
+        || words.last().is_some_and(|w| {
+            // "Gabi sagt", "Mensah James says": a comment's author.
+            [
+                "von", "by", "par", "por", "de", "sagt", "says", "schreibt", "writes", "meint",
+                "dit",
+            ]
+            .contains(&w.to_lowercase().as_str())
+        })
+    {
         return None;
     }
-    let person = words.iter().all(|w| {
+    // A declared name of two words may write its last in lower case ("Mobasir hassan").
+    let declared_name = checks.declared && words.len() == 2;
+    let person = words.iter().enumerate().all(|(i, w)| {
         let lower = w.to_lowercase();
         let bare = lower.trim_end_matches('.');
         let first = w.chars().next().unwrap_or(' ');
@@ -708,6 +722,7 @@ fn checked_name(part: &str, checks: &Checks) -> Option<String> {
             && (handle || w.chars().all(|c| c.is_alphabetic() || "'’.-&".contains(c)))
             && (first.is_uppercase()
                 || NAME_PARTICLES.contains(&lower.as_str())
+                || (declared_name && i > 0)
                 // A forum user name alone ("ggjjzhzz").
                 || (words.len() == 1 && w.chars().count() >= 3))
     });
