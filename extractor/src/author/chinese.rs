@@ -211,7 +211,7 @@ pub(super) fn chinese_byline(
         }
         // "各级党委（党组）要按照…": a bracket inside a sentence, not a byline.
         let before = window[line_start..all.start()].trim_end();
-        if before.chars().next_back().is_some_and(|c| super::is_han(c))
+        if before.chars().next_back().is_some_and(super::is_han)
             && rest_of_line.trim().chars().count() >= 6
         {
             continue;
