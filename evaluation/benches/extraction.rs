@@ -22,7 +22,8 @@
 //! seen) is never tuned on. trafilatura runs from a throwaway virtualenv
 //! (`evaluation::extraction::trafilatura`; `TRAFILATURA_PYTHON`, `TRAFILATURA_OUTPUT`),
 //! `EXTRACTION_BENCH_SKIP_TRAFILATURA=1` leaves it out. `EXTRACTOR_BENCH_VERBOSE=1` adds one
-//! line per tuned page (held-aside pages are never printed one by one).
+//! line per tuned page (held-aside pages are never printed one by one);
+//! `EXTRACTION_BENCH_ONLY=<text>|<text>...` runs only the tuned pages whose id holds one.
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -37,17 +38,23 @@ use url::Url;
 const RUNS: usize = 5;
 
 fn main() {
-    let verbose = std::env::var_os("EXTRACTOR_BENCH_VERBOSE").is_some();
+    // `EXTRACTION_BENCH_ONLY=<text>|<text>...`: only the tuned pages whose id holds one, each
+    // printed (for looking at one kind of miss; held-aside pages are never selected).
+    let only = std::env::var("EXTRACTION_BENCH_ONLY").ok();
+    let verbose = std::env::var_os("EXTRACTOR_BENCH_VERBOSE").is_some() || only.is_some();
     let sets: Vec<(Set, Vec<Page>)> = Set::ALL
         .iter()
         .map(|&set| {
-            let pages = set.pages().unwrap_or_else(|e| {
+            let mut pages = set.pages().unwrap_or_else(|e| {
                 panic!(
                     "{} set unreadable under {}: {e}",
                     set.name(),
                     evaluation::sources::bench_dir().display()
                 )
             });
+            if let Some(only) = &only {
+                pages.retain(|p| !p.held_aside() && only.split('|').any(|o| p.key().contains(o)));
+            }
             (set, pages)
         })
         .collect();
@@ -72,7 +79,7 @@ fn main() {
     let mut report = Report::default();
     let mut suspects = Vec::new();
     for (set, pages) in &sets {
-        let timed = if *set == Set::Aeb {
+        let timed = if *set == Set::Aeb && only.is_none() {
             Some(measure(pages))
         } else {
             None

@@ -192,8 +192,8 @@ fn year_month_line(page: &Page, span: Option<(u32, u32)>) -> Option<Found> {
     best.map(|(_, f)| f)
 }
 
-/// The value of the first `"key": "value"` in a JSON text (no full parse: pages put
-/// invalid JSON in these scripts often enough).
+/// The value of the first `"key": "value"` in a JSON text, its escapes decoded (no full
+/// parse: pages put invalid JSON in these scripts often enough).
 pub(crate) fn json_string(json: &str, key: &str) -> Option<String> {
     let at = json.find(&format!("\"{key}\""))?;
     let rest = json[at + key.len() + 2..]
@@ -201,8 +201,20 @@ pub(crate) fn json_string(json: &str, key: &str) -> Option<String> {
         .strip_prefix(':')?
         .trim_start();
     let rest = rest.strip_prefix('"')?;
-    let end = rest.find('"')?;
-    Some(rest[..end].to_string())
+    // The closing quote: the first one no backslash escapes.
+    let mut escaped = false;
+    let end = rest.char_indices().find_map(|(i, c)| {
+        let close = c == '"' && !escaped;
+        escaped = c == '\\' && !escaped;
+        close.then_some(i)
+    })?;
+    let raw = &rest[..end];
+    // JSON escapes (`\u00e4`, `\"`, `\/`) decoded; a string JSON refuses is kept as written.
+    Some(if raw.contains('\\') {
+        serde_json::from_str::<String>(&format!("\"{raw}\"")).unwrap_or_else(|_| raw.to_string())
+    } else {
+        raw.to_string()
+    })
 }
 
 /// The date line nearest the body.
@@ -217,7 +229,8 @@ fn in_text(page: &Page, span: Option<(u32, u32)>, owners: &[(u32, u32, u32)]) ->
         let pos = (lo + m_start) as u32;
         let owner = owner_at(owners, pos);
         let block = block_of(page, owner);
-        let (block_start, block_chars, block_bytes) = block_extent(page, owners, block);
+        let (block_start, block_chars, block_bytes) =
+            line_extent(text, pos, block_extent(page, owners, block));
         // A date in the prose of a paragraph: far into it, or in a sentence of the body.
         let inside_body = pos >= start && pos <= end;
         let block_text =
@@ -256,6 +269,23 @@ fn in_text(page: &Page, span: Option<(u32, u32)>, owners: &[(u32, u32, u32)]) ->
         }
     }
     best.map(|(_, f)| f)
+}
+
+/// The line of the block's text that holds `pos` (a date line set off by `<br>` in a
+/// long block is a line of its own): where it starts, its chars and bytes.
+fn line_extent(text: &str, pos: u32, (start, _, bytes): (u32, u32, u32)) -> (u32, u32, u32) {
+    let (start, end) = (start as usize, floor(text, start as usize + bytes as usize));
+    let pos = (pos as usize).clamp(start, end);
+    let line_start = text[start..pos]
+        .rfind('\n')
+        .map_or(start, |i| start + i + 1);
+    let line_end = text[pos..end].find('\n').map_or(end, |i| pos + i);
+    let line = &text[line_start..line_end];
+    (
+        line_start as u32,
+        line.chars().count() as u32,
+        line.len() as u32,
+    )
 }
 
 /// Prose, not a date line: sentences with commas or full stops.
@@ -667,6 +697,50 @@ mod tests {
             crate::extract(&html, &url).published.as_deref(),
             Some("2019-02-20T14:05:00")
         );
+    }
+
+    #[test]
+    fn json_strings_are_unescaped() {
+        assert_eq!(
+            json_string(
+                r#"{"headline": "Tubeless umr\u00fcsten: \"so\" einfach\/schnell"}"#,
+                "headline"
+            )
+            .as_deref(),
+            Some("Tubeless umrüsten: \"so\" einfach/schnell")
+        );
+        assert_eq!(
+            json_string(r#"{"headline":"plain"}"#, "headline").as_deref(),
+            Some("plain")
+        );
+        // An escape JSON refuses: the text as written.
+        assert_eq!(
+            json_string(r#"{"headline":"a \x b"}"#, "headline").as_deref(),
+            Some("a \\x b")
+        );
+    }
+
+    #[test]
+    fn a_date_line_set_off_by_br_in_a_long_block() {
+        // The block holds the headline, the date line and more text; the date starts its
+        // own line, not a sentence of prose.
+        let body = "Die Vereine der Region durften am Wochenende wieder Zuschauer in die Hallen lassen, und viele kamen.";
+        let html = format!(
+            r#"<html><body><div class="wrap"><a href="/">Start</a> Login Zuschauerrückkehr bei den Proficlubs der Region<br>
+02.02.2022 • HVW-Verband, Presse, Allgemein<br>
+<article><p>{body}</p><p>{body}</p><p>{body}</p></article></div></body></html>"#
+        );
+        let url = url::Url::parse("http://example.de/a.html").unwrap();
+        assert_eq!(
+            crate::extract(&html, &url).published.as_deref(),
+            Some("2022-02-02")
+        );
+        // Far into a line of prose, a date is a mention.
+        let prose = html.replace(
+            "02.02.2022 • HVW-Verband",
+            "Die Saison hatte für alle Vereine schwierig begonnen, bis am 02.02.2022 endlich",
+        );
+        assert_eq!(crate::extract(&prose, &url).published, None);
     }
 
     #[test]

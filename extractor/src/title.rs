@@ -68,17 +68,37 @@ pub fn title(page: &Page, site_name: Option<&str>) -> Option<String> {
     if let Some((_, h)) = best {
         return Some(h);
     }
-    json.or(meta.map(|m| strip_site(&m, site_name)))
+    let first_h1 = || {
+        page.nodes
+            .iter()
+            .enumerate()
+            .find(|(_, n)| n.tag == Tag::H1 && n.flags & (flag::SKIPPED | flag::HEAD) == 0)
+            .map(|(i, _)| collapse(&page.node_text(i as u32)))
+            .filter(|h| !h.is_empty() && h.chars().count() <= MAX_HEADING_CHARS)
+    };
+    let declared = json
+        .or(meta.map(|m| strip_site(&m, site_name)))
         .or(doc.map(|d| strip_site(&d, site_name)))
-        .or_else(|| {
-            // No title anywhere but the page: its first h1.
-            page.nodes
-                .iter()
-                .enumerate()
-                .find(|(_, n)| n.tag == Tag::H1 && n.flags & (flag::SKIPPED | flag::HEAD) == 0)
-                .map(|(i, _)| collapse(&page.node_text(i as u32)))
-        })
-        .filter(|t| !t.is_empty())
+        .filter(|t| !t.is_empty());
+    match declared {
+        // The site's name as the title (a template's `og:title`): the page's headline.
+        Some(t) if site_name.is_some_and(|s| same_letters(s, &t)) => first_h1().or(Some(t)),
+        Some(t) => Some(t),
+        // No title anywhere but the page: its first h1.
+        None => first_h1(),
+    }
+}
+
+/// Whether two texts have the same letters and digits, ignoring case.
+fn same_letters(a: &str, b: &str) -> bool {
+    let letters = |s: &str| -> String {
+        s.chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let a = letters(a);
+    !a.is_empty() && a == letters(b)
 }
 
 /// Texts of the first h1–h3 outside skipped and chrome elements.
@@ -314,6 +334,28 @@ fn collapse(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::scan::scan;
+
+    #[test]
+    fn the_site_name_as_og_title_gives_way_to_the_headline() {
+        let html = "<html><head><meta property=og:title content='Telebasel'>\
+                    <meta property=og:site_name content='Telebasel'></head><body>\
+                    <h1>Junge Lenker schrotten Corvette und Audi in einer Nacht</h1><p>Text.</p></body></html>";
+        let page = crate::scan::scan(html);
+        assert_eq!(
+            title(&page, Some("Telebasel")).as_deref(),
+            Some("Junge Lenker schrotten Corvette und Audi in einer Nacht")
+        );
+        // Without a heading, the site's name is all the page gives.
+        let bare = html.replace(
+            "<h1>Junge Lenker schrotten Corvette und Audi in einer Nacht</h1>",
+            "",
+        );
+        let page = crate::scan::scan(&bare);
+        assert_eq!(
+            title(&page, Some("Telebasel")).as_deref(),
+            Some("Telebasel")
+        );
+    }
 
     #[test]
     fn suffixes_removed() {

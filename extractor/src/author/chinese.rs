@@ -16,6 +16,8 @@ pub(super) const LABELS: &[(&str, u8)] = &[
     ("执笔人", 0),
     ("文／", 0),
     ("文/", 0),
+    ("文／图", 0),
+    ("文/图", 0),
     ("本报记者", 1),
     ("记者", 1),
     ("通讯员", 1),
@@ -59,6 +61,10 @@ pub(super) const NOT_NAMES: &[&str] = &[
     "作者",
     "全文",
     "更多",
+    // No one's name: "compiled from the web", "anonymous".
+    "整理",
+    "网络",
+    "佚名",
     // A blog's or portal's chrome beside a byline ("作者：流泉 访问统计").
     "访问",
     "统计",
@@ -150,6 +156,9 @@ pub(super) fn chinese_byline(
             } else {
                 Vec::new()
             }
+        } else if rank == 0 && after.starts_with([' ', '　']) && !label.ends_with(['/', '／']) {
+            // "《棱镜》作者 周纯", "专栏作者 王文": a name with a surname after a space.
+            names_after(after, name_re, true, false)
         } else if rank == 0 && !after.starts_with(['：', ':', '/', '／']) {
             // "作者须知", "作者手记": not a byline.
             Vec::new()
@@ -200,7 +209,18 @@ pub(super) fn chinese_byline(
         {
             continue;
         }
+        // "各级党委（党组）要按照…": a bracket inside a sentence, not a byline.
+        let before = window[line_start..all.start()].trim_end();
+        if before.chars().next_back().is_some_and(super::is_han)
+            && rest_of_line.trim().chars().count() >= 6
+        {
+            continue;
+        }
         let words: Vec<&str> = m.as_str().split_whitespace().collect();
+        // "（刘通摄）": a photographer's credit.
+        if words.iter().any(|w| w.ends_with('摄')) {
+            continue;
+        }
         let names: Vec<&str> = words
             .iter()
             .copied()
@@ -284,10 +304,32 @@ fn pen_name(after: &str) -> Option<String> {
 }
 
 fn names_after(after: &str, name_re: &Regex, need_surname: bool, pen_names: bool) -> Vec<String> {
-    let line = after.split('\n').next().unwrap_or("");
-    let rest = line.trim_start_matches([' ', '：', ':', '/', '／', ']', '】', '　']);
+    let mut lines = after.split('\n');
+    let mut line = lines.next().unwrap_or("");
+    // "编辑" and the name in elements of their own: the label alone on its line.
+    if line
+        .trim_start_matches([' ', '：', ':', '　', '|'])
+        .is_empty()
+    {
+        line = lines.next().unwrap_or("");
+    }
+    let rest = line.trim_start_matches([' ', '：', ':', '/', '／', ']', '】', '　', '|', '｜']);
     let mut names = Vec::new();
-    for (i, word) in rest.split([' ', '　', '、']).enumerate() {
+    let words: Vec<&str> = rest.split([' ', '　', '、']).collect();
+    // "责编：Demi Xia": a Latin name of capitalised words after a Chinese label.
+    let latin: Vec<&str> = words
+        .iter()
+        .take_while(|w| {
+            w.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+                && w.chars().all(|c| c.is_ascii_alphabetic())
+        })
+        .take(3)
+        .copied()
+        .collect();
+    if latin.len() >= 2 {
+        return vec![latin.join(" ")];
+    }
+    for (i, word) in words.into_iter().enumerate() {
         if i > 6 {
             break;
         }
@@ -311,9 +353,9 @@ fn names_after(after: &str, name_re: &Regex, need_surname: bool, pen_names: bool
             ])
             .map_or(word, |cut| &word[..cut]);
         let word = word.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '·');
-        // "刘通摄": a photographer's credit, not the writer's.
+        // "刘通摄", "黎旭阳、李妍摄", "张蕊 摄": photographers' credits, not the writer's.
         if word.ends_with('摄') {
-            break;
+            return Vec::new();
         }
         // "杨倩_NF4425": an editor's name with the portal's staff code, as the page shows it.
         let (word, code) = match word.split_once('_') {
@@ -326,7 +368,7 @@ fn names_after(after: &str, name_re: &Regex, need_surname: bool, pen_names: bool
         };
         // A word alone after the label, to the end of its line ("编辑：山石"), is the
         // editor's (pen) name whatever its first character, unless it names a publication.
-        let alone = i == 0 && rest.trim_end() == word;
+        let alone = i == 0 && rest.trim_end().strip_suffix(code) == Some(word);
         let pen_name = pen_names
             && alone
             && word.chars().count() <= 3

@@ -1,4 +1,173 @@
-//! The author of a JSON-LD block, read without parsing the JSON.
+//! The author of the page's JSON-LD blocks: parsed ([`json_credit`]: every name of an
+//! `author` list, a `@id` reference looked up in the page's graph, people told from
+//! organisations), or, where a block is no valid JSON, read without parsing it
+//! ([`json_author`]).
+
+use serde_json::Value;
+
+/// The credit a page's JSON-LD gives as its author.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct JsonCredit {
+    /// The names, in the order of the author list.
+    pub names: Vec<String>,
+    /// Every entry is an `Organization` (a person among them drops the organisations).
+    pub organisation: bool,
+}
+
+/// Blocks longer than this (bytes) are not parsed (a site's whole catalogue in one script).
+pub const MAX_PARSED_BYTES: usize = 200_000;
+
+/// The first `author` (else `creator`) of the blocks' objects, in page order, with every
+/// name it lists; entries that hold only an `@id` (Yoast's graph: `"author": {"@id":
+/// "…#/schema/person/…"}`) or a URL are looked up among the objects of all blocks.
+pub(super) fn json_credit(blocks: &[String]) -> Option<JsonCredit> {
+    let parsed: Vec<Value> = blocks
+        .iter()
+        .filter(|b| {
+            b.len() <= MAX_PARSED_BYTES
+                && (b.contains("\"author\"") || b.contains("\"creator\"") || b.contains("\"@id\""))
+        })
+        .filter_map(|b| serde_json::from_str(b.trim().trim_end_matches(';')).ok())
+        .collect();
+    let mut ids: Vec<(&str, &serde_json::Map<String, Value>)> = Vec::new();
+    for v in &parsed {
+        index_ids(v, &mut ids, 0);
+    }
+    for key in ["author", "creator"] {
+        for v in &parsed {
+            if let Some(credit) = first_credit(v, key, &ids, 0) {
+                return Some(credit);
+            }
+        }
+    }
+    None
+}
+
+/// Nesting followed at most (a block is a tree of a few levels).
+const MAX_DEPTH: usize = 12;
+
+/// Every object with an `@id` and a `name`, by its id.
+fn index_ids<'a>(
+    v: &'a Value,
+    ids: &mut Vec<(&'a str, &'a serde_json::Map<String, Value>)>,
+    depth: usize,
+) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    match v {
+        Value::Object(o) => {
+            if let (Some(Value::String(id)), Some(_)) = (o.get("@id"), o.get("name")) {
+                ids.push((id.as_str(), o));
+            }
+            for child in o.values() {
+                index_ids(child, ids, depth + 1);
+            }
+        }
+        Value::Array(a) => {
+            for child in a {
+                index_ids(child, ids, depth + 1);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The credit of the first object (depth first, arrays in order) with `key`.
+fn first_credit(
+    v: &Value,
+    key: &str,
+    ids: &[(&str, &serde_json::Map<String, Value>)],
+    depth: usize,
+) -> Option<JsonCredit> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    match v {
+        Value::Object(o) => {
+            if let Some(credit) = o.get(key).and_then(|a| credit_of(a, ids)) {
+                return Some(credit);
+            }
+            o.iter()
+                .filter(|(k, _)| k.as_str() != key)
+                .find_map(|(_, child)| first_credit(child, key, ids, depth + 1))
+        }
+        Value::Array(a) => a.iter().find_map(|c| first_credit(c, key, ids, depth + 1)),
+        _ => None,
+    }
+}
+
+/// The names an `author` value gives: a string, an object, or a list of them.
+fn credit_of(v: &Value, ids: &[(&str, &serde_json::Map<String, Value>)]) -> Option<JsonCredit> {
+    let entries: Vec<&Value> = match v {
+        Value::Array(a) => a.iter().collect(),
+        other => vec![other],
+    };
+    let mut people = Vec::new();
+    let mut organisations = Vec::new();
+    for e in entries {
+        let object = match e {
+            Value::Object(o) => Some(o),
+            // A URL or an id as the whole value: the object it names, if the page has it.
+            Value::String(s) => ids.iter().find(|(id, _)| id == s).map(|(_, o)| *o),
+            _ => None,
+        };
+        let (names, organisation) = match (e, object) {
+            (_, Some(o)) => {
+                let o = match (o.get("name"), o.get("@id")) {
+                    (None, Some(Value::String(id))) => ids
+                        .iter()
+                        .find(|(i, _)| i == id)
+                        .map_or(o, |(_, found)| *found),
+                    _ => o,
+                };
+                let organisation = o.get("@type").is_some_and(|t| {
+                    let types = match t {
+                        Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+                        Value::String(s) => vec![s.as_str()],
+                        _ => Vec::new(),
+                    };
+                    types.iter().any(|t| t.contains("Organization"))
+                });
+                let names: Vec<&str> = match o.get("name") {
+                    Some(Value::String(n)) => vec![n.as_str()],
+                    Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+                    _ => Vec::new(),
+                };
+                (names, organisation)
+            }
+            (Value::String(s), None) if !s.starts_with("http") => (vec![s.as_str()], false),
+            _ => (Vec::new(), false),
+        };
+        for n in names {
+            let n = crate::entities::decode(n.trim()).into_owned();
+            if n.is_empty() || n.chars().count() > 100 {
+                continue;
+            }
+            let list = if organisation {
+                &mut organisations
+            } else {
+                &mut people
+            };
+            if !list.contains(&n) {
+                list.push(n);
+            }
+        }
+    }
+    if !people.is_empty() {
+        Some(JsonCredit {
+            names: people,
+            organisation: false,
+        })
+    } else if !organisations.is_empty() {
+        Some(JsonCredit {
+            names: organisations,
+            organisation: true,
+        })
+    } else {
+        None
+    }
+}
 
 /// `"author": {"name": "..."}`, `"author": [{"name": ...}]` or `"author": "..."`; not an
 /// author whose object says `"@type": "Organization"`.

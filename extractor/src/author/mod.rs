@@ -27,7 +27,7 @@ use pipeline::script::Script;
 
 use crate::scan::{flag, Page};
 use chinese::{chinese_byline, floor, han_name};
-use json_ld::json_author;
+use json_ld::{json_author, json_credit};
 use names::clean;
 pub use names::{names_of, Checks};
 
@@ -45,6 +45,7 @@ const META_KEYS: &[&str] = &[
     "citation_author",
     "citation_authors",
     "og:article:author",
+    "shareaholic:article_author_name",
 ];
 
 /// Longest byline kept (chars).
@@ -73,17 +74,42 @@ pub fn author(
         declared: true,
         ..checks.clone()
     };
-    let declared = META_KEYS
+    let json = json_credit(&page.json_ld);
+    // Every declared name, in the order of trust: the meta tags, JSON-LD, the Twitter card.
+    let mut declared_all: Vec<String> = META_KEYS
         .iter()
         .filter_map(|key| crate::meta(page, &[key]))
-        .find_map(|a| clean(a, &declared_checks))
-        .or_else(|| {
+        .filter_map(|a| clean(a, &declared_checks))
+        .collect();
+    match &json {
+        Some(credit) if !credit.organisation => {
+            declared_all.extend(clean(&credit.names.join(", "), &declared_checks));
+        }
+        Some(_) => {}
+        // A block that is no valid JSON, read by hand.
+        None => declared_all.extend(
             page.json_ld
                 .iter()
-                .find_map(|json| json_author(json).and_then(|a| clean(&a, &declared_checks)))
-        })
-        .or_else(|| written_by_label(page).and_then(|a| clean(a, &declared_checks)))
-        .filter(|a| !names_the_site(page, a));
+                .find_map(|json| json_author(json).and_then(|a| clean(&a, &declared_checks))),
+        ),
+    }
+    declared_all.extend(written_by_label(page).and_then(|a| clean(a, &declared_checks)));
+    // A portal's name in Han characters is never the writer; a site's name in other
+    // scripts is demoted below the names the page shows (and may stand as its credit).
+    declared_all.retain(|a| !(a.chars().any(is_han) && names_the_site(page, a)));
+    let site_named = declared_all
+        .iter()
+        .position(|a| names_the_site(page, a))
+        .map(|i| declared_all.remove(i));
+    declared_all.extend(site_named);
+    // The first the page shows at its article (the writer), else the first (a publisher
+    // named in `<meta name=author>` loses to the writer in `article:author`).
+    let declared = declared_all
+        .iter()
+        .take(MAX_DECLARED)
+        .find(|d| shown(page, span, d))
+        .or(declared_all.first())
+        .cloned();
     if issuer.is_some() && declared.is_none() {
         return issuer;
     }
@@ -105,10 +131,46 @@ pub fn author(
         Some(d) if one_latin_word(&d) && !shown(page, span, &d) => visible(),
         // A declared author the page does not show at its article (a decoy or template meta
         // tag, the publisher named in the footer) loses to a byline the reader sees.
-        Some(d) if !shown(page, span, &d) => visible().or(Some(d)),
+        Some(d) if !shown(page, span, &d) || names_the_site(page, &d) => visible().or(Some(d)),
+        // A declared first name or handle ("Stefanus") and the full name in the byline
+        // ("Stefanus Stahl"): the full name.
+        Some(d) if !d.contains(' ') && !d.chars().any(is_han) => visible()
+            .filter(|v| {
+                v.split_whitespace().count() > 1 && v.split_whitespace().next() == Some(d.as_str())
+            })
+            .or(Some(d)),
         Some(d) => Some(d),
-        None => visible().or_else(|| bare_name_line(body)),
+        None => visible()
+            .or_else(|| bare_name_line(body))
+            .or_else(|| declared_organisation(page, json.as_ref(), &checks)),
     }
+}
+
+/// Declared authors weighed against each other at most (each is looked for in the text).
+const MAX_DECLARED: usize = 4;
+
+/// An organisation the markup declares as the author (a JSON-LD `Organization`, a meta
+/// author or a Twitter card's "Written by" that names the site, a newsroom or a company:
+/// `Eurosport`, `Greentech.LIVE Redaktion`, `Deutscher Tennis Bund`): the credit of a page
+/// that names no person. Never navigation, a link or a label; never in Han characters
+/// (a Chinese portal declares itself, not the writer).
+fn declared_organisation(
+    page: &Page,
+    json: Option<&json_ld::JsonCredit>,
+    checks: &Checks,
+) -> Option<String> {
+    // JSON-LD's names first, typed organisations or not ("Person": "Redaktion"): the
+    // most specific credit.
+    json.map(|c| (c.names.join(", "), c.organisation))
+        .into_iter()
+        .chain(
+            ["author", "article:author", "dc.creator", "dcterms.creator"]
+                .iter()
+                .filter_map(|key| crate::meta(page, &[key]).map(str::to_string))
+                .chain(written_by_label(page).map(str::to_string))
+                .map(|raw| (raw, false)),
+        )
+        .find_map(|(raw, typed)| names::organisation(&raw, typed, checks))
 }
 
 /// One word of Latin letters that names no agency (`Washington`, `Heiko`; not `Reuters`).
@@ -141,12 +203,10 @@ fn shown(page: &Page, span: Option<(u32, u32)>, author: &str) -> bool {
     })
 }
 
-/// Whether a declared author written in Han characters is the site's name: `og:site_name`
-/// holds it, or the last part of `<title>` does ("…_网易财经" for a meta author "网易").
+/// Whether a declared author is the site's name: `og:site_name` holds it, or the last part
+/// of `<title>` does ("…_网易财经" for a meta author "网易", "… | L-MAG" for "L-MAG").
 fn names_the_site(page: &Page, author: &str) -> bool {
-    if !author.chars().all(|c| is_han(c) || c == ' ') {
-        return false;
-    }
+    let han = author.chars().all(|c| is_han(c) || c == ' ');
     let site = crate::meta(page, &["og:site_name", "application-name"]).unwrap_or("");
     let title_end = page
         .title
@@ -154,7 +214,15 @@ fn names_the_site(page: &Page, author: &str) -> bool {
         .next()
         .filter(|end| end.len() < page.title.len())
         .unwrap_or("");
-    [site, title_end].iter().any(|s| s.contains(author))
+    if han {
+        return [site, title_end].iter().any(|s| s.contains(author));
+    }
+    // Other scripts: ignoring case, three letters at least ("L-MAG" for "… | L-MAG").
+    let author = author.to_lowercase();
+    author.chars().filter(|c| c.is_alphanumeric()).count() >= 3
+        && [site, title_end]
+            .iter()
+            .any(|s| s.to_lowercase().contains(&author))
 }
 
 /// The value of a "Written by" label in the page's Twitter card (`twitter:label1` =
@@ -306,7 +374,7 @@ fn marked_byline(
         let pos = first_text(page, n).unwrap_or(0);
         // Far after the body, or in a related list, a sidebar or the page's chrome, a byline
         // belongs to another story.
-        if pos > end + NEAR_BODY || in_boilerplate(page, i as u32) {
+        if pos > end + NEAR_BODY || in_boilerplate(page, i as u32, start) {
             continue;
         }
         let key = (pos > end, start.abs_diff(pos));
@@ -317,17 +385,43 @@ fn marked_byline(
     best
 }
 
-/// Whether the node or an ancestor is page chrome: `nav`, `aside`, `footer` (a byline's own
-/// class may read as boilerplate to the body scorer, so hints are not asked).
-fn in_boilerplate(page: &Page, mut node: u32) -> bool {
+/// Whether the node or an ancestor is page chrome: `nav`, `aside`, a `footer` outside an
+/// `article` (a byline's own class may read as boilerplate to the body scorer, so hints are
+/// not asked).
+fn in_boilerplate(page: &Page, mut node: u32, body_start: u32) -> bool {
     use crate::scan::Tag;
+    // A `footer` inside the `article` that holds the body is the article's own (its byline,
+    // its date); a comment's `article` and footer are not.
+    let mut footer = false;
     while let Some(n) = page.nodes.get(node as usize) {
-        if matches!(n.tag, Tag::Nav | Tag::Aside | Tag::Footer) {
-            return true;
+        match n.tag {
+            Tag::Nav | Tag::Aside => return true,
+            Tag::Footer => footer = true,
+            Tag::Article if footer => return !holds(page, n, body_start),
+            _ => {}
+        }
+        if n.parent == node {
+            break;
         }
         node = n.parent;
     }
-    false
+    footer
+}
+
+/// Whether the node's text runs over text offset `pos`.
+fn holds(page: &Page, n: &crate::scan::Node, pos: u32) -> bool {
+    let Some(events) = page.events.get(n.open as usize..=n.close as usize) else {
+        return false;
+    };
+    let first = events.iter().find_map(|ev| match *ev {
+        crate::scan::Event::Text(a, _) => Some(a),
+        _ => None,
+    });
+    let last = events.iter().rev().find_map(|ev| match *ev {
+        crate::scan::Event::Text(_, b) => Some(b),
+        _ => None,
+    });
+    matches!((first, last), (Some(a), Some(b)) if a <= pos && pos <= b)
 }
 
 /// Where a node's first text starts in [`Page::text`].
@@ -345,6 +439,22 @@ fn first_text(page: &Page, n: &crate::scan::Node) -> Option<u32> {
 const BY_WORDS: &[&str] = &[
     "By ",
     "BY ",
+    "by ",
+    "von ",
+    "Written by ",
+    "Posted by ",
+    "Geschrieben von ",
+    "Verfasst von ",
+    "Erstellt von ",
+    "Gespeichert von ",
+    "Eingestellt von ",
+    "Ein Beitrag von ",
+    "Ein Artikel von ",
+    "Beitrag von ",
+    "Écrit par ",
+    "Publié par ",
+    "Escrito por ",
+    "Publicado por ",
     "Par ",
     "PAR ",
     "Von ",
@@ -362,6 +472,100 @@ const BY_WORDS: &[&str] = &[
     "Auteur : ",
     "Auteur: ",
 ];
+
+/// Phrases that open a byline and say it is one, in the languages of the sets: after them
+/// one word is a name (a blog's handle).
+const BY_PHRASES: &[&str] = &[
+    "Written by ",
+    "Posted by ",
+    "Geschrieben von ",
+    "Verfasst von ",
+    "Erstellt von ",
+    "Gespeichert von ",
+    "Eingestellt von ",
+    "Ein Beitrag von ",
+    "Ein Artikel von ",
+    "Beitrag von ",
+    "Écrit par ",
+    "Publié par ",
+    "Escrito por ",
+    "Publicado por ",
+];
+
+/// Lines after a label alone on its line looked at for the name (empty ones skipped).
+const LABEL_LOOKAHEAD: usize = 3;
+
+/// The byline a line of text may hold, as a line that opens with one of [`BY_WORDS`]:
+/// the line itself; a label alone on its line ("Autor:", "Von:", "By") joined to the next
+/// line that is not empty; a label glued to the name ("ByAlex Roe"); the name after a
+/// date line's date ("06.11.2023 13:30 von Olga", "25.10.2022 - Reiner Nagel", "Posted on
+/// September 21, 2020 by Adi Tzlil"). `None` when the line has no byline's shape.
+fn byline_text<'a>(
+    line: &'a str,
+    lines: &mut std::iter::Peekable<std::str::Split<'a, char>>,
+) -> Option<std::borrow::Cow<'a, str>> {
+    use std::borrow::Cow;
+    let bare = line.trim_end_matches([':', ' ']);
+    if let Some(label) = BY_WORDS
+        .iter()
+        .find(|w| !bare.is_empty() && w.trim().trim_end_matches(':') == bare)
+    {
+        let next = lines
+            .clone()
+            .take(LABEL_LOOKAHEAD)
+            .map(str::trim)
+            .find(|l| !l.is_empty())?;
+        return Some(Cow::Owned(format!("{} {next}", label.trim())));
+    }
+    if let Some(spaced) = glued_label(line) {
+        return Some(Cow::Owned(spaced));
+    }
+    if BY_WORDS.iter().any(|w| line.starts_with(w)) {
+        return Some(Cow::Borrowed(line));
+    }
+    after_date(line).map(Cow::Owned)
+}
+
+/// Where a date line's date may start at most (bytes): "Posted on ", "Publié le ".
+pub const DATE_LINE_LEAD: usize = 16;
+
+/// The name after the date of a date line, as a byline: "Posted by Olga", "Posted by Adi
+/// Tzlil" after "von"/"by", "Von Reiner Nagel" after ` - `, ` | `, ` · `.
+fn after_date(line: &str) -> Option<String> {
+    if line.chars().count() > MAX_AUTHOR_CHARS + DATE_LINE_LEAD
+        || !line.starts_with(|c: char| c.is_alphanumeric())
+    {
+        return None;
+    }
+    let date = crate::published::first_date(line).filter(|&at| at <= DATE_LINE_LEAD)?;
+    let rest = &line[date..];
+    let by = [" von ", " by ", " By ", " Von ", " par ", " por "]
+        .iter()
+        .filter_map(|w| rest.rfind(w).map(|i| (i + w.len(), true)));
+    let separator = [" - ", " | ", " · ", " – ", " — "]
+        .iter()
+        .filter_map(|w| rest.rfind(w).map(|i| (i + w.len(), false)));
+    let (at, by_word) = by.chain(separator).max_by_key(|(i, _)| *i)?;
+    let name = rest[at..].trim();
+    // The date itself after the last separator ("Von Jane Roe | 27.01.2022"): no name.
+    // After "von"/"by" one word is a name (a phrase of `BY_PHRASES` says so), after a
+    // separator it takes two.
+    let label = if by_word { "Posted by" } else { "Von" };
+    (!name.is_empty() && !crate::published::has_date(name)).then(|| format!("{label} {name}"))
+}
+
+/// A byline label glued to the name by the markup (`<span>By</span><a>Alex Roe</a>` reads
+/// "ByAlex Roe"): the line with a space put back; `None` when the line is no such thing.
+fn glued_label(line: &str) -> Option<String> {
+    ["By", "Von", "Par", "Por"].iter().find_map(|label| {
+        let rest = line.strip_prefix(label)?;
+        let mut chars = rest.chars();
+        let (first, second) = (chars.next()?, chars.next()?);
+        // "ByAlex Roe", "ByJ.R. Stone".
+        (first.is_uppercase() && (second.is_lowercase() || second == '.'))
+            .then(|| format!("{label} {rest}"))
+    })
+}
 
 /// Text around the body's start searched for a visible "By …" line (bytes).
 pub const BY_LINE_AROUND: u32 = 1500;
@@ -394,16 +598,32 @@ fn by_line(page: &Page, span: Option<(u32, u32)>, checks: &Checks) -> Option<(By
             continue;
         }
         let mut at = lo;
-        for line in text[lo..hi].split('\n') {
+        let mut lines = text[lo..hi].split('\n').peekable();
+        while let Some(line) = lines.next() {
             let pos = at as u32;
             at += line.len() + 1;
-            let line = line.trim();
+            let Some(line) = byline_text(line.trim(), &mut lines) else {
+                continue;
+            };
+            let line = line.as_ref();
             if line.chars().count() > MAX_AUTHOR_CHARS
                 || !BY_WORDS.iter().any(|w| line.starts_with(w))
             {
                 continue;
             }
-            let Some(name) = clean(line, checks) else {
+            // After a phrase that says so ("Geschrieben von", "Posted by"), one word is
+            // the writer's handle.
+            let phrase_checks;
+            let line_checks = if BY_PHRASES.iter().any(|w| line.starts_with(w)) {
+                phrase_checks = Checks {
+                    single_word: true,
+                    ..checks.clone()
+                };
+                &phrase_checks
+            } else {
+                checks
+            };
+            let Some(name) = clean(line, line_checks).filter(|n| !names::is_label_word(n)) else {
                 continue;
             };
             let key = (
@@ -472,11 +692,8 @@ mod tests {
     fn navigation_organisations_and_roles_are_no_author() {
         let none = [
             "<span class=author>Sign In| Sign Up| Subscribe Show Menu</span>",
-            "<meta name=author content='Staff Reports'>",
             "<meta name=author content='Editorial'>",
-            "<meta name=author content='HNN Staff'>",
             "<meta name=author content='The Water Coolest'>",
-            r#"<script type="application/ld+json">{"author":{"@type":"Organization","name":"CBS News"}}</script>"#,
             "<meta name=author content='Washington'>",
             "<p>来源：人民网 作者：环球时报</p>",
             "<p>作者：市场营销课程</p>",
@@ -486,8 +703,26 @@ mod tests {
             assert_eq!(byline(html), None, "{html}");
         }
         assert_bylines(&[
-            // A wire service credited alone is the credit.
+            // A newsroom, a company or a wire service declared as the author of a page that
+            // names no person is the credit.
+            ("<meta name=author content='Staff Reports'>", Some("Staff Reports")),
+            ("<meta name=author content='HNN Staff'>", Some("HNN Staff")),
+            (
+                r#"<script type="application/ld+json">{"author":{"@type":"Organization","name":"CBS News"}}</script>"#,
+                Some("CBS News"),
+            ),
+            (
+                r#"<script type="application/ld+json">{"author":[{"@type":"Person","name":"Redaktion"}]}</script>"#,
+                Some("Redaktion"),
+            ),
+            // A person named beside it is the author.
+            (
+                r#"<meta name=author content='HNN Staff'><script type="application/ld+json">{"author":{"@type":"Person","name":"Jane Roe"}}</script>"#,
+                Some("Jane Roe"),
+            ),
             ("<meta name=author content='Reuters'>", Some("Reuters")),
+            ("<meta name=author content='det/dpa'>", Some("det/dpa")),
+            ("<meta property=og:site_name content='The Local'><meta name=author content='AFP/The Local'>", Some("AFP/The Local")),
             ("<p class=author>APA/AP</p>", Some("APA/AP")),
             ("<meta name=author content='By Paul Takahashi, Staff writer'>", Some("Paul Takahashi")),
             ("<meta name=author content='Rachael Link, MS, RD'>", Some("Rachael Link")),
@@ -522,6 +757,176 @@ mod tests {
             ("<span class=author>Über den Autor</span>", None),
             ("<meta name=author content='Play Video'>", None),
             ("<meta name=author content='Frankfurter Allgemeine Zeitung GmbH'>", None),
+        ]);
+    }
+
+    #[test]
+    fn json_ld_lists_references_and_the_writer_shown() {
+        assert_bylines(&[
+            // Every name of the list.
+            (
+                r#"<script type="application/ld+json">{"author":[{"@type":"Person","name":"Benjamin Fischer","url":"x"},{"@type":"Person","name":"Marcus Theurer"}]}</script>"#,
+                Some("Benjamin Fischer, Marcus Theurer"),
+            ),
+            // Yoast's graph: the author is an @id, the name on the Person with that id.
+            (
+                r#"<script type="application/ld+json">{"@graph":[{"@type":"Article","author":{"@id":"https://x.example/#/schema/person/1"}},{"@type":"Person","@id":"https://x.example/#/schema/person/1","name":"Frau Sabienes"}]}</script>"#,
+                Some("Frau Sabienes"),
+            ),
+            // A URL as the author, the Person with that id in another block.
+            (
+                r#"<script type="application/ld+json">{"author":"https://x.example/author/k/#author"}</script><script type="application/ld+json">{"@type":"Person","@id":"https://x.example/author/k/#author","name":"Karoline Herr"}</script>"#,
+                Some("Karoline Herr"),
+            ),
+            // A blogger whose surname is a word of the blog's name is no site.
+            (
+                "<meta property=og:site_name content='Frollein Herr'><meta name=author content='Karoline Herr'>",
+                Some("Karoline Herr"),
+            ),
+        ]);
+        // The publisher in `author`, the writers in `article:author` and in the text.
+        let url = url::Url::parse("http://example.com/a.html").unwrap();
+        let body = "<p>Die Hotels liegen in den Bergen und am See, mit Blick auf das Wasser und die Gipfel dahinter.</p>".repeat(4);
+        let html = format!(
+            "<html><head><meta name=author content='Condé Nast'>\
+             <meta property=article:author content='Fiona Bornhöft,Mariam Hofbeck'></head>\
+             <body><article><h1>Wellness</h1><p>Von Fiona Bornhöft und Mariam Hofbeck</p>{body}</article></body></html>"
+        );
+        assert_eq!(
+            crate::extract(&html, &url).author.as_deref(),
+            Some("Fiona Bornhöft, Mariam Hofbeck")
+        );
+    }
+
+    #[test]
+    fn visible_bylines_in_their_many_shapes() {
+        let url = url::Url::parse("http://example.com/a.html").unwrap();
+        let body = "<p>The council voted on Tuesday to extend the library's opening hours, after a long campaign by residents.</p>".repeat(4);
+        let cases = [
+            // A label glued to the name by the markup.
+            (
+                "<div><span>By</span><a href=/a>Alex Bozarjian</a></div>",
+                Some("Alex Bozarjian"),
+            ),
+            (
+                "<div><span>By</span><a href=/a>J.R. Stone</a></div>",
+                Some("J.R. Stone"),
+            ),
+            // A label alone on its line, empty lines after it.
+            (
+                "<div><b>Von:</b><br><br>Götz Warnke</div>",
+                Some("Götz Warnke"),
+            ),
+            ("<h5>Autor: </h5>Peter Maahn/SP-X", Some("Peter Maahn")),
+            // After a phrase, a handle.
+            (
+                "<p>Geschrieben von <a href=/u>Cooper</a> am 25.08.2015</p>",
+                Some("Cooper"),
+            ),
+            // After a date line's date.
+            (
+                "<small>04.02.2022 | 13:10 Uhr | Uta Helkenberg</small>",
+                Some("Uta Helkenberg"),
+            ),
+            ("<span>06.11.2023 13:30 von Olga</span>", Some("Olga")),
+            (
+                "<div>Posted on September 21, 2020 by Adi Tzlil</div>",
+                Some("Adi Tzlil"),
+            ),
+            // Lower case, in a list of facts.
+            (
+                "<span>von Alexander Rosenkranz</span>",
+                Some("Alexander Rosenkranz"),
+            ),
+            // A date alone after the separator names no one; one word after a separator
+            // is no name.
+            ("<small>04.02.2022 | 13:10 Uhr</small>", None),
+            ("<small>04.02.2022 - Politik</small>", None),
+        ];
+        for (byline, want) in cases {
+            let html = format!(
+                "<html><body><article><h1>Library hours</h1>{byline}{body}</article></body></html>"
+            );
+            assert_eq!(
+                crate::extract(&html, &url).author.as_deref(),
+                want,
+                "{byline}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_article_footer_holds_the_byline_a_comment_footer_does_not() {
+        let url = url::Url::parse("http://example.com/a.html").unwrap();
+        let body = "<p>Schulnoten sagen wenig darüber, was ein Kind kann, und noch weniger darüber, was aus ihm wird.</p>".repeat(4);
+        let html = format!(
+            "<html><body><article><h1>Schulnoten</h1>{body}<footer class=post-footer>\
+             <span class=author>Posted by <a rel=author href=/a/g>Günter W. Kienitz</a> at 18:52</span>\
+             </footer></article></body></html>"
+        );
+        assert_eq!(
+            crate::extract(&html, &url).author.as_deref(),
+            Some("Günter W. Kienitz")
+        );
+        // The same footer in a comment's own article, after the story: no author.
+        let comment = format!(
+            "<html><body><main><h1>Schulnoten</h1>{body}</main><section class=replies>\
+             <article><footer><span class=author>Gabi sagt</span></footer><p>Gut!</p></article>\
+             </section></body></html>"
+        );
+        assert_eq!(crate::extract(&comment, &url).author, None);
+    }
+
+    #[test]
+    fn job_titles_handles_and_first_names() {
+        assert_bylines(&[
+            (
+                "<meta name=author content='TOM KRISHER, AP Auto Writer'>",
+                Some("TOM KRISHER"),
+            ),
+            (
+                "<meta name=author content='Williams Perdomo @wperdomod'>",
+                Some("Williams Perdomo"),
+            ),
+            (
+                "<meta name=author content='Frankfurter Allgemeine Zeitung GmbH'>",
+                None,
+            ),
+            // A declared name with its surname in lower case; a label whose name is
+            // elsewhere; a comment's author.
+            (
+                "<meta name=author content='Mobasir hassan'>",
+                Some("Mobasir hassan"),
+            ),
+            ("<span class=author>Artikel von</span>", None),
+            ("<span class=author>Gabi sagt</span>", None),
+        ]);
+        let url = url::Url::parse("http://example.com/a.html").unwrap();
+        let body = "<p>The council voted on Tuesday to extend the library's opening hours, after a long campaign by residents.</p>".repeat(4);
+        let html = format!(
+            "<html><head><meta name=author content='Todd'></head><body><article><h1>Robots</h1>\
+             <p>By Todd Bates</p>{body}</article></body></html>"
+        );
+        assert_eq!(
+            crate::extract(&html, &url).author.as_deref(),
+            Some("Todd Bates")
+        );
+    }
+
+    #[test]
+    fn chinese_photographers_columns_and_separators() {
+        assert_bylines(&[
+            // A photographer is never the writer; the editor is, when no one else is named.
+            ("<p>图片来源：每经记者 张蕊 摄</p><p>本文来源：每日经济新闻 责任编辑：荀建国_NN7379</p>", Some("荀建国_NN7379")),
+            ("<p>▲广州日报全媒体图片记者黎旭阳、李妍摄</p><p>编辑|禤志杰</p>", Some("禤志杰")),
+            ("<p>图为启动仪式。（刘通摄）</p><p>南美站活动将先后在巴西举行。（张巨峰）</p>", Some("张巨峰")),
+            // 作者 after a column's name and a space; 文/图.
+            ("<p>《棱镜》作者 周纯</p><p>责任编辑：biaoffeng</p>", Some("周纯")),
+            ("<p>让金融的发展更好地满足需要。(文/图 刘玺东 易赛楠)</p>", Some("刘玺东 易赛楠")),
+            // A Latin name after a Chinese label; "compiled from the web" is no one.
+            ("<p>作者：网络整理</p><p>责编：Demi Xia</p>", Some("Demi Xia")),
+            // A bracket inside a sentence.
+            ("<p>习近平要求，各级党委（党组）要按照党中央部署，精心组织好全会精神宣讲。</p>", None),
         ]);
     }
 

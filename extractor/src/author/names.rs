@@ -23,6 +23,18 @@ pub struct Checks {
 }
 
 impl Checks {
+    /// Whether every word of four letters or more in `part` (one at least) is a word of the
+    /// site's name: `Business Insider` names the site `Business Insider`, `Karoline Herr`
+    /// does not name `Frollein Herr`.
+    pub(super) fn all_site_words(&self, part: &str) -> bool {
+        let lower = part.to_lowercase();
+        let mut words = lower
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().count() >= 4)
+            .peekable();
+        words.peek().is_some() && words.all(|w| self.site_words.iter().any(|site| site == w))
+    }
+
     pub(super) fn of(page: &Page) -> Checks {
         let site =
             crate::meta(page, &["og:site_name", "application-name", "twitter:site"]).unwrap_or("");
@@ -64,7 +76,10 @@ const BYLINE_PREFIXES: &[&str] = &[
     "erstellt von ",
     "gespeichert von ",
     "veröffentlicht von ",
+    "eingestellt von ",
+    "interview: ",
     "ein beitrag von ",
+    "ein artikel von ",
     "beitrag von ",
     "artikel von ",
     "publié par ",
@@ -486,8 +501,27 @@ pub fn names_of(raw: &str, checks: &Checks) -> Option<Vec<String>> {
         return None;
     }
     let mut s = strip_byline(&s);
-    if let Some(agency) = agency_credit(&s) {
+    if let Some(agency) = agency_credit(&s, checks) {
         return Some(vec![agency]);
+    }
+    // A handle or an agency's code after the name ("Williams Perdomo @wperdomod",
+    // "Peter Maahn/SP-X", "Jane Roe/dpa"): the name alone.
+    if let Some((name, tail)) = s.rsplit_once([' ', '/']) {
+        let tail = tail.trim();
+        let handle = tail.starts_with('@') && s.as_bytes().get(name.len()) == Some(&b' ');
+        let code = s.as_bytes().get(name.len()) == Some(&b'/')
+            && !name.contains('/')
+            && name.contains(' ')
+            && (1..=MAX_CODE_CHARS).contains(&tail.chars().count())
+            && !tail.contains(' ')
+            && (agency_credit(tail, checks).is_some()
+                || tail
+                    .chars()
+                    .all(|c| c.is_uppercase() || c == '-' || c.is_ascii_digit())
+                || tail.chars().all(|c| c.is_lowercase()));
+        if handle || code {
+            s = name.trim().to_string();
+        }
     }
     let lower = s.to_lowercase();
     // Navigation and links, not a byline.
@@ -519,10 +553,7 @@ pub fn names_of(raw: &str, checks: &Checks) -> Option<Vec<String>> {
         if is_role_or_agency(part) {
             continue;
         }
-        let lower = part.to_lowercase();
-        let names_the_site = lower
-            .split(|c: char| !c.is_alphanumeric())
-            .any(|w| checks.site_words.iter().any(|site| site == w));
+        let names_the_site = checks.all_site_words(part);
         let Some(name) = checked_name(part, checks).filter(|_| !names_the_site) else {
             // A part that is no name: an organisation among names is a wrong candidate,
             // a role, a credential, an agency or the site after them is dropped.
@@ -557,13 +588,36 @@ fn split_byline(s: &str, han_text: bool) -> Vec<&str> {
         .collect()
 }
 
-/// A part that holds only role or agency words ("Staff writer", "Associated Press").
+/// A part that holds only role or agency words ("Staff writer", "Associated Press"), or a
+/// short job title that ends with a role ("AP Auto Writer", "Senior Political Reporter").
 fn is_role_or_agency(part: &str) -> bool {
-    part.split_whitespace().all(|w| {
-        let w = w.to_lowercase();
-        TRAILING_ROLE_WORDS.contains(&w.as_str()) || NOT_PERSON_WORDS.contains(&w.as_str())
-    })
+    let words: Vec<String> = part.split_whitespace().map(str::to_lowercase).collect();
+    let job_title = words.len() <= MAX_JOB_TITLE_WORDS
+        && words
+            .last()
+            .is_some_and(|w| ROLE_WORDS.contains(&w.as_str()));
+    job_title
+        || words.iter().all(|w| {
+            TRAILING_ROLE_WORDS.contains(&w.as_str()) || NOT_PERSON_WORDS.contains(&w.as_str())
+        })
 }
+
+/// Words that end a job title after a name.
+const ROLE_WORDS: &[&str] = &[
+    "writer",
+    "reporter",
+    "correspondent",
+    "editor",
+    "columnist",
+    "contributor",
+    "redakteur",
+    "redakteurin",
+    "korrespondent",
+    "korrespondentin",
+];
+
+/// Longest job title (words) dropped after a name.
+pub const MAX_JOB_TITLE_WORDS: usize = 4;
 
 /// A user's handle rather than a code: three letters at least, more letters than digits
 /// (`Bo2man`, `Marianne1`; not `L_104485`).
@@ -586,16 +640,25 @@ fn han_with_code(s: &str) -> bool {
 }
 
 /// The agencies a byline credits when it names only agencies ("Associated Press",
-/// "APA/AP", "dpa"), as written; `None` when any part is something else.
-fn agency_credit(s: &str) -> Option<String> {
+/// "APA/AP", "dpa"), with an editor's code or the site beside them ("det/dpa", "AFP/The
+/// Local"), as written; `None` when no part is an agency or a part is something else.
+fn agency_credit(s: &str, checks: &Checks) -> Option<String> {
     let parts: Vec<&str> = s
         .split(['/', ',', '&'])
         .map(str::trim)
         .filter(|p| !p.is_empty())
         .collect();
     let agency = |p: &&str| AGENCIES.contains(&p.to_lowercase().as_str());
-    (!parts.is_empty() && parts.iter().all(agency)).then(|| parts.join("/"))
+    let code = |p: &&str| {
+        (2..=MAX_EDITOR_CODE_CHARS).contains(&p.chars().count())
+            && p.chars().all(|c| c.is_ascii_lowercase())
+    };
+    let beside = |p: &&str| agency(p) || code(p) || checks.all_site_words(p);
+    (parts.iter().any(agency) && parts.iter().all(beside)).then(|| parts.join("/"))
 }
+
+/// Longest editor's code beside an agency ("det/dpa", "dpa/lno").
+pub const MAX_EDITOR_CODE_CHARS: usize = 4;
 
 /// One name, checked for its script's shape; a trailing agency or role is dropped.
 fn checked_name(part: &str, checks: &Checks) -> Option<String> {
@@ -626,11 +689,25 @@ fn checked_name(part: &str, checks: &Checks) -> Option<String> {
     {
         words.pop();
     }
-    // "The Water Coolest": a publication; no name starts with the article.
-    if words.is_empty() || words.len() > 5 || words[0].eq_ignore_ascii_case("the") {
+    // "The Water Coolest": a publication; no name starts with the article. "Artikel von":
+    // a label whose name is elsewhere.
+    if words.is_empty()
+        || words.len() > 5
+        || words[0].eq_ignore_ascii_case("the")
+        || words.last().is_some_and(|w| {
+            // "Gabi sagt", "Mensah James says": a comment's author.
+            [
+                "von", "by", "par", "por", "de", "sagt", "says", "schreibt", "writes", "meint",
+                "dit",
+            ]
+            .contains(&w.to_lowercase().as_str())
+        })
+    {
         return None;
     }
-    let person = words.iter().all(|w| {
+    // A declared name of two words may write its last in lower case ("Mobasir hassan").
+    let declared_name = checks.declared && words.len() == 2;
+    let person = words.iter().enumerate().all(|(i, w)| {
         let lower = w.to_lowercase();
         let bare = lower.trim_end_matches('.');
         let first = w.chars().next().unwrap_or(' ');
@@ -645,8 +722,94 @@ fn checked_name(part: &str, checks: &Checks) -> Option<String> {
             && (handle || w.chars().all(|c| c.is_alphabetic() || "'’.-&".contains(c)))
             && (first.is_uppercase()
                 || NAME_PARTICLES.contains(&lower.as_str())
+                || (declared_name && i > 0)
                 // A forum user name alone ("ggjjzhzz").
                 || (words.len() == 1 && w.chars().count() >= 3))
     });
     (person && (single_word || words.len() >= 2)).then(|| words.join(" "))
+}
+
+/// Words that make a credit an organisation's (besides [`NOT_PERSON_WORDS`] and
+/// [`COMPANY_WORDS`]): newsrooms, associations, federations.
+const ORGANISATION_WORDS: &[&str] = &[
+    "redaktion",
+    "redacción",
+    "rédaction",
+    "redazione",
+    "verband",
+    "verein",
+    "bund",
+    "union",
+    "stiftung",
+    "kammer",
+    "amt",
+    "e.v",
+    "ev",
+];
+
+/// Legal forms and publishing houses: the company that publishes or owns the page
+/// (`Frankfurter Allgemeine Zeitung GmbH`), not the credit of an article.
+const LEGAL_FORMS: &[&str] = &[
+    "gmbh", "ag", "inc", "ltd", "llc", "corp", "sa", "se", "kg", "ug", "gbr", "plc", "verlag",
+];
+
+/// Longest agency code cut after a name ("Peter Maahn/SP-X").
+pub const MAX_CODE_CHARS: usize = 6;
+
+/// Longest organisation credit kept (chars).
+pub const MAX_ORGANISATION_CHARS: usize = 60;
+
+/// An organisation credited as the author (`raw` as the markup declares it, `typed` when
+/// JSON-LD types it `Organization`), as written without a label or what follows it;
+/// `None` for navigation, a link, a label word, a date or anything with no mark of an
+/// organisation (a word of [`NOT_PERSON_WORDS`], [`COMPANY_WORDS`], [`ORGANISATION_WORDS`],
+/// a wire service, the site's name), for a company's legal form ([`LEGAL_FORMS`]: the
+/// publisher) and for Han text.
+pub(super) fn organisation(raw: &str, typed: bool, checks: &Checks) -> Option<String> {
+    let s = strip_byline(raw);
+    let s = s.trim_matches(|c: char| !c.is_alphanumeric() && c != '.');
+    let lower = s.to_lowercase();
+    if let Some(agency) = agency_credit(s, checks) {
+        return Some(agency);
+    }
+    let link_or_navigation = lower.contains("http")
+        || lower.contains("www.")
+        || ['|', '<', '>', '@', '#', '=', '/', '»', '›']
+            .iter()
+            .any(|c| s.contains(*c));
+    if s.is_empty()
+        || s.chars().count() > MAX_ORGANISATION_CHARS
+        || s.chars().any(is_han)
+        || link_or_navigation
+        || !s.chars().any(char::is_alphabetic)
+    {
+        return None;
+    }
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric() && c != '.')
+        .map(|w| w.trim_matches('.'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words
+        .iter()
+        .any(|w| NAVIGATION_WORDS.contains(w) || LEGAL_FORMS.contains(w))
+        // One word: a label or a role ("Editorial", "Staff", "Admin") unless it names a
+        // newsroom ("Redaktion").
+        || (words.len() == 1
+            && (LABEL_WORDS.contains(&words[0])
+                || BEFORE_DATE_WORDS.contains(&words[0])
+                || NOT_PERSON_WORDS.contains(&words[0]))
+            && !ORGANISATION_WORDS.contains(&words[0]))
+    {
+        return None;
+    }
+    let marked = typed
+        || agency_credit(s, checks).is_some()
+        || checks.all_site_words(s)
+        || words.iter().any(|w| {
+            NOT_PERSON_WORDS.contains(w)
+                || COMPANY_WORDS.contains(w)
+                || ORGANISATION_WORDS.contains(w)
+        });
+    marked.then(|| s.to_string())
 }
