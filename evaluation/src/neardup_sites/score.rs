@@ -227,9 +227,10 @@ pub fn score(
             };
             if !p.held_aside && listing && (matched.contains(&n) || d.is_some_and(|d| d.article)) {
                 out.tuned_misses.push(format!(
-                    "listing\t{}\t{}\tlabel words {} link share {:.2}\tarticle {:?} matched {} duplicate_of {:?} distance {:?}",
+                    "listing\t{}\t{}{}\tlabel words {} link share {:.2}\tarticle {:?} matched {} duplicate_of {:?} distance {:?}",
                     sites[p.site].name,
-                    format!("{}{}", p.path, if mirror { " (mirror)" } else { "" }),
+                    p.path,
+                    if mirror { " (mirror)" } else { "" },
                     labels[i].words,
                     labels[i].link_share,
                     d.map(|d| d.article),
