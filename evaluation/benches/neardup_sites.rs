@@ -14,8 +14,11 @@
 //! Env: `NEARDUP_SITES_LABELS` (default `target/neardup-sites/labels.jsonl`),
 //! `NEARDUP_SITES_ONLY=site,site`, `NEARDUP_SITES_SKIP_RUN=1`,
 //! `NEARDUP_SITES_SKIP_DISTRIBUTED=1`, `NEARDUP_SITES_SEED` (2026),
+//! `NEARDUP_SITES_KEEP=1` (keep the work folder: logs, seeds, the stored
+//! documents of each mode),
 //! `NEARDUP_SITES_CONFUSIONS=FILE` (the tuned part's wrong and unscored
-//! verdicts, one per line), `NEARDUP_SITES_BIN_DIR=DIR` (crawl with the
+//! verdicts, its pages labelled articles that came out no article and its
+//! pairs not found, one per line), `NEARDUP_SITES_BIN_DIR=DIR` (crawl with the
 //! binaries in DIR: another build, to compare), `CRAWLER_AMQP_URL`,
 //! `CRAWLER_REDIS_URL`.
 
@@ -224,6 +227,9 @@ fn judge(
                 c.original
             ));
         }
+        for m in &s.tuned_misses {
+            text.push_str(&format!("{label}\t{m}\n"));
+        }
         let path = format!("{file}.{}", label.replace(' ', "-"));
         if let Err(e) = std::fs::write(&path, text) {
             eprintln!("{path}: {e}");
@@ -385,9 +391,14 @@ fn main() {
     }
     println!("({:.0} s)", started.elapsed().as_secs_f64());
     drop(server);
+    if failed || env_flag("NEARDUP_SITES_KEEP") {
+        println!("logs and stored documents kept in {}", work.display());
+    }
     if failed {
-        println!("logs kept in {}", work.display());
         std::process::exit(1);
+    }
+    if env_flag("NEARDUP_SITES_KEEP") {
+        return;
     }
     let _ = std::fs::remove_dir_all(&work);
 }

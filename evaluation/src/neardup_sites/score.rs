@@ -140,6 +140,11 @@ pub struct Scores {
     /// Wrong and unscored verdicts of the tuned part only (the held-aside
     /// part is not looked at while tuning).
     pub tuned_confusions: Vec<Confusion>,
+    /// The tuned part's misses, one line each: a page labelled an article
+    /// that came out `article: false` (with the start of its extracted
+    /// text), or a pair to find that was not (not looked at for the
+    /// held-aside part).
+    pub tuned_misses: Vec<String>,
     /// Stored documents that are none of the pages (redirects, odd URLs).
     pub strangers: usize,
     /// Exact-Jaccard estimates of right and wrong verdicts, for the
@@ -220,6 +225,33 @@ pub fn score(
                     t.article_lost += usize::from(d.is_some_and(|d| !d.article));
                 }
             };
+            if !p.held_aside && listing && (matched.contains(&n) || d.is_some_and(|d| d.article)) {
+                out.tuned_misses.push(format!(
+                    "listing\t{}\t{}{}\tlabel words {} link share {:.2}\tarticle {:?} matched {} duplicate_of {:?} distance {:?}",
+                    sites[p.site].name,
+                    p.path,
+                    if mirror { " (mirror)" } else { "" },
+                    labels[i].words,
+                    labels[i].link_share,
+                    d.map(|d| d.article),
+                    matched.contains(&n),
+                    d.and_then(|d| d.duplicate_of.as_deref()),
+                    d.and_then(|d| d.distance)
+                ));
+            }
+            if !p.held_aside && !mirror && !listing {
+                if let Some(d) = d.filter(|d| !d.article) {
+                    let start: String = d.text.chars().take(160).collect();
+                    out.tuned_misses.push(format!(
+                        "no article\t{}\t{}\tlabel words {}\tours: {} chars: {}",
+                        sites[p.site].name,
+                        p.path,
+                        labels[i].words,
+                        d.text.chars().count(),
+                        start.replace(['\n', '\t'], " ")
+                    ));
+                }
+            }
             site_cell(&mut out, p.site, p.held_aside, &f);
             if listing {
                 f(&mut out.by_kind.entry(Kind::Listing).or_default()[col(p.held_aside)]);
@@ -259,6 +291,30 @@ pub fn score(
     for (a, b, kind) in must {
         let held = pages[a.page].held_aside || pages[b.page].held_aside;
         let found = matches!((root(a), root(b)), (Some(x), Some(y)) if x == y);
+        if !held && !found && !a.mirror {
+            let why = |n: Node| match doc_of.get(&n) {
+                None => "not stored".to_string(),
+                Some(d) if !d.article => "no article".to_string(),
+                Some(d) => format!(
+                    "tokens {} simhash {} duplicate_of {:?}",
+                    d.tokens, d.simhash, d.duplicate_of
+                ),
+            };
+            out.tuned_misses.push(format!(
+                "pair not found\t{}\t{}\t{}\t{}\texact {:.3}\t{} | {}",
+                sites[pages[a.page].site].name,
+                kind.name(),
+                pages[a.page].path,
+                pages[b.page].path,
+                if a.page == b.page {
+                    1.0
+                } else {
+                    jaccard(&labels[a.page].shingles, &labels[b.page].shingles)
+                },
+                why(a),
+                why(b)
+            ));
+        }
         let f = |t: &mut Tally| {
             t.pairs += 1;
             t.found += usize::from(found);

@@ -166,7 +166,7 @@ pub fn body(page: &Page, base: &Url) -> Body {
         .or_else(|| select(page, &st, false));
     let Some(sel) = sel else {
         // Nothing scored anywhere (no filter excluded anything): lines of text.
-        return line_density_fallback(page, base);
+        return line_density_fallback(page, base, false);
     };
     let top_chars = st[sel.top as usize].chars;
     let keep = |n: u32| keep_inside(page, &st, n, top_chars);
@@ -180,6 +180,18 @@ pub fn body(page: &Page, base: &Url) -> Body {
         && enough_words(&body.text)
         && st[sel.top as usize].link_density() <= LISTING_LINK_DENSITY
         && !rendered_links;
+    // The best block is too short to be an article (a site's tagline, "Small. Fast.
+    // Reliable.", beside paragraphs held loose in `<body>`, which no container scores): the
+    // page's densest region of lines outside chrome and boilerplate blocks, when
+    // that is an article of a body's length (Readability keeps trying until an attempt
+    // holds enough text). A "404 Not Found" in a template whose footer and notices hold
+    // the page's only lines stays no article.
+    if !body.article && !enough_words(&body.text) {
+        let lines = line_density_fallback(page, base, true);
+        if lines.article && lines.text.chars().count() >= MIN_BODY_CHARS as usize {
+            return lines;
+        }
+    }
     body
 }
 
@@ -204,10 +216,15 @@ pub const LINE_WINDOW: usize = 3;
 /// consecutive lines with the most text, where a region ends when a window of
 /// [`LINE_WINDOW`] lines holds fewer than [`LINE_REGION_CHARS`] chars. An article when it
 /// holds text and most of it is not link text (a page whose only text is a menu is none).
-fn line_density_fallback(page: &Page, base: &Url) -> Body {
+/// Skipped, head and chrome blocks are never read; with `no_boilerplate`, neither are blocks
+/// named as boilerplate (a negative class hint) or as comments and consent notices.
+fn line_density_fallback(page: &Page, base: &Url, no_boilerplate: bool) -> Body {
     let mut out = Renderer::new(base);
-    let keep =
-        |n: u32| page.nodes[n as usize].flags & (flag::SKIPPED | flag::HEAD | flag::CHROME) == 0;
+    let keep = |n: u32| {
+        let node = &page.nodes[n as usize];
+        node.flags & (flag::SKIPPED | flag::HEAD | flag::CHROME) == 0
+            && !(no_boilerplate && (node.hint < 0 || node.flags & flag::DISCUSSION != 0))
+    };
     out.subtree(page, 0, &keep);
     let mut lines = std::mem::take(&mut out.lines);
     if lines.len() > LINE_WINDOW {
@@ -663,6 +680,27 @@ mod tests {
         ] {
             assert_eq!(body(&scan(html), &base).article, article, "{html}");
         }
+    }
+
+    #[test]
+    fn paragraphs_loose_in_body_beat_a_tagline() {
+        // SQLite's documentation: a header with a tagline and menus, then the text straight
+        // in <body>, no container (issue 31: these pages were no article, their tagline the
+        // body).
+        let html = "<body><div class=nosearch><a href=/><img src=logo.gif alt=SQLite></a>\
+             <div class=\"tagline desktoponly\">Small. Fast. Reliable.<br>Choose any three.</div>\
+             <div class=\"menu mainmenu\"><ul><li><a href=/>Home</a><li><a href=/about>About</a>\
+             <li><a href=/docs>Documentation</a><li><a href=/download>Download</a></ul></div></div>\
+             <h2>Online Backup Object</h2><blockquote><pre>typedef struct sqlite3_backup sqlite3_backup;</pre></blockquote>\
+             <p>The sqlite3_backup object records state information about an ongoing online backup \
+             operation. The sqlite3_backup object is created by a call to \
+             <a href=/init>sqlite3_backup_init()</a> and is destroyed by a call to \
+             <a href=/finish>sqlite3_backup_finish()</a>.</p>\
+             <p>See Also: <a href=/backup>Using the SQLite Online Backup API</a></p></body>";
+        let base = Url::parse("http://example.com/").unwrap();
+        let b = body(&scan(html), &base);
+        assert!(b.article, "{}", b.text);
+        assert!(b.text.contains("records state information"), "{}", b.text);
     }
 
     #[test]
