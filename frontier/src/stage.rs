@@ -41,6 +41,11 @@ pub struct FrontierStage {
     /// most of the frontier's Redis work. Cleared when full
     /// ([`SEEN_CACHE_MAX`]).
     seen_cache: Mutex<HashSet<u64>>,
+    /// Held by a batch of a crawl with a page limit from its check of what
+    /// is new to its admission: two batches of this process linking the
+    /// same new URL would otherwise both count it against the limit, and
+    /// the crawl would end short of it.
+    page_limit: tokio::sync::Mutex<()>,
 }
 
 /// Crawls whose patterns are kept compiled before the cache is cleared.
@@ -56,6 +61,7 @@ impl FrontierStage {
             keys: Keys::new(namespace),
             patterns: Mutex::new(HashMap::new()),
             seen_cache: Mutex::new(HashSet::new()),
+            page_limit: tokio::sync::Mutex::new(()),
         }
     }
 }
@@ -137,6 +143,10 @@ impl Stage for FrontierStage {
             candidates.retain(|c| !cache.contains(&c.hash));
         }
         let mut over_limit = Vec::new();
+        let _limit = match (retry, batch.crawl.max_pages) {
+            (false, Some(_)) => Some(self.page_limit.lock().await),
+            _ => None,
+        };
         if !retry {
             if let Some(max) = batch.crawl.max_pages {
                 over_limit = self.page_limit(&batch.crawl, &mut candidates, max).await?;
