@@ -435,26 +435,13 @@ fn first_text(page: &Page, n: &crate::scan::Node) -> Option<u32> {
         })
 }
 
-/// Words that open a visible byline, in the languages of the sets.
-const BY_WORDS: &[&str] = &[
+/// Words that open a visible byline, in the languages of the sets, besides the
+/// [`BY_PHRASES`] (both together: [`by_words`]).
+const BY_LABELS: &[&str] = &[
     "By ",
     "BY ",
     "by ",
     "von ",
-    "Written by ",
-    "Posted by ",
-    "Geschrieben von ",
-    "Verfasst von ",
-    "Erstellt von ",
-    "Gespeichert von ",
-    "Eingestellt von ",
-    "Ein Beitrag von ",
-    "Ein Artikel von ",
-    "Beitrag von ",
-    "Écrit par ",
-    "Publié par ",
-    "Escrito por ",
-    "Publicado por ",
     "Par ",
     "PAR ",
     "Von ",
@@ -492,10 +479,15 @@ const BY_PHRASES: &[&str] = &[
     "Publicado por ",
 ];
 
+/// Everything that opens a visible byline: the phrases, then the labels.
+fn by_words() -> impl Iterator<Item = &'static &'static str> {
+    BY_PHRASES.iter().chain(BY_LABELS)
+}
+
 /// Lines after a label alone on its line looked at for the name (empty ones skipped).
 const LABEL_LOOKAHEAD: usize = 3;
 
-/// The byline a line of text may hold, as a line that opens with one of [`BY_WORDS`]:
+/// The byline a line of text may hold, as a line that opens with one of [`by_words`]:
 /// the line itself; a label alone on its line ("Autor:", "Von:", "By") joined to the next
 /// line that is not empty; a label glued to the name ("ByAlex Roe"); the name after a
 /// date line's date ("06.11.2023 13:30 von Olga", "25.10.2022 - Reiner Nagel", "Posted on
@@ -506,9 +498,8 @@ fn byline_text<'a>(
 ) -> Option<std::borrow::Cow<'a, str>> {
     use std::borrow::Cow;
     let bare = line.trim_end_matches([':', ' ']);
-    if let Some(label) = BY_WORDS
-        .iter()
-        .find(|w| !bare.is_empty() && w.trim().trim_end_matches(':') == bare)
+    if let Some(label) =
+        by_words().find(|w| !bare.is_empty() && w.trim().trim_end_matches(':') == bare)
     {
         let next = lines
             .clone()
@@ -520,7 +511,7 @@ fn byline_text<'a>(
     if let Some(spaced) = glued_label(line) {
         return Some(Cow::Owned(spaced));
     }
-    if BY_WORDS.iter().any(|w| line.starts_with(w)) {
+    if by_words().any(|w| line.starts_with(w)) {
         return Some(Cow::Borrowed(line));
     }
     after_date(line).map(Cow::Owned)
@@ -606,9 +597,7 @@ fn by_line(page: &Page, span: Option<(u32, u32)>, checks: &Checks) -> Option<(By
                 continue;
             };
             let line = line.as_ref();
-            if line.chars().count() > MAX_AUTHOR_CHARS
-                || !BY_WORDS.iter().any(|w| line.starts_with(w))
-            {
+            if line.chars().count() > MAX_AUTHOR_CHARS || !by_words().any(|w| line.starts_with(w)) {
                 continue;
             }
             // After a phrase that says so ("Geschrieben von", "Posted by"), one word is
