@@ -10,7 +10,7 @@ use clap::Args;
 use pipeline::crawls::{read_states, set_state, CrawlState};
 use pipeline::keys::{Keys, HOST_SHARDS};
 use pipeline::store::Op;
-use pipeline::{Broker, Store};
+use pipeline::Store;
 
 use crate::stats::{self, CrawlProgress};
 
@@ -218,7 +218,8 @@ pub async fn reset(service: &pipeline::ServiceConfig, args: ResetArgs) -> anyhow
             live.len()
         );
     }
-    let session = Broker::amqp(&service.amqp_url, ns)
+    let session = service
+        .broker()
         .open()
         .await
         .context("connecting to RabbitMQ")?;

@@ -6,7 +6,7 @@ use anyhow::Context;
 use clap::Args;
 use pipeline::broker::DeadLetter;
 use pipeline::messages::{decode, Document, FetchTask, Page, UrlBatch};
-use pipeline::{Broker, Queue};
+use pipeline::Queue;
 use serde::Serialize;
 
 #[derive(Args)]
@@ -71,7 +71,8 @@ fn line(d: &DeadLetter, stage: Queue, replayed: bool) -> String {
 }
 
 pub async fn run(service: &pipeline::ServiceConfig, args: DeadLettersArgs) -> anyhow::Result<()> {
-    let session = Broker::amqp(&service.amqp_url, &service.namespace)
+    let session = service
+        .broker()
         .open()
         .await
         .context("connecting to RabbitMQ")?;

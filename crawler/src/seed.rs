@@ -5,7 +5,7 @@ use std::io::BufRead;
 use anyhow::Context;
 use clap::Args;
 use pipeline::messages::{encode, UrlBatch};
-use pipeline::{Broker, CrawlSpec, Link, Queue};
+use pipeline::{CrawlSpec, Link, Queue};
 
 /// Seeds per published message.
 const SEEDS_PER_MESSAGE: usize = 1000;
@@ -274,7 +274,8 @@ pub fn seed_batches(spec: &CrawlSpec, seeds: &[String]) -> anyhow::Result<Vec<Ve
 pub async fn run(service: &pipeline::ServiceConfig, args: SeedArgs) -> anyhow::Result<()> {
     let (spec, seeds) = args.source.collect(&args.crawl, args.allow_private).await?;
     let payloads = seed_batches(&spec, &seeds)?;
-    let session = Broker::amqp(&service.amqp_url, &service.namespace)
+    let session = service
+        .broker()
         .open()
         .await
         .context("connecting to RabbitMQ")?;

@@ -383,7 +383,7 @@ pub async fn connect(
     let store = service.store().await.context("connecting to Redis")?;
     let broker = match &store {
         Store::Disk(disk) => Broker::Memory(pipeline::broker::MemoryBus::persistent(disk.clone())?),
-        _ => Broker::amqp(&service.amqp_url, &service.namespace),
+        _ => service.broker(),
     };
     let session = broker.open().await.context("connecting to RabbitMQ")?;
     Ok((store, session))

@@ -23,7 +23,7 @@ use lapin::types::{AMQPValue, FieldTable};
 use lapin::{BasicProperties, Connection, ConnectionProperties, ExchangeKind};
 use tokio::sync::Notify;
 
-use crate::topology::{dead_letter_exchange, Queue};
+use crate::topology::{dead_letter_exchange, Queue, QueueType};
 
 /// A broker operation failed; for RabbitMQ, usually a lost connection.
 #[derive(Debug, thiserror::Error)]
@@ -34,6 +34,8 @@ pub enum BrokerError {
         #[source]
         source: lapin::Error,
     },
+    #[error("no RabbitMQ URL given (CRAWLER_AMQP_URL is empty)")]
+    NoUrl,
     #[error("rabbitmq refused (nacked) a message published to {queue}")]
     Nacked { queue: String },
     #[error("a bundle published to {queue} was not confirmed: {reason}")]
@@ -49,15 +51,36 @@ pub enum BrokerError {
 /// Where messages go: RabbitMQ, or queues in this process.
 #[derive(Clone)]
 pub enum Broker {
-    Amqp { url: String, namespace: String },
+    /// RabbitMQ: `url` is one `amqp://` URL or several, comma-separated
+    /// (the nodes of a cluster, tried in turn).
+    Amqp {
+        url: String,
+        namespace: String,
+        queue_type: QueueType,
+    },
     Memory(MemoryBus),
 }
 
 impl Broker {
+    /// RabbitMQ at `url` (one URL, or a cluster's, comma-separated),
+    /// classic queues.
     pub fn amqp(url: &str, namespace: &str) -> Broker {
         Broker::Amqp {
             url: url.to_string(),
             namespace: namespace.to_string(),
+            queue_type: QueueType::default(),
+        }
+    }
+
+    /// This broker declaring its queues of type `queue_type`.
+    pub fn with_queue_type(self, queue_type: QueueType) -> Broker {
+        match self {
+            Broker::Amqp { url, namespace, .. } => Broker::Amqp {
+                url,
+                namespace,
+                queue_type,
+            },
+            memory => memory,
         }
     }
 
@@ -69,9 +92,13 @@ impl Broker {
     /// declared (idempotently) and a confirming publish channel.
     pub async fn open(&self) -> Result<Session, BrokerError> {
         match self {
-            Broker::Amqp { url, namespace } => {
-                Ok(Session::Amqp(AmqpSession::open(url, namespace).await?))
-            }
+            Broker::Amqp {
+                url,
+                namespace,
+                queue_type,
+            } => Ok(Session::Amqp(
+                AmqpSession::open(url, namespace, *queue_type).await?,
+            )),
             Broker::Memory(bus) => Ok(Session::Memory(bus.clone())),
         }
     }
@@ -310,7 +337,39 @@ struct Outbox {
 }
 
 impl AmqpSession {
-    async fn open(url: &str, namespace: &str) -> Result<Self, BrokerError> {
+    /// A session on the first of `urls` (comma-separated) that accepts
+    /// one. Each open starts one node further along the list than the
+    /// last, so the workers of one process spread over a cluster's nodes,
+    /// and a worker whose node died reconnects to the next.
+    async fn open(urls: &str, namespace: &str, queue_type: QueueType) -> Result<Self, BrokerError> {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let urls: Vec<&str> = urls
+            .split(',')
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
+            .collect();
+        let first = NEXT.fetch_add(1, Ordering::Relaxed);
+        let mut last = None;
+        for i in 0..urls.len() {
+            let url = urls[(first + i) % urls.len()];
+            match AmqpSession::open_one(url, namespace, queue_type).await {
+                Ok(session) => return Ok(session),
+                Err(e) => {
+                    if urls.len() > 1 {
+                        tracing::warn!(error = %e, "rabbitmq node refused a session; trying the next");
+                    }
+                    last = Some(e);
+                }
+            }
+        }
+        Err(last.unwrap_or_else(|| BrokerError::NoUrl))
+    }
+
+    async fn open_one(
+        url: &str,
+        namespace: &str,
+        queue_type: QueueType,
+    ) -> Result<Self, BrokerError> {
         let shown = crate::config::redact_url(url);
         let err = |source| BrokerError::Amqp {
             url: shown.clone(),
@@ -324,7 +383,9 @@ impl AmqpSession {
             .confirm_select(ConfirmSelectOptions::default())
             .await
             .map_err(err)?;
-        declare_topology(&publisher, namespace).await.map_err(err)?;
+        declare_topology(&publisher, namespace, queue_type)
+            .await
+            .map_err(err)?;
         Ok(AmqpSession {
             url: shown,
             namespace: namespace.to_string(),
@@ -609,7 +670,22 @@ impl AmqpSession {
 
 /// Declares the dead-letter exchange, and for every stage its dead-letter
 /// queue and its durable work queue. Safe to repeat.
-async fn declare_topology(ch: &lapin::Channel, ns: &str) -> Result<(), lapin::Error> {
+async fn declare_topology(
+    ch: &lapin::Channel,
+    ns: &str,
+    queue_type: QueueType,
+) -> Result<(), lapin::Error> {
+    // Classic queues are declared without the argument, as they always
+    // were: a namespace declared before the setting existed stays valid.
+    let typed = |mut args: FieldTable| {
+        if queue_type != QueueType::Classic {
+            args.insert(
+                "x-queue-type".into(),
+                AMQPValue::LongString(queue_type.name().into()),
+            );
+        }
+        args
+    };
     let dlx = dead_letter_exchange(ns);
     ch.exchange_declare(
         dlx.as_str().into(),
@@ -626,7 +702,7 @@ async fn declare_topology(ch: &lapin::Channel, ns: &str) -> Result<(), lapin::Er
         ch.queue_declare(
             dead.as_str().into(),
             QueueDeclareOptions::durable(),
-            FieldTable::default(),
+            typed(FieldTable::default()),
         )
         .await?;
         ch.queue_bind(
@@ -649,7 +725,7 @@ async fn declare_topology(ch: &lapin::Channel, ns: &str) -> Result<(), lapin::Er
         ch.queue_declare(
             q.name(ns).as_str().into(),
             QueueDeclareOptions::durable(),
-            args,
+            typed(args),
         )
         .await?;
     }

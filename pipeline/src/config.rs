@@ -46,6 +46,19 @@ pub struct ServiceConfig {
     )]
     pub amqp_url: String,
 
+    /// The type of the crawl's RabbitMQ queues: `classic` (the default:
+    /// on one node a quorum queue replicates to no one and is slower for
+    /// large messages) or `quorum` (on a RabbitMQ cluster: the queues
+    /// survive a node). A namespace keeps the type it was declared with.
+    #[arg(
+        long,
+        env = "CRAWLER_QUEUE_TYPE",
+        value_enum,
+        default_value = "classic",
+        global = true
+    )]
+    pub queue_type: crate::topology::QueueType,
+
     /// Redis URL.
     #[arg(
         long,
@@ -141,12 +154,24 @@ impl ServiceConfig {
             None => String::new(),
         };
         format!(
-            "amqp_url={} redis_url={}{cluster} redis_wait={} namespace={}",
-            redact_url(&self.amqp_url),
+            "amqp_url={} queue_type={} redis_url={}{cluster} redis_wait={} namespace={}",
+            self.amqp_url
+                .split(',')
+                .map(|u| redact_url(u.trim()))
+                .collect::<Vec<_>>()
+                .join(","),
+            self.queue_type.name(),
             redact_url(&self.redis_url),
             self.redis_wait,
             self.namespace,
         )
+    }
+
+    /// The broker the settings name: RabbitMQ at `amqp_url` (one node or
+    /// a cluster's, comma-separated), queues of `queue_type`.
+    pub fn broker(&self) -> crate::broker::Broker {
+        crate::broker::Broker::amqp(&self.amqp_url, &self.namespace)
+            .with_queue_type(self.queue_type)
     }
 
     /// Where the store is, as the settings say.
@@ -287,6 +312,7 @@ pub struct Settings {
     // Where the services are ([`ServiceConfig`]), and how a worker
     // consumes ([`WorkerConfig`]).
     pub amqp_url: Option<String>,
+    pub queue_type: Option<crate::topology::QueueType>,
     pub redis_url: Option<String>,
     pub redis_cluster: Option<String>,
     pub redis_wait: Option<u32>,

@@ -5,6 +5,45 @@
 //! `{ns}.frontier`, `{ns}.fetch`, `{ns}.extract`, `{ns}.contentseen` are
 //! durable queues whose rejected messages go through the direct exchange
 //! `{ns}.dlx` to `{ns}.<stage>.dead`.
+//!
+//! Every queue is of one [`QueueType`]: classic (one node's) or quorum
+//! (replicated on a RabbitMQ cluster by Raft, so it survives a node).
+
+/// The kind of RabbitMQ queue a crawl declares (`CRAWLER_QUEUE_TYPE`).
+///
+/// Classic is the default: on one broker node (a laptop, the default
+/// compose) a quorum queue replicates to no one and costs more per large
+/// message (FACTS: about 4,200 50 KB messages/s against 6,000 classic).
+/// On a cluster, quorum queues are what keeps the work of a dead node.
+/// A namespace keeps the type it was first declared with: the broker
+/// refuses to redeclare a queue with another (`PRECONDITION_FAILED`).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Deserialize,
+    serde::Serialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueType {
+    #[default]
+    Classic,
+    Quorum,
+}
+
+impl QueueType {
+    /// The value of the `x-queue-type` argument.
+    pub fn name(self) -> &'static str {
+        match self {
+            QueueType::Classic => "classic",
+            QueueType::Quorum => "quorum",
+        }
+    }
+}
 
 /// The work queues, one per stage input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

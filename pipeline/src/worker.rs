@@ -523,7 +523,7 @@ impl crate::config::WorkerConfig {
     pub fn worker_settings(&self, store: Store, default_concurrency: usize) -> WorkerSettings {
         let concurrency = self.concurrency.unwrap_or(default_concurrency).max(1);
         WorkerSettings {
-            broker: Broker::amqp(&self.service.amqp_url, &self.service.namespace),
+            broker: self.service.broker(),
             store,
             namespace: self.service.namespace.clone(),
             concurrency,

@@ -18,7 +18,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use pipeline::store::{Op, Reply, Stored};
 use pipeline::Store;
 
-use crate::{TestEnv, REDIS_URL};
+use crate::TestEnv;
 
 /// One `exec` of ops.
 pub struct Step {
@@ -188,7 +188,7 @@ pub async fn agree(name: &str, case: impl Fn(&str) -> Vec<Step>) -> Run {
     let env = TestEnv::in_process(name);
     let ns = env.namespace.clone();
     let steps = case(&ns);
-    let redis = Store::redis(REDIS_URL).await.expect("redis");
+    let redis = crate::shared_store().await;
     let on_redis = run(&redis, &ns, &steps).await;
     env.cleanup().await;
     let on_memory = run(&Store::memory(), &ns, &steps).await;

@@ -19,6 +19,44 @@ pub mod stub_site;
 pub const AMQP_URL: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
 pub const REDIS_URL: &str = "redis://127.0.0.1:6379/";
 
+/// The variable that moves every test using the shared Redis onto a Redis
+/// Cluster: its seed nodes, comma-separated (`scripts/redis-cluster.sh
+/// seeds`). Workers and the CLI then get `CRAWLER_REDIS_CLUSTER`, and
+/// [`shared_store`] connects to the cluster.
+pub const TEST_CLUSTER_VAR: &str = "CRAWLER_TEST_REDIS_CLUSTER";
+
+/// The seed nodes of the Redis Cluster the tests run on instead of
+/// [`REDIS_URL`], when [`TEST_CLUSTER_VAR`] is set.
+pub fn test_cluster() -> Option<String> {
+    std::env::var(TEST_CLUSTER_VAR)
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+}
+
+/// The store of the tests' shared Redis: [`REDIS_URL`], or the cluster
+/// of [`TEST_CLUSTER_VAR`].
+pub async fn shared_store() -> Store {
+    connect_store(REDIS_URL, test_cluster().as_deref()).await
+}
+
+/// The store at `redis_url`, or on the cluster of `cluster` (seed URLs,
+/// comma-separated) when given.
+pub async fn connect_store(redis_url: &str, cluster: Option<&str>) -> Store {
+    let config = match cluster {
+        Some(seeds) => pipeline::store::RedisConfig {
+            cluster: seeds.split(',').map(|s| s.trim().to_string()).collect(),
+            ..Default::default()
+        },
+        None => pipeline::store::RedisConfig {
+            url: redis_url.to_string(),
+            ..Default::default()
+        },
+    };
+    Store::connect(&config)
+        .await
+        .unwrap_or_else(|e| panic!("connecting to the tests' Redis: {e}"))
+}
+
 /// The directory holding the workspace's binaries (`target/debug`), after
 /// building them once per test process (a no-op when they are up to date).
 pub fn bin_dir() -> PathBuf {
@@ -154,6 +192,12 @@ pub struct TestEnv {
     /// [`AMQP_URL`] and [`REDIS_URL`] unless built by [`TestEnv::with_services`].
     pub amqp_url: String,
     pub redis_url: String,
+    /// The Redis Cluster used instead of `redis_url` (its seed nodes,
+    /// comma-separated): [`TEST_CLUSTER_VAR`]'s for the shared services,
+    /// or a test's own ([`TestEnv::on_redis_cluster`]).
+    pub redis_cluster: Option<String>,
+    /// The type of the namespace's queues (`CRAWLER_QUEUE_TYPE`).
+    pub queue_type: pipeline::topology::QueueType,
     /// Texts in segment files under this directory (`CRAWLER_TEXT_DIR` of
     /// every command), when [`TestEnv::with_text_files`] made it.
     pub text_dir: Option<PathBuf>,
@@ -173,6 +217,29 @@ impl TestEnv {
         TestEnv::with_services(name, AMQP_URL, REDIS_URL)
     }
 
+    /// This namespace on the Redis Cluster of `seeds` (comma-separated
+    /// `redis://` URLs) instead of its Redis.
+    pub fn on_redis_cluster(mut self, seeds: &str) -> TestEnv {
+        self.redis_cluster = Some(seeds.to_string());
+        self
+    }
+
+    /// This namespace with queues of type `queue_type`.
+    pub fn with_queue_type(mut self, queue_type: pipeline::topology::QueueType) -> TestEnv {
+        self.queue_type = queue_type;
+        self
+    }
+
+    /// The namespace's store (its Redis, or its cluster).
+    pub async fn store(&self) -> Store {
+        connect_store(&self.redis_url, self.redis_cluster.as_deref()).await
+    }
+
+    /// The namespace's broker (its queue type).
+    pub fn broker(&self) -> Broker {
+        Broker::amqp(&self.amqp_url, &self.namespace).with_queue_type(self.queue_type)
+    }
+
     /// A namespace on other services (a test's private RabbitMQ node and
     /// Redis, see [`services`]).
     pub fn with_services(name: &str, amqp_url: &str, redis_url: &str) -> TestEnv {
@@ -187,6 +254,12 @@ impl TestEnv {
             logs,
             amqp_url: amqp_url.to_string(),
             redis_url: redis_url.to_string(),
+            redis_cluster: if redis_url == REDIS_URL {
+                test_cluster()
+            } else {
+                None
+            },
+            queue_type: pipeline::topology::QueueType::Classic,
             text_dir: None,
         }
     }
@@ -206,6 +279,11 @@ impl TestEnv {
             .env("NO_PROXY", "*")
             .env_remove("HTTP_PROXY")
             .env_remove("http_proxy");
+        match &self.redis_cluster {
+            Some(seeds) => c.env("CRAWLER_REDIS_CLUSTER", seeds),
+            None => c.env_remove("CRAWLER_REDIS_CLUSTER"),
+        };
+        c.env("CRAWLER_QUEUE_TYPE", self.queue_type.name());
         match &self.text_dir {
             Some(dir) => c.env("CRAWLER_TEXT_DIR", dir),
             None => c.env_remove("CRAWLER_TEXT_DIR"),
@@ -265,10 +343,11 @@ impl TestEnv {
 
     /// Deletes the namespace's queues and keys.
     pub async fn cleanup(&self) {
-        if let Ok(session) = Broker::amqp(&self.amqp_url, &self.namespace).open().await {
+        if let Ok(session) = self.broker().open().await {
             let _ = session.delete_topology().await;
         }
-        if let Ok(store) = Store::redis(&self.redis_url).await {
+        {
+            let store = self.store().await;
             let _ = store
                 .delete_matching(&format!("{}:*", self.namespace))
                 .await;
@@ -470,6 +549,8 @@ impl TestEnv {
             logs,
             amqp_url: AMQP_URL.to_string(),
             redis_url: REDIS_URL.to_string(),
+            redis_cluster: test_cluster(),
+            queue_type: pipeline::topology::QueueType::Classic,
             text_dir: None,
         }
     }
@@ -502,7 +583,7 @@ impl TestEnv {
     /// the real Redis needs: a store on it and the namespace's keys.
     pub async fn on_redis(name: &str) -> (TestEnv, pipeline::Store, pipeline::keys::Keys) {
         let env = TestEnv::in_process(name);
-        let store = pipeline::Store::redis(REDIS_URL).await.expect("redis");
+        let store = shared_store().await;
         let keys = pipeline::keys::Keys::new(&env.namespace);
         (env, store, keys)
     }

@@ -10,10 +10,10 @@ use std::time::{Duration, Instant};
 use contentseen::bands::Layout;
 use contentseen::reach::Reach;
 use contentseen::simhash::{distance, sketch, Fingerprint};
-use crawler_tests::{root_of, TestEnv, AMQP_URL, REDIS_URL};
+use crawler_tests::{root_of, TestEnv, AMQP_URL};
 use pipeline::keys::Keys;
 use pipeline::messages::{encode, Document};
-use pipeline::{Broker, Queue, Store, StoredDocument};
+use pipeline::{Broker, Queue, StoredDocument};
 
 const CLUSTERS: usize = 40;
 const WORKERS: usize = 3;
@@ -141,7 +141,7 @@ async fn concurrent_workers_elect_one_original_per_cluster() {
         .expect("publish");
 
     // Wait until every document is stored.
-    let store = Store::redis(REDIS_URL).await.expect("redis");
+    let store = crawler_tests::shared_store().await;
     let keys = Keys::new(&env.namespace);
     let deadline = Instant::now() + Duration::from_secs(50);
     let docs: HashMap<String, StoredDocument> = loop {
@@ -200,10 +200,9 @@ async fn concurrent_workers_elect_one_original_per_cluster() {
 
     // `crawler query --text`: a cluster's text on stdin lists that
     // cluster's stored fingerprints, nearest first, and nothing else.
-    let mut child = std::process::Command::new(crawler_tests::bin("crawler"))
+    let mut child = env
+        .command("crawler")
         .args(["query", "--text"])
-        .env("CRAWLER_REDIS_URL", REDIS_URL)
-        .env("CRAWLER_NAMESPACE", &env.namespace)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

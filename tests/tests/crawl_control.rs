@@ -260,7 +260,7 @@ async fn a_cancelled_crawl_loses_its_queued_urls_and_messages_while_another_goes
 async fn reset_deletes_everything_of_its_namespace_and_nothing_else() {
     let site = small_site(5).await;
     let env = TestEnv::new("reset");
-    let store = Store::redis(&env.redis_url).await.unwrap();
+    let store = env.store().await;
     // A namespace whose name starts with this one's: not touched.
     let neighbour = Keys::new(&format!("{}x", env.namespace));
     store

@@ -11,12 +11,9 @@
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
-use crawler_tests::{
-    expected_documents, fetch_records, is_final_failure, TestEnv, Worker, REDIS_URL,
-};
+use crawler_tests::{expected_documents, fetch_records, is_final_failure, TestEnv, Worker};
 use pipeline::fault;
 use pipeline::keys::Keys;
-use pipeline::Store;
 use testsite::{Site, SiteConfig};
 
 const MAX_DEPTH: &str = "5";
@@ -136,7 +133,7 @@ async fn crawl_in(env: TestEnv, binary: &str, point: &str, robots: &str, recover
     assert_eq!(counter("extracted"), n, "extracted counter: {stats}");
 
     // Every fetch recorded.
-    let store = Store::redis(REDIS_URL).await.unwrap();
+    let store = crawler_tests::shared_store().await;
     let keys = Keys::new(&env.namespace);
     let mut missing: Vec<&String> = Vec::new();
     for p in reachable.keys() {
@@ -175,10 +172,7 @@ async fn explain_missing(
     let missing: Vec<&String> = want.difference(stored).collect();
     let extra: Vec<&String> = stored.difference(want).collect();
     let keys = Keys::new(&env.namespace);
-    let mut conn = redis::Client::open(REDIS_URL)
-        .and_then(|c| c.get_connection())
-        .expect("redis");
-    let store = Store::redis(REDIS_URL).await.expect("redis");
+    let store = crawler_tests::shared_store().await;
     let mut out = format!(
         "{} missing, {} unexpected {extra:?}\n",
         missing.len(),
@@ -189,10 +183,14 @@ async fn explain_missing(
         let origin = url::Url::parse(url)
             .map(|u| u.origin().ascii_serialization())
             .unwrap_or_default();
-        let seen: bool = redis::cmd("SISMEMBER")
-            .arg(keys.seen(pipeline::keys::host_shard(&origin), h))
-            .arg(h as i64)
-            .query(&mut conn)
+        let seen = store
+            .one(pipeline::store::Op::SMIsMember {
+                key: keys.seen(pipeline::keys::host_shard(&origin), h),
+                members: vec![h as i64],
+            })
+            .await
+            .and_then(|r| r.ints())
+            .map(|v| v == [1])
             .unwrap_or(false);
         let fetched: Option<serde_json::Value> =
             crawler_tests::fetch_record(&store, &keys, url).await;

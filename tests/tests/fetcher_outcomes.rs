@@ -9,7 +9,7 @@ use std::io::Write;
 use std::time::{Duration, Instant, SystemTime};
 
 use crawler_tests::canned::{local_server, Canned};
-use crawler_tests::{serve_fetcher_site, TestEnv, REDIS_URL};
+use crawler_tests::{serve_fetcher_site, TestEnv};
 use fetcher::http::{Client, FetchSettings, AGENT_NAME};
 use fetcher::FetcherStage;
 use pipeline::keys::Keys;
@@ -72,7 +72,7 @@ impl Ran {
 impl Fetcher {
     async fn new(name: &str, settings: FetchSettings) -> Fetcher {
         let env = TestEnv::in_process(name);
-        let store = Store::redis(REDIS_URL).await.unwrap();
+        let store = crawler_tests::shared_store().await;
         let client = Client::new(settings).unwrap();
         let stage = FetcherStage::new(store.clone(), &env.namespace, client);
         Fetcher {

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use crawler_tests::{peak_rss_bytes, serve_fetcher_site, TestEnv, AMQP_URL, REDIS_URL};
+use crawler_tests::{peak_rss_bytes, serve_fetcher_site, TestEnv, AMQP_URL};
 use pipeline::keys::Keys;
 use pipeline::messages::encode;
 use pipeline::{Broker, Queue, Store};
@@ -69,7 +69,7 @@ async fn the_fetcher_binary_survives_hostile_servers_in_bounded_time_and_memory(
             agent,
         ],
     );
-    let store = Store::redis(REDIS_URL).await.unwrap();
+    let store = crawler_tests::shared_store().await;
     let keys = Keys::new(&env.namespace);
     let session = Broker::amqp(AMQP_URL, &env.namespace).open().await.unwrap();
 

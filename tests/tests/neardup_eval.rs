@@ -21,7 +21,7 @@ async fn memory_and_redis_give_the_same_verdicts() {
     let memory = run(&set, Store::memory(), &env.namespace)
         .await
         .expect("memory run");
-    let redis = Store::redis(crawler_tests::REDIS_URL).await.expect("redis");
+    let redis = crawler_tests::shared_store().await;
     let via_redis = run(&set, redis, &env.namespace).await.expect("Redis run");
     for ((m, r), p) in memory.iter().zip(&via_redis).zip(&set.pages) {
         assert_eq!(m.duplicate_of, r.duplicate_of, "{}", p.name);

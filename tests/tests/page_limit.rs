@@ -2,12 +2,12 @@
 //! new URLs are admitted at the same time (on a real Redis, where each
 //! step is a round trip and two batches interleave).
 
-use crawler_tests::{TestEnv, REDIS_URL};
+use crawler_tests::TestEnv;
 use frontier::FrontierStage;
 use pipeline::keys::Keys;
 use pipeline::messages::UrlBatch;
 use pipeline::worker::Stage;
-use pipeline::{CrawlSpec, Link, Store};
+use pipeline::{CrawlSpec, Link};
 
 fn batch(id: &str, urls: &[String]) -> UrlBatch {
     let crawl = CrawlSpec {
@@ -33,7 +33,7 @@ fn batch(id: &str, urls: &[String]) -> UrlBatch {
 async fn overlapping_batches_admit_exactly_the_page_limit() {
     for round in 0..5 {
         let env = TestEnv::in_process(&format!("page_limit_{round}"));
-        let store = Store::redis(REDIS_URL).await.expect("redis");
+        let store = crawler_tests::shared_store().await;
         let stage = FrontierStage::new(store.clone(), &env.namespace);
         let url = |i: usize| format!("http://example.com/page-{i}");
         // Two pages whose links share ten new URLs; 30 distinct in all,

@@ -125,7 +125,7 @@ async fn memory_store() {
 #[tokio::test]
 async fn redis_store() {
     let env = crawler_tests::TestEnv::new("ops");
-    let store = Store::redis(crawler_tests::REDIS_URL).await.unwrap();
+    let store = crawler_tests::shared_store().await;
     scenario(store, &env.namespace).await;
     env.cleanup().await;
 }

@@ -121,7 +121,7 @@ async fn changed_pages_are_updated_and_unchanged_ones_recorded() {
     let port = serve(changed.clone()).await;
     let env = TestEnv::new("recrawl");
     let workers = env.start_all();
-    let store = Store::redis(crawler_tests::REDIS_URL).await.unwrap();
+    let store = crawler_tests::shared_store().await;
     let keys = Keys::new(&env.namespace);
     let root = format!("http://127.0.0.1:{port}/");
     env.crawler_ok(&[
