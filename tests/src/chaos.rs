@@ -22,8 +22,9 @@ pub fn env_u64(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-/// The seeds to run: `CHAOS_SEEDS`, or `CHAOS_RUNS` from a random base.
-pub fn seeds() -> Vec<u64> {
+/// The seeds to run: `CHAOS_SEEDS`, or `runs_var` (default `runs`) seeds
+/// from a random base.
+pub fn seeds(runs_var: &str, runs: u64) -> Vec<u64> {
     if let Ok(list) = std::env::var("CHAOS_SEEDS") {
         let seeds: Vec<u64> = list
             .split(',')
@@ -37,7 +38,7 @@ pub fn seeds() -> Vec<u64> {
         assert!(!seeds.is_empty(), "CHAOS_SEEDS is empty");
         return seeds;
     }
-    let runs = env_u64("CHAOS_RUNS", 2).max(1);
+    let runs = env_u64(runs_var, runs).max(1);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)

@@ -198,6 +198,8 @@ pub struct TestEnv {
     pub redis_cluster: Option<String>,
     /// The type of the namespace's queues (`CRAWLER_QUEUE_TYPE`).
     pub queue_type: pipeline::topology::QueueType,
+    /// Further variables of every command ([`TestEnv::with_var`]).
+    vars: Vec<(String, String)>,
     /// Texts in segment files under this directory (`CRAWLER_TEXT_DIR` of
     /// every command), when [`TestEnv::with_text_files`] made it.
     pub text_dir: Option<PathBuf>,
@@ -221,6 +223,13 @@ impl TestEnv {
     /// `redis://` URLs) instead of its Redis.
     pub fn on_redis_cluster(mut self, seeds: &str) -> TestEnv {
         self.redis_cluster = Some(seeds.to_string());
+        self
+    }
+
+    /// This namespace with variable `name` set to `value` for every
+    /// worker and `crawler` command.
+    pub fn with_var(mut self, name: &str, value: &str) -> TestEnv {
+        self.vars.push((name.to_string(), value.to_string()));
         self
     }
 
@@ -260,6 +269,7 @@ impl TestEnv {
                 None
             },
             queue_type: pipeline::topology::QueueType::Classic,
+            vars: Vec::new(),
             text_dir: None,
         }
     }
@@ -284,6 +294,7 @@ impl TestEnv {
             None => c.env_remove("CRAWLER_REDIS_CLUSTER"),
         };
         c.env("CRAWLER_QUEUE_TYPE", self.queue_type.name());
+        c.envs(self.vars.iter().map(|(k, v)| (k, v)));
         match &self.text_dir {
             Some(dir) => c.env("CRAWLER_TEXT_DIR", dir),
             None => c.env_remove("CRAWLER_TEXT_DIR"),
@@ -551,6 +562,7 @@ impl TestEnv {
             redis_url: REDIS_URL.to_string(),
             redis_cluster: test_cluster(),
             queue_type: pipeline::topology::QueueType::Classic,
+            vars: Vec::new(),
             text_dir: None,
         }
     }

@@ -355,11 +355,18 @@ pub struct RedisServer {
     dir: PathBuf,
     child: Option<Child>,
     starts: usize,
+    /// Further `redis-server` arguments (a cluster node's).
+    extra: Vec<String>,
 }
 
 impl RedisServer {
     /// Starts a Redis and waits until it answers `PING`.
     pub fn start() -> Result<RedisServer, String> {
+        RedisServer::start_with(&[])
+    }
+
+    /// [`RedisServer::start`] with further `redis-server` arguments.
+    pub fn start_with(extra: &[&str]) -> Result<RedisServer, String> {
         tool("redis-server")?;
         tool("redis-cli")?;
         let mut redis = RedisServer {
@@ -367,6 +374,7 @@ impl RedisServer {
             dir: service_dir("redis")?,
             child: None,
             starts: 0,
+            extra: extra.iter().map(|a| a.to_string()).collect(),
         };
         redis.launch()?;
         Ok(redis)
@@ -396,6 +404,8 @@ impl RedisServer {
             // See the type's comment: nothing acknowledged is lost on SIGKILL.
             .args(["--appendfsync", "always"])
             .args(["--save", "", "--daemonize", "no", "--protected-mode", "no"])
+            .args(pipeline::store::RECOMMENDED_REDIS_CONFIG)
+            .args(&self.extra)
             .stdin(Stdio::null())
             .stdout(log.try_clone().map_err(|e| e.to_string())?)
             .stderr(log)
@@ -461,4 +471,205 @@ pub fn tool(tool: &str) -> Result<PathBuf, String> {
                 "{tool} is not installed (scripts/ensure-services.sh installs RabbitMQ and Redis)"
             )
         })
+}
+
+/// `redis-cli -p <port> <args>`, its output (bounded in time).
+fn redis_cli(port: u16, args: &[&str]) -> Result<String, String> {
+    let out = run_bounded(
+        Command::new(tool("redis-cli")?)
+            .args(["-p", &port.to_string()])
+            .args(args),
+        CLI_TIMEOUT,
+    )?;
+    if out.success {
+        Ok(out.stdout.replace('\r', ""))
+    } else {
+        Err(format!(
+            "redis-cli -p {port} {args:?}: {}",
+            out.stderr.trim()
+        ))
+    }
+}
+
+/// How long a Redis Cluster may take to form, or to fail a master over
+/// (node timeout 2 s; about 7 s here).
+const CLUSTER_READY: Duration = Duration::from_secs(90);
+
+/// A Redis Cluster of its own: 3 masters and 3 replicas, child processes
+/// on free ports, each with its append-only file (`appendfsync always`, as
+/// [`RedisServer`]) and a node timeout of 2 s.
+pub struct RedisCluster {
+    pub nodes: Vec<RedisServer>,
+    /// The node killed by [`RedisCluster::kill_master`], until relaunched.
+    killed: Option<usize>,
+}
+
+impl RedisCluster {
+    /// Starts six nodes, creates the cluster, and waits until it is `ok`
+    /// and every replica is in sync with its master (a master killed
+    /// before its replica synced is never replaced).
+    pub fn start() -> Result<RedisCluster, String> {
+        let args = [
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            "nodes.conf",
+            "--cluster-node-timeout",
+            "2000",
+        ];
+        let nodes = (0..6)
+            .map(|_| RedisServer::start_with(&args))
+            .collect::<Result<Vec<_>, _>>()?;
+        let addrs: Vec<String> = nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.port))
+            .collect();
+        let mut create: Vec<&str> = vec!["--cluster", "create"];
+        create.extend(addrs.iter().map(String::as_str));
+        create.extend(["--cluster-replicas", "1", "--cluster-yes"]);
+        redis_cli(nodes[0].port, &create)?;
+        let cluster = RedisCluster {
+            nodes,
+            killed: None,
+        };
+        cluster.wait_healthy()?;
+        Ok(cluster)
+    }
+
+    /// The seed URLs, comma-separated (`CRAWLER_REDIS_CLUSTER`).
+    pub fn seeds(&self) -> String {
+        self.nodes
+            .iter()
+            .map(|n| format!("redis://127.0.0.1:{}", n.port))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// The indexes of the running nodes that are masters now.
+    pub fn masters(&mut self) -> Vec<usize> {
+        let mut ports: Vec<(usize, u16)> = Vec::new();
+        for (i, n) in self.nodes.iter_mut().enumerate() {
+            if n.is_running() {
+                ports.push((i, n.port));
+            }
+        }
+        ports
+            .into_iter()
+            .filter(|(_, port)| {
+                redis_cli(*port, &["role"]).is_ok_and(|r| r.lines().next() == Some("master"))
+            })
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// Waits until every running node sees the cluster `ok` with 3 masters
+    /// that each have a replica in sync (`master_link_status:up`).
+    pub fn wait_healthy(&self) -> Result<Duration, String> {
+        let running: Vec<u16> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| Some(*i) != self.killed)
+            .map(|(_, n)| n.port)
+            .collect();
+        wait_until("the Redis Cluster", CLUSTER_READY, || {
+            let mut synced = 0;
+            for &port in &running {
+                let info = redis_cli(port, &["cluster", "info"])?;
+                if !info.contains("cluster_state:ok") {
+                    return Err(format!("node {port}: not ok"));
+                }
+                let repl = redis_cli(port, &["info", "replication"])?;
+                if repl.contains("master_link_status:up") {
+                    synced += 1;
+                }
+            }
+            if synced >= 3 {
+                Ok(())
+            } else {
+                Err(format!("{synced} replicas in sync"))
+            }
+        })
+    }
+
+    /// SIGKILL to master number `pick` (modulo the masters there are);
+    /// its replica takes over (see [`RedisCluster::relaunch_killed`]).
+    /// Returns the killed node's port.
+    pub fn kill_master(&mut self, pick: usize) -> Result<u16, String> {
+        if self.killed.is_some() {
+            return Err("a node is already down".into());
+        }
+        let masters = self.masters();
+        if masters.is_empty() {
+            return Err("no master answers".into());
+        }
+        let i = masters[pick % masters.len()];
+        self.nodes[i].kill9();
+        self.killed = Some(i);
+        Ok(self.nodes[i].port)
+    }
+
+    /// Waits until the killed master's replica has taken over (the
+    /// cluster `ok` on every other node), then starts the killed node again
+    /// on its files: it rejoins as a replica. Returns how long the cluster
+    /// took to be whole again.
+    pub fn relaunch_killed(&mut self) -> Result<Duration, String> {
+        let i = self.killed.ok_or("no node is down")?;
+        let start = Instant::now();
+        let others: Vec<u16> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, n)| n.port)
+            .collect();
+        wait_until("the failover", CLUSTER_READY, || {
+            for &port in &others {
+                let info = redis_cli(port, &["cluster", "info"])?;
+                if !info.contains("cluster_state:ok") {
+                    return Err(format!("node {port}: not ok"));
+                }
+            }
+            Ok(())
+        })?;
+        self.nodes[i].launch()?;
+        self.killed = None;
+        self.wait_healthy()?;
+        Ok(start.elapsed())
+    }
+}
+
+/// A RabbitMQ cluster of its own: three [`RabbitNode`]s, the second and
+/// third joined to the first (about 40 s here).
+pub struct RabbitCluster {
+    pub nodes: Vec<RabbitNode>,
+}
+
+impl RabbitCluster {
+    pub fn start() -> Result<RabbitCluster, String> {
+        let nodes = (0..3)
+            .map(|_| RabbitNode::start())
+            .collect::<Result<Vec<_>, _>>()?;
+        for node in &nodes[1..] {
+            node.stop_app()?;
+            let out = node.ctl(&["join_cluster", &nodes[0].name])?;
+            if !out.success {
+                return Err(format!(
+                    "{} join_cluster {}: {}{}",
+                    node.name, nodes[0].name, out.stdout, out.stderr
+                ));
+            }
+            node.start_app()?;
+        }
+        Ok(RabbitCluster { nodes })
+    }
+
+    /// The nodes' AMQP URLs, comma-separated (`CRAWLER_AMQP_URL`).
+    pub fn amqp_urls(&self) -> String {
+        self.nodes
+            .iter()
+            .map(RabbitNode::amqp_url)
+            .collect::<Vec<_>>()
+            .join(",")
+    }
 }

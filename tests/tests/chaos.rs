@@ -15,9 +15,18 @@
 //! crawl goes idle within a bound after the last fault, with no stall (no
 //! progress while not idle) longer than 10 s after it.
 //!
+//! `nothing_lost_on_clusters` runs the same crawl and worker faults on a
+//! Redis Cluster of its own (3 masters, 3 replicas) and a 3-node RabbitMQ
+//! cluster, with quorum queues and `CRAWLER_REDIS_WAIT=1`: its Redis fault
+//! kills a master (SIGKILL), waits until its replica took over, and starts
+//! the old master again (it rejoins as a replica); its broker fault kills
+//! or stops one RabbitMQ node and starts it again. Which master and which
+//! node follow from the seed.
+//!
 //! Settings (environment):
-//! - `CHAOS_SEEDS=1,2,3`: run these seeds; else `CHAOS_RUNS=N` (default 2)
-//!   seeds from a random base. The seeds are printed; a failure names its
+//! - `CHAOS_SEEDS=1,2,3`: run these seeds; else `CHAOS_RUNS=N` (default 2;
+//!   `CHAOS_CLUSTER_RUNS`, default 1, on the clusters) seeds from a
+//!   random base. The seeds are printed; a failure names its
 //!   seed (`CHAOS_SEEDS=<seed>` reproduces its schedule).
 //! - `CHAOS_WINDOW_SECS` (default 24): the span the faults are spread over.
 //! - `CHAOS_RESPONSE_DELAY_MS` (default 300): the site's delay per response,
@@ -35,13 +44,12 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crawler_tests::chaos::{env_u64, schedule, seeds, Action, Lane, Step, INSTANCES};
-use crawler_tests::services::{run_bounded, RabbitNode, RedisServer};
+use crawler_tests::services::{run_bounded, RabbitCluster, RabbitNode, RedisCluster, RedisServer};
 use crawler_tests::{
     document_records, expected_documents, export_log_length, fetch_records, is_final_failure,
     parse_documents, TestEnv, Worker,
 };
 use pipeline::keys::Keys;
-use pipeline::Store;
 use testsite::{serve, Site, SiteConfig};
 
 /// Deeper than the site (see crawl_end_to_end.rs).
@@ -358,10 +366,134 @@ struct RunReport {
 }
 
 /// Runs the crawl of one seed under its schedule and checks the outcome.
+/// The services a run crawls on, and how their faults are done.
+enum Services {
+    /// One RabbitMQ node and one Redis, restarted in place.
+    Single {
+        rabbit: RabbitNode,
+        redis: RedisServer,
+    },
+    /// A 3-node RabbitMQ cluster and a 3+3 Redis Cluster.
+    Clusters {
+        rabbit: RabbitCluster,
+        redis: RedisCluster,
+    },
+}
+
+impl Services {
+    fn describe(&self) -> String {
+        match self {
+            Services::Single { rabbit, redis } => format!(
+                "RabbitMQ {} on {}, Redis on {}",
+                rabbit.name, rabbit.port, redis.port
+            ),
+            Services::Clusters { rabbit, redis } => format!(
+                "RabbitMQ cluster {}, Redis Cluster {}",
+                rabbit
+                    .nodes
+                    .iter()
+                    .map(|n| format!("{}:{}", n.name, n.port))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                redis.seeds()
+            ),
+        }
+    }
+
+    /// A namespace on these services (quorum queues, and writes that wait
+    /// for a replica, on the clusters).
+    fn env(&self) -> TestEnv {
+        match self {
+            Services::Single { rabbit, redis } => {
+                TestEnv::with_services("chaos", &rabbit.amqp_url(), &redis.url())
+            }
+            Services::Clusters { rabbit, redis } => {
+                TestEnv::with_services("chaosc", &rabbit.amqp_urls(), "redis://unused/")
+                    .on_redis_cluster(&redis.seeds())
+                    .with_queue_type(pipeline::topology::QueueType::Quorum)
+                    .with_var("CRAWLER_REDIS_WAIT", "1")
+            }
+        }
+    }
+
+    /// The broker's and Redis's sides, apart (their fault lanes run side
+    /// by side).
+    fn sides(&mut self) -> (BrokerSide<'_>, RedisSide<'_>) {
+        match self {
+            Services::Single { rabbit, redis } => {
+                (BrokerSide::Node(rabbit), RedisSide::Node(redis))
+            }
+            Services::Clusters { rabbit, redis } => {
+                (BrokerSide::Cluster(rabbit), RedisSide::Cluster(redis))
+            }
+        }
+    }
+}
+
+enum BrokerSide<'a> {
+    Node(&'a RabbitNode),
+    Cluster(&'a RabbitCluster),
+}
+
+impl BrokerSide<'_> {
+    /// The broker's fault `a`; on the cluster, done to node `pick % 3`.
+    fn fault(&self, a: Action, pick: usize) -> Result<String, String> {
+        let node = match self {
+            BrokerSide::Node(rabbit) => rabbit,
+            BrokerSide::Cluster(rabbit) => &rabbit.nodes[pick % rabbit.nodes.len()],
+        };
+        let note = match self {
+            BrokerSide::Node(_) => String::new(),
+            BrokerSide::Cluster(_) => format!(" (node {} on port {})", node.name, node.port),
+        };
+        match a {
+            Action::BrokerStopApp => node.stop_app(),
+            Action::BrokerStartApp => node.start_app().map(|_| ()),
+            Action::BrokerKill => node.kill9(),
+            Action::BrokerLaunch => node.launch().map(|_| ()),
+            _ => unreachable!(),
+        }
+        .map(|()| note)
+    }
+}
+
+enum RedisSide<'a> {
+    Node(&'a mut RedisServer),
+    Cluster(&'a mut RedisCluster),
+}
+
+impl RedisSide<'_> {
+    /// Redis's fault `a`; on the cluster, to master `pick % 3` (a relaunch
+    /// waits for the failover first).
+    fn fault(&mut self, a: Action, pick: usize) -> Result<String, String> {
+        match (self, a) {
+            (RedisSide::Node(redis), Action::RedisKill) => {
+                let was_running = redis.is_running();
+                redis.kill9();
+                if was_running {
+                    Ok(String::new())
+                } else {
+                    Err("redis had already exited".into())
+                }
+            }
+            (RedisSide::Node(redis), Action::RedisLaunch) => redis.launch().map(|_| String::new()),
+            (RedisSide::Cluster(redis), Action::RedisKill) => redis
+                .kill_master(pick)
+                .map(|port| format!(" (master on port {port})")),
+            (RedisSide::Cluster(redis), Action::RedisLaunch) => redis.relaunch_killed().map(|t| {
+                format!(
+                    " (failed over and whole again after {:.1}s)",
+                    t.as_secs_f64()
+                )
+            }),
+            _ => unreachable!(),
+        }
+    }
+}
+
 fn run_seed(
     rt: &tokio::runtime::Runtime,
-    rabbit: &RabbitNode,
-    redis: &mut RedisServer,
+    services: &mut Services,
     seed: u64,
     settings: &Settings,
 ) -> RunReport {
@@ -377,7 +509,7 @@ fn run_seed(
         .block_on(serve(site, "127.0.0.1:0".parse().unwrap()))
         .expect("serve the test site");
     let base = server.base_url();
-    let env = TestEnv::with_services("chaos", &rabbit.amqp_url(), &redis.url());
+    let env = services.env();
     let steps = if settings.faults {
         schedule(seed, settings.window)
     } else {
@@ -441,35 +573,16 @@ fn run_seed(
                 _ => unreachable!(),
             })
         });
-        let b = scope.spawn(move || {
-            run_lane(t0, &broker_steps, |a| match a {
-                Action::BrokerStopApp => rabbit.stop_app(),
-                Action::BrokerStartApp => rabbit.start_app().map(|_| ()),
-                Action::BrokerKill => rabbit.kill9(),
-                Action::BrokerLaunch => rabbit.launch().map(|_| ()),
-                _ => unreachable!(),
-            })
-        });
-        let redis = &mut *redis;
-        let r = scope.spawn(move || {
-            run_lane(t0, &redis_steps, |a| match a {
-                Action::RedisKill => {
-                    let was_running = redis.is_running();
-                    redis.kill9();
-                    if was_running {
-                        Ok(())
-                    } else {
-                        Err("redis had already exited".into())
-                    }
-                }
-                Action::RedisLaunch => redis.launch().map(|_| ()),
-                _ => unreachable!(),
-            })
-        });
+        let (broker, mut redis) = services.sides();
+        let (broker_pick, redis_pick) = ((seed % 3) as usize, ((seed / 3) % 3) as usize);
+        let b = scope
+            .spawn(move || run_lane_noting(t0, &broker_steps, |a| broker.fault(a, broker_pick)));
+        let r =
+            scope.spawn(move || run_lane_noting(t0, &redis_steps, |a| redis.fault(a, redis_pick)));
         let mut done: Vec<Done> = Vec::new();
-        for h in [w, b, r] {
-            done.extend(h.join().expect("a fault lane panicked"));
-        }
+        done.extend(w.join().expect("a fault lane panicked"));
+        done.extend(b.join().expect("a fault lane panicked"));
+        done.extend(r.join().expect("a fault lane panicked"));
         done.sort_by_key(|d| d.at);
         let last_fault = done.iter().map(|d| d.ended).max().unwrap_or_default();
         // Wait for the crawl to go idle after the last fault.
@@ -587,7 +700,7 @@ fn run_seed(
 
     let keys = Keys::new(&env.namespace);
     let (doc_keys, log_len, records) = rt.block_on(async {
-        let store = Store::redis(&redis.url()).await.expect("private redis");
+        let store = env.store().await;
         let doc_keys = document_records(&store, &env.namespace).await;
         let log_len = export_log_length(&store, &keys).await;
         let records = fetch_records(&store, &env.namespace).await;
@@ -748,6 +861,16 @@ fn run_lane(
     steps: &[Step],
     mut act: impl FnMut(Action) -> Result<(), String>,
 ) -> Vec<Done> {
+    run_lane_noting(t0, steps, |a| act(a).map(|()| String::new()))
+}
+
+/// [`run_lane`] with steps that say more of what they did (added to the
+/// step's name).
+fn run_lane_noting(
+    t0: Instant,
+    steps: &[Step],
+    mut act: impl FnMut(Action) -> Result<String, String>,
+) -> Vec<Done> {
     let mut done = Vec::new();
     for s in steps {
         if let Some(wait) = s.at.checked_sub(t0.elapsed()) {
@@ -759,7 +882,10 @@ fn run_lane(
             Action::Start(i) => format!("start {} #{i}", INSTANCES[i]),
             a => format!("{a:?}"),
         };
-        let error = act(s.action).err();
+        let (what, error) = match act(s.action) {
+            Ok(note) => (what + &note, None),
+            Err(e) => (what, Some(e)),
+        };
         done.push(Done {
             at,
             ended: t0.elapsed(),
@@ -772,8 +898,34 @@ fn run_lane(
 
 #[test]
 fn nothing_lost_under_faults() {
+    run_chaos(&seeds("CHAOS_RUNS", 2), || {
+        let rabbit = RabbitNode::start().unwrap_or_else(|e| {
+            panic!("cannot start a private RabbitMQ node (the chaos test needs one; scripts/ensure-services.sh installs RabbitMQ): {e}")
+        });
+        let redis = RedisServer::start().unwrap_or_else(|e| {
+            panic!("cannot start a private Redis (the chaos test needs one; scripts/ensure-services.sh installs Redis): {e}")
+        });
+        Services::Single { rabbit, redis }
+    });
+}
+
+#[test]
+fn nothing_lost_on_clusters() {
+    run_chaos(&seeds("CHAOS_CLUSTER_RUNS", 1), || {
+        let redis = RedisCluster::start().unwrap_or_else(|e| {
+            panic!("cannot start a private Redis Cluster (scripts/ensure-services.sh installs Redis): {e}")
+        });
+        let rabbit = RabbitCluster::start().unwrap_or_else(|e| {
+            panic!("cannot start a private 3-node RabbitMQ cluster (scripts/ensure-services.sh installs RabbitMQ): {e}")
+        });
+        Services::Clusters { rabbit, redis }
+    });
+}
+
+/// Runs `seeds` on the services `start` starts, and fails with every
+/// failing seed's problems.
+fn run_chaos(seeds: &[u64], start: impl FnOnce() -> Services) {
     let settings = Settings::from_env();
-    let seeds = seeds();
     let list: Vec<String> = seeds.iter().map(u64::to_string).collect();
     println!(
         "chaos seeds: CHAOS_SEEDS={} (window {}s, crawl delay {}ms, response delay {}ms, fetch concurrency {}{})",
@@ -786,24 +938,16 @@ fn nothing_lost_under_faults() {
     );
     // Build the binaries before the services start.
     crawler_tests::bin_dir();
-    let rabbit = RabbitNode::start().unwrap_or_else(|e| {
-        panic!("cannot start a private RabbitMQ node (the chaos test needs one; scripts/ensure-services.sh installs RabbitMQ): {e}")
-    });
-    let mut redis = RedisServer::start().unwrap_or_else(|e| {
-        panic!("cannot start a private Redis (the chaos test needs one; scripts/ensure-services.sh installs Redis): {e}")
-    });
-    println!(
-        "private services: RabbitMQ {} on {}, Redis on {}",
-        rabbit.name, rabbit.port, redis.port
-    );
+    let mut services = start();
+    println!("private services: {}", services.describe());
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
     let mut failed = Vec::new();
-    for &seed in &seeds {
-        let report = run_seed(&rt, &rabbit, &mut redis, seed, &settings);
+    for &seed in seeds {
+        let report = run_seed(&rt, &mut services, seed, &settings);
         let text = report
             .problems
             .iter()
