@@ -109,7 +109,7 @@ struct Sample {
 /// Whether the crawl only waits for the host's next turn (see
 /// [`Sample::host_turn_ahead`]), read from Redis.
 fn host_turn_ahead(
-    redis_url: &str,
+    env: &TestEnv,
     keys: &Keys,
     origin: &str,
     stats: &serde_json::Value,
@@ -127,26 +127,37 @@ fn host_turn_ahead(
     if ready_elsewhere {
         return Ok(false);
     }
-    let client = redis::Client::open(redis_url).map_err(|e| e.to_string())?;
-    let mut con = client
-        .get_connection_with_timeout(Duration::from_secs(2))
-        .map_err(|e| e.to_string())?;
+    let mut con: Box<dyn redis::ConnectionLike> = match &env.redis_cluster {
+        Some(seeds) => Box::new(
+            redis::cluster::ClusterClient::builder(seeds.split(',').map(str::to_string))
+                .connection_timeout(Duration::from_secs(2))
+                .build()
+                .and_then(|c| c.get_connection())
+                .map_err(|e| e.to_string())?,
+        ),
+        None => Box::new(
+            redis::Client::open(env.redis_url.as_str())
+                .and_then(|c| c.get_connection_with_timeout(Duration::from_secs(2)))
+                .map_err(|e| e.to_string())?,
+        ),
+    };
+    let con = con.as_mut();
     let mut releasing = 0i64;
     for shard in 0..pipeline::keys::HOST_SHARDS {
         let n: i64 = redis::cmd("ZCARD")
             .arg(keys.releasing(shard))
-            .query(&mut con)
+            .query(con)
             .map_err(|e| e.to_string())?;
         releasing += n;
     }
     let queued: i64 = redis::cmd("LLEN")
         .arg(keys.host_queue(origin))
-        .query(&mut con)
+        .query(con)
         .map_err(|e| e.to_string())?;
     let turn: Option<f64> = redis::cmd("ZSCORE")
         .arg(keys.schedule(pipeline::keys::host_shard(origin)))
         .arg(origin)
-        .query(&mut con)
+        .query(con)
         .map_err(|e| e.to_string())?;
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -246,7 +257,7 @@ fn monitor(env: &TestEnv, origin: &str, t0: Instant, stop: &AtomicBool, out: &Mu
         });
         let host_turn_ahead = stats
             .as_ref()
-            .is_ok_and(|s| host_turn_ahead(&env.redis_url, &keys, origin, s).unwrap_or(false));
+            .is_ok_and(|s| host_turn_ahead(env, &keys, origin, s).unwrap_or(false));
         out.lock().unwrap().push(Sample {
             at,
             stats,

@@ -25,7 +25,12 @@ pub(crate) fn distributed(env: &Env, rt: &tokio::runtime::Runtime, timeout: Dura
     // Redis: the workers' default); then delete the namespace: its queues,
     // then its keys.
     rt.block_on(async {
+        let cluster: Vec<String> = cluster_ports()
+            .iter()
+            .map(|p| format!("redis://127.0.0.1:{p}"))
+            .collect();
         match evaluation::memory::by_kind(&env.redis_url, &ns).await {
+            _ if !cluster.is_empty() => {}
             Ok(kinds) if outcome.pages > 0 => println!(
                 "Redis memory of the distributed crawl, by key kind ({} pages, texts in Redis):\n{}",
                 outcome.pages,
@@ -39,7 +44,12 @@ pub(crate) fn distributed(env: &Env, rt: &tokio::runtime::Runtime, timeout: Dura
                 eprintln!("could not delete the queues of {ns}: {e}");
             }
         }
-        match pipeline::Store::redis(&env.redis_url).await {
+        let config = pipeline::store::RedisConfig {
+            url: env.redis_url.clone(),
+            cluster,
+            ..Default::default()
+        };
+        match pipeline::Store::connect(&config).await {
             Ok(store) => match store.delete_matching(&format!("{ns}:*")).await {
                 Ok(n) => eprintln!("namespace {ns} deleted ({n} keys)"),
                 Err(e) => eprintln!("could not delete the keys of {ns}: {e}"),
@@ -50,6 +60,51 @@ pub(crate) fn distributed(env: &Env, rt: &tokio::runtime::Runtime, timeout: Dura
     outcome
 }
 
+/// Each Redis Cluster node's share of the commands and of Redis CPU over
+/// the crawl (masters as they were at the start; the target is no master
+/// above 40%).
+fn cluster_spread(redis: &Redises, start: &Snapshot, end: &Snapshot, ticks: f64) -> String {
+    let calls: Vec<u64> = (0..redis.nodes.len())
+        .map(|i| end.node_calls[i].saturating_sub(start.node_calls[i]))
+        .collect();
+    let cpu: Vec<u64> = (0..redis.nodes.len())
+        .map(|i| end.nodes[i].saturating_sub(start.nodes[i]))
+        .collect();
+    let masters: Vec<usize> = (0..redis.nodes.len())
+        .filter(|&i| redis.nodes[i].2)
+        .collect();
+    let (all_calls, all_cpu): (u64, u64) = (calls.iter().sum(), cpu.iter().sum());
+    let (m_calls, m_cpu): (u64, u64) = (
+        masters.iter().map(|&i| calls[i]).sum(),
+        masters.iter().map(|&i| cpu[i]).sum(),
+    );
+    let pct = |a: u64, b: u64| 100.0 * a as f64 / b.max(1) as f64;
+    let mut lines = vec![format!(
+        "Redis Cluster spread over the crawl ({} masters; shares among the masters, then of all nodes): ",
+        masters.len()
+    )];
+    for (i, (port, _, master)) in redis.nodes.iter().enumerate() {
+        let share = if *master {
+            format!(
+                "commands {:.1}%, CPU {:.1}% of the masters'; ",
+                pct(calls[i], m_calls),
+                pct(cpu[i], m_cpu)
+            )
+        } else {
+            String::new()
+        };
+        lines.push(format!(
+            "{} {port}: {share}{} commands ({:.1}% of all), {:.2} s CPU ({:.1}% of all)",
+            if *master { "master" } else { "replica" },
+            calls[i],
+            pct(calls[i], all_calls),
+            cpu[i] as f64 / ticks,
+            pct(cpu[i], all_cpu)
+        ));
+    }
+    lines.join("\n  ")
+}
+
 pub(crate) struct Snapshot {
     at: Instant,
     workers: Vec<u64>,
@@ -58,6 +113,9 @@ pub(crate) struct Snapshot {
     self_cpu: (u64, u64),
     redis_calls: u64,
     machine: (u64, u64),
+    /// Per Redis node (one, or the cluster's): CPU ticks and total calls.
+    nodes: Vec<u64>,
+    node_calls: Vec<u64>,
 }
 
 pub(crate) fn distributed_in(
@@ -66,7 +124,13 @@ pub(crate) fn distributed_in(
     timeout: Duration,
     out: &mut Outcome,
 ) -> Result<(), String> {
-    let redis_pids = pids_listening_on(REDIS_PORT);
+    let mut redis = Redises::connect(&env.redis_url).map_err(|e| format!("Redis: {e}"))?;
+    let node_pids: Vec<Vec<(u32, String)>> = redis
+        .nodes
+        .iter()
+        .map(|(port, _, _)| pids_listening_on(*port))
+        .collect();
+    let redis_pids: Vec<(u32, String)> = node_pids.iter().flatten().cloned().collect();
     let rabbit_pids = pids_listening_on(AMQP_PORT);
     eprintln!("Redis processes {redis_pids:?}, RabbitMQ processes {rabbit_pids:?}");
     let ticks_of =
@@ -132,9 +196,10 @@ pub(crate) fn distributed_in(
             .map(|c| connection_ports(c.id(), AMQP_PORT))
             .collect();
         let octets_before = amqp_octets();
-        let mut redis = Redis::connect(&env.redis_url).map_err(|e| format!("Redis: {e}"))?;
         let stats_key = pipeline::keys::Keys::new(ns).stats_shards();
-        let snapshot = |redis: &mut Redis, children: &[Child]| Snapshot {
+        let snapshot = |redis: &mut Redises, children: &[Child]| Snapshot {
+            nodes: node_pids.iter().map(|p| ticks_of(p)).collect(),
+            node_calls: redis.calls(),
             at: Instant::now(),
             workers: children
                 .iter()
@@ -163,7 +228,7 @@ pub(crate) fn distributed_in(
         eprintln!("{background}");
         out.notes.push(background);
         let bg_redis_rate = (start.redis_calls.saturating_sub(quiet.redis_calls + 1)) as f64 / secs;
-        let polls_before = redis.sent;
+        let polls_before = redis.sent();
 
         let seed = env
             .command("crawler", ns)
@@ -255,7 +320,11 @@ pub(crate) fn distributed_in(
         out.notes
             .push(machine_note(start.machine, end.machine, ours, env.ticks));
         let window = end.at.duration_since(start.at).as_secs_f64();
-        let own = redis.sent - polls_before;
+        let own = redis.sent() - polls_before;
+        if redis.is_cluster() {
+            out.notes
+                .push(cluster_spread(&redis, &start, &end, env.ticks));
+        }
         let calls = end.redis_calls.saturating_sub(start.redis_calls + own);
         out.redis_commands = Some(calls);
         let tail = bg_redis_rate * (window - out.wall_secs).max(0.0);

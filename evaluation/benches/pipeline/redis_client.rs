@@ -115,3 +115,92 @@ impl Redis {
         }
     }
 }
+
+/// The Redis of the crawl: one node, or every node of the cluster named by
+/// `CRAWLER_REDIS_CLUSTER` (whose workers inherit the variable). Reads go
+/// to every node; a key's slot answers on its master only (the others
+/// reply `MOVED`, skipped), so sums count each key once.
+pub(crate) struct Redises {
+    /// (port, connection, whether a master at connect time).
+    pub(crate) nodes: Vec<(u16, Redis, bool)>,
+}
+
+/// The ports of the cluster's seed nodes, when `CRAWLER_REDIS_CLUSTER` is set.
+pub(crate) fn cluster_ports() -> Vec<u16> {
+    std::env::var("CRAWLER_REDIS_CLUSTER")
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|u| {
+            u.trim()
+                .trim_end_matches('/')
+                .rsplit(':')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect()
+}
+
+impl Redises {
+    pub(crate) fn connect(url: &str) -> std::io::Result<Redises> {
+        let ports = cluster_ports();
+        if ports.is_empty() {
+            let port = url
+                .trim_end_matches('/')
+                .rsplit(':')
+                .next()
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(REDIS_PORT);
+            return Ok(Redises {
+                nodes: vec![(port, Redis::connect(url)?, true)],
+            });
+        }
+        let mut nodes = Vec::new();
+        for port in ports {
+            let mut r = Redis::connect(&format!("redis://127.0.0.1:{port}"))?;
+            let master = matches!(
+                r.command(&["ROLE"]),
+                Ok(Reply::Array(items)) if matches!(items.first(), Some(Reply::Text(t)) if t == "master")
+            );
+            nodes.push((port, r, master));
+        }
+        Ok(Redises { nodes })
+    }
+
+    pub(crate) fn is_cluster(&self) -> bool {
+        self.nodes.len() > 1
+    }
+
+    pub(crate) fn sent(&self) -> u64 {
+        self.nodes.iter().map(|(_, r, _)| r.sent).sum()
+    }
+
+    /// Every node's total calls (INFO commandstats), in node order.
+    pub(crate) fn calls(&mut self) -> Vec<u64> {
+        self.nodes
+            .iter_mut()
+            .map(|(_, r, _)| r.total_calls())
+            .collect()
+    }
+
+    pub(crate) fn total_calls(&mut self) -> u64 {
+        self.calls().iter().sum()
+    }
+
+    pub(crate) fn counters(&mut self, keys: &[String]) -> BTreeMap<String, i64> {
+        let mut out = BTreeMap::new();
+        for (_, r, _) in &mut self.nodes {
+            for (k, v) in r.counters(keys) {
+                *out.entry(k).or_default() += v;
+            }
+        }
+        out
+    }
+
+    pub(crate) fn connected_clients(&mut self) -> u64 {
+        self.nodes
+            .iter_mut()
+            .map(|(_, r, _)| r.connected_clients())
+            .sum()
+    }
+}
