@@ -57,7 +57,71 @@ pub struct RedisStore {
 #[derive(Clone)]
 enum Conn {
     Node(ConnectionManager),
-    Cluster(ClusterConnection),
+    Cluster(Arc<ClusterHandle>),
+}
+
+/// How long a rebuilt cluster connection is kept before a failure may
+/// replace it again.
+const REBUILD_EVERY: Duration = Duration::from_secs(2);
+
+/// The cluster client's connection, replaced by a fresh one when it fails
+/// in a way that says it may be broken (a timeout, a lost or refused
+/// connection, the cluster down). Seen here: after a master was killed and
+/// failed over, one worker's connection stayed in "slot refresh" and timed
+/// out on every command for minutes while the others went on; a new
+/// connection from the same client answered at once.
+struct ClusterHandle {
+    client: redis::cluster::ClusterClient,
+    conn: Mutex<(ClusterConnection, std::time::Instant)>,
+}
+
+impl ClusterHandle {
+    fn get(&self) -> ClusterConnection {
+        match self.conn.lock() {
+            Ok(g) => g.0.clone(),
+            Err(poisoned) => poisoned.into_inner().0.clone(),
+        }
+    }
+
+    fn age(&self) -> Duration {
+        match self.conn.lock() {
+            Ok(g) => g.1.elapsed(),
+            Err(poisoned) => poisoned.into_inner().1.elapsed(),
+        }
+    }
+
+    /// After `e`: a new connection, when `e` may mean this one is broken
+    /// and it is older than [`REBUILD_EVERY`].
+    async fn heal(&self, e: &redis::RedisError) {
+        let broken = e.is_timeout()
+            || e.is_io_error()
+            || e.is_connection_dropped()
+            || e.is_connection_refusal()
+            || matches!(
+                e.kind(),
+                redis::ErrorKind::Server(
+                    redis::ServerErrorKind::ClusterDown | redis::ServerErrorKind::MasterDown
+                )
+            );
+        if !broken || self.age() < REBUILD_EVERY {
+            return;
+        }
+        match self.client.get_async_connection().await {
+            Ok(fresh) => {
+                let mut g = match self.conn.lock() {
+                    Ok(g) => g,
+                    Err(poisoned) => poisoned.into_inner(),
+                };
+                if g.1.elapsed() >= REBUILD_EVERY {
+                    *g = (fresh, std::time::Instant::now());
+                    tracing::warn!(error = %e, "redis cluster connection rebuilt after a failure");
+                }
+            }
+            Err(again) => {
+                tracing::warn!(error = %again, "redis cluster connection could not be rebuilt yet")
+            }
+        }
+    }
 }
 
 /// A script a slot's node has loaded: the slot (`None` on one node) and
@@ -120,7 +184,11 @@ impl RedisStore {
                 .max_retry_wait(2000)
                 .build()
                 .map_err(err)?;
-            Conn::Cluster(client.get_async_connection().await.map_err(err)?)
+            let conn = client.get_async_connection().await.map_err(err)?;
+            Conn::Cluster(Arc::new(ClusterHandle {
+                client,
+                conn: Mutex::new((conn, std::time::Instant::now())),
+            }))
         };
         let wait = (config.wait_replicas > 0).then(|| {
             let ms = config
@@ -317,7 +385,13 @@ impl RedisStore {
         };
         let values: Vec<redis::Value> = match &self.conn {
             Conn::Node(c) => pipe.query_async(&mut c.clone()).await,
-            Conn::Cluster(c) => pipe.query_async(&mut c.clone()).await,
+            Conn::Cluster(c) => {
+                let r = pipe.query_async(&mut c.get()).await;
+                if let Err(e) = &r {
+                    c.heal(e).await;
+                }
+                r
+            }
         }
         .map_err(|e| {
             // A lost connection may have lost the node's scripts too.
@@ -358,11 +432,17 @@ impl RedisStore {
         let Conn::Cluster(c) = &self.conn else {
             return Ok(Vec::new());
         };
-        let nodes: String = redis::cmd("CLUSTER")
+        let nodes: String = match redis::cmd("CLUSTER")
             .arg("NODES")
-            .query_async(&mut c.clone())
+            .query_async(&mut c.get())
             .await
-            .map_err(|e| self.error(e))?;
+        {
+            Ok(nodes) => nodes,
+            Err(e) => {
+                c.heal(&e).await;
+                return Err(self.error(e));
+            }
+        };
         Ok(nodes
             .lines()
             .filter(|l| {
@@ -391,7 +471,7 @@ impl RedisStore {
                         redis::cluster_routing::SingleNodeRoutingInfo::ByAddress { host, port },
                     );
                     out.push(
-                        c.clone()
+                        c.get()
                             .route_command(cmd.clone(), route)
                             .await
                             .map_err(|e| self.error(e))?,
@@ -433,7 +513,13 @@ impl RedisStore {
     async fn query<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> Result<T, StoreError> {
         match &self.conn {
             Conn::Node(c) => cmd.query_async(&mut c.clone()).await,
-            Conn::Cluster(c) => cmd.query_async(&mut c.clone()).await,
+            Conn::Cluster(c) => {
+                let r = cmd.query_async(&mut c.get()).await;
+                if let Err(e) = &r {
+                    c.heal(e).await;
+                }
+                r
+            }
         }
         .map_err(|e| self.error(e))
     }
@@ -519,7 +605,7 @@ impl RedisStore {
                     let mut cursor = 0;
                     loop {
                         let v = c
-                            .clone()
+                            .get()
                             .route_command(scan(cursor), route.clone())
                             .await
                             .map_err(|e| self.error(e))?;
