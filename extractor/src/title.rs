@@ -12,7 +12,8 @@ pub const MAX_HEADING_CHARS: usize = 300;
 
 /// Separators between a headline and the site name in `<title>`.
 const SEPARATORS: &[&str] = &[
-    " | ", " - ", " – ", " — ", " :: ", " · ", " » ", "｜", "_", " |", "| ", "--", "——",
+    " | ", " - ", " – ", " — ", " :: ", " · ", " » ", " • ", "│", "｜", "_", " |", "| ", "|", "--",
+    "——",
 ];
 
 /// The page's title, if it has one. `site_name` is the page's `og:site_name`, `host` the
@@ -81,6 +82,7 @@ pub fn title(page: &Page, site_name: Option<&str>, host: Option<&str>) -> Option
             .filter(|h| !h.is_empty() && h.chars().count() <= MAX_HEADING_CHARS)
     };
     let declared = json
+        .map(|j| cut_site_part(&j, &names_site))
         .or(meta.map(|m| strip_site(&m, site_name)))
         .or(doc.map(|d| strip_site(&d, site_name)))
         .filter(|t| !t.is_empty());
@@ -254,6 +256,25 @@ pub fn strip_site(title: &str, site_name: Option<&str>) -> String {
         .max_by_key(|p| p.chars().count())
         .map(|p| p.to_string())
         .unwrap_or_else(|| title.trim().to_string())
+}
+
+/// `title` without a first or last part that names the site (`names_site`), cut at a
+/// [`SEPARATORS`] (`Headline | FASSETTE.NET` on fassette.net); the title as it is when no
+/// part does (a headline's own dashes stay).
+fn cut_site_part(title: &str, names_site: &impl Fn(&str) -> bool) -> String {
+    for sep in SEPARATORS {
+        if let Some((rest, site)) = title.rsplit_once(sep) {
+            if names_site(site.trim()) && !rest.trim().is_empty() {
+                return rest.trim().to_string();
+            }
+        }
+        if let Some((site, rest)) = title.split_once(sep) {
+            if names_site(site.trim()) && !rest.trim().is_empty() {
+                return rest.trim().to_string();
+            }
+        }
+    }
+    title.to_string()
 }
 
 /// `title` with each `-` between two Han characters written ` - `.
@@ -431,6 +452,19 @@ mod tests {
             "法国全国大罢工再次严重影响交通"
         );
         assert_eq!(strip_site("Jean-Pierre wins", None), "Jean-Pierre wins");
+        assert_eq!(
+            strip_site("Flächenverbrauch für Fleisch • CareElite", None),
+            "Flächenverbrauch für Fleisch"
+        );
+        let on_fassette = |t: &str| names_the_site(t, None, Some("www.fassette.net"));
+        assert_eq!(
+            cut_site_part("Was wir nicht hören wollen | FASSETTE.NET", &on_fassette),
+            "Was wir nicht hören wollen"
+        );
+        assert_eq!(
+            cut_site_part("VW-Chef warnt - Golf aus China", &on_fassette),
+            "VW-Chef warnt - Golf aus China"
+        );
     }
 
     #[test]
