@@ -22,7 +22,8 @@
 //! seen) is never tuned on. trafilatura runs from a throwaway virtualenv
 //! (`evaluation::extraction::trafilatura`; `TRAFILATURA_PYTHON`, `TRAFILATURA_OUTPUT`),
 //! `EXTRACTION_BENCH_SKIP_TRAFILATURA=1` leaves it out. `EXTRACTOR_BENCH_VERBOSE=1` adds one
-//! line per tuned page (held-aside pages are never printed one by one);
+//! line per tuned page (held-aside pages are never printed one by one; `=snippets` adds the
+//! snippets each one misses or keeps);
 //! `EXTRACTION_BENCH_ONLY=<text>|<text>...` runs only the tuned pages whose id holds one.
 
 use std::collections::HashMap;
@@ -42,6 +43,9 @@ fn main() {
     // printed (for looking at one kind of miss; held-aside pages are never selected).
     let only = std::env::var("EXTRACTION_BENCH_ONLY").ok();
     let verbose = std::env::var_os("EXTRACTOR_BENCH_VERBOSE").is_some() || only.is_some();
+    // `EXTRACTOR_BENCH_VERBOSE=snippets`: each tuned page's line also lists the `with`
+    // snippets it misses and the `without` snippets it keeps.
+    let snippets = std::env::var("EXTRACTOR_BENCH_VERBOSE").is_ok_and(|v| v == "snippets");
     let sets: Vec<(Set, Vec<Page>)> = Set::ALL
         .iter()
         .map(|&set| {
@@ -137,6 +141,9 @@ fn main() {
                     ours.author,
                     p.truth.author,
                 );
+                if snippets {
+                    print_missed_snippets(p, &ours.text);
+                }
                 if let (Some(t), Some(v)) = (theirs, their_verdict) {
                     println!(
                         "  trafilatura body {} | title {} {:?} | date {} {:?} | author {} {:?}",
@@ -178,6 +185,24 @@ fn main() {
     let held = suspects.iter().filter(|s| s.is_none()).count();
     if held > 0 {
         println!("  ({held} on held-aside pages, not named)");
+    }
+}
+
+/// The `with` snippets a tuned page's body misses and the `without` snippets it keeps, one
+/// line each (`-` missed, `+` kept), cut to 100 characters.
+fn print_missed_snippets(p: &Page, text: &str) {
+    use evaluation::extraction::fields::collapse;
+    use evaluation::extraction::sets::Body;
+    let Body::Snippets { with, without } = &p.truth.body else {
+        return;
+    };
+    let text = collapse(text);
+    let cut = |s: &str| collapse(s).chars().take(100).collect::<String>();
+    for s in with.iter().filter(|s| !text.contains(&collapse(s))) {
+        println!("  - missed {:?}", cut(s));
+    }
+    for s in without.iter().filter(|s| text.contains(&collapse(s))) {
+        println!("  + kept {:?}", cut(s));
     }
 }
 

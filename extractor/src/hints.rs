@@ -1,6 +1,7 @@
 //! What an element's `id` and `class` say about it: the Readability lessons. Words such as
 //! `article`, `content`, `post` mark content; `comment`, `sidebar`, `share`, `related` mark
-//! boilerplate; `author`/`byline` and `date`/`time` mark the byline and the date line.
+//! boilerplate; `author`/`byline` and `date`/`time` mark the byline and the date line;
+//! `lead`, `intro`, `standfirst` mark the article's lead.
 
 use crate::scan::flag;
 
@@ -115,6 +116,25 @@ const KICKER: &[&str] = &[
     "sr-only",
     "screen-reader",
 ];
+/// Substrings that mark an article's lead or standfirst ([`flag::LEAD`]), in the
+/// languages of the pages we read.
+const LEAD: &[&str] = &[
+    "intro",
+    "standfirst",
+    "summary",
+    "excerpt",
+    "abstract",
+    "chapo",
+    "chapeau",
+    "entradilla",
+    "bajada",
+    "sottotitolo",
+    "vorspann",
+    "lede",
+];
+/// Whole words that mark a lead; too short (or too common inside other words: `leader`,
+/// `leading`) for substrings.
+const LEAD_WORDS: &[&str] = &["lead", "leadtext", "dek", "deck"];
 /// Substrings that mark a date line.
 const DATE: &[&str] = &["date", "time", "publish", "pubtime", "posted", "dateline"];
 
@@ -130,6 +150,10 @@ enum Kind {
     Discussion,
     /// One of [`NEGATIVE_WORDS`]: boilerplate when it is a whole word.
     NegativeWord,
+    /// One of [`LEAD`]: the article's lead.
+    Lead,
+    /// One of [`LEAD_WORDS`]: the article's lead when it is a whole word.
+    LeadWord,
 }
 
 /// All substring lists in one automaton: one pass over the class string finds every match.
@@ -150,6 +174,8 @@ fn patterns() -> impl Iterator<Item = (&'static str, Kind)> {
         (KICKER, Kind::Kicker),
         (DISCUSSION, Kind::Discussion),
         (NEGATIVE_WORDS, Kind::NegativeWord),
+        (LEAD, Kind::Lead),
+        (LEAD_WORDS, Kind::LeadWord),
     ]
     .into_iter()
     .flat_map(|(list, kind)| list.iter().map(move |p| (*p, kind)))
@@ -198,11 +224,16 @@ pub fn classify(id_class: &str) -> Hint {
                 Kind::Date => hint.flags |= flag::DATE,
                 Kind::Kicker => hint.flags |= flag::KICKER,
                 Kind::Discussion => discussion = true,
-                Kind::NegativeWord => {
+                Kind::Lead => hint.flags |= flag::LEAD,
+                Kind::NegativeWord | Kind::LeadWord => {
                     let start = (at + 1).saturating_sub(m.dfa.pattern_len(pattern));
                     let whole = start.checked_sub(1).is_none_or(|before| !in_word(before))
                         && !in_word(at + 1);
-                    negative |= whole;
+                    if m.kinds[pattern.as_usize()] == Kind::LeadWord {
+                        hint.flags |= if whole { flag::LEAD } else { 0 };
+                    } else {
+                        negative |= whole;
+                    }
                 }
             }
         }
@@ -240,8 +271,15 @@ mod tests {
                 Kind::Date => hint.flags |= flag::DATE,
                 Kind::Kicker => hint.flags |= flag::KICKER,
                 Kind::Discussion => discussion = true,
-                Kind::NegativeWord => {}
+                Kind::Lead => hint.flags |= flag::LEAD,
+                Kind::NegativeWord | Kind::LeadWord => {}
             }
+        }
+        if id_class
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| LEAD_WORDS.contains(&w))
+        {
+            hint.flags |= flag::LEAD;
         }
         negative = negative
             || id_class
@@ -263,6 +301,7 @@ mod tests {
     fn agrees_with_the_overlapping_search() {
         let mut pieces: Vec<&str> = patterns().map(|(p, _)| p).collect();
         pieces.extend(NEGATIVE_WORDS);
+        pieces.extend(LEAD_WORDS);
         pieces.extend([
             " ", "-", "_", "x", "é", "中", "1", "a", "", "  ", "col-md-6",
         ]);
@@ -290,6 +329,9 @@ mod tests {
         assert_eq!(classify("top-ad box ").weight, -CLASS_WEIGHT);
         assert_eq!(classify("header ").weight, -CLASS_WEIGHT);
         assert_eq!(classify("shadow ").weight, 0);
+        assert_eq!(classify("story-lead-text ").flags, flag::LEAD);
+        assert_eq!(classify("article__intro ").flags, flag::LEAD);
+        assert_eq!(classify("leaderboard ").flags, 0);
         assert_eq!(classify("post comments ").weight, 0);
         assert_eq!(classify("byline author ").flags, flag::AUTHOR);
         assert_eq!(classify("pubtime ").flags, flag::DATE);

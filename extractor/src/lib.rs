@@ -102,7 +102,7 @@ pub fn extract(html: &str, page_url: &Url) -> Article {
         signed.as_ref().map(|s| s.issuer.clone()),
     );
     let article = Article {
-        title: title::title(&page, site_name.as_deref()),
+        title: title::title(&page, site_name.as_deref(), page_url.host_str()),
         // A signed document is dated by its signature, not by the day the site posted it.
         published: signed
             .as_ref()

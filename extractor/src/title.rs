@@ -12,11 +12,15 @@ pub const MAX_HEADING_CHARS: usize = 300;
 
 /// Separators between a headline and the site name in `<title>`.
 const SEPARATORS: &[&str] = &[
-    " | ", " - ", " – ", " — ", " :: ", " · ", " » ", "｜", "_", " |", "| ", "--", "——",
+    " | ", " - ", " – ", " — ", " :: ", " · ", " » ", " • ", "│", "｜", "_", " |", "| ", "|", "--",
+    "——",
 ];
 
-/// The page's title, if it has one.
-pub fn title(page: &Page, site_name: Option<&str>) -> Option<String> {
+/// The page's title, if it has one. `site_name` is the page's `og:site_name`, `host` the
+/// host it was fetched from: a title that only names the site (`Telebasel` on
+/// telebasel.ch, a blog's name in its logo heading) is not the headline.
+pub fn title(page: &Page, site_name: Option<&str>, host: Option<&str>) -> Option<String> {
+    let names_site = |t: &str| names_the_site(t, site_name, host);
     let meta = crate::meta(
         page,
         &[
@@ -46,7 +50,8 @@ pub fn title(page: &Page, site_name: Option<&str>) -> Option<String> {
     let mut best: Option<(usize, String)> = None;
     // The heading's bigram hashes, computed once for all the references (one buffer).
     let mut heading_bigrams = Vec::new();
-    for h in headings(page) {
+    let headings = headings(page);
+    for h in headings.iter().filter(|h| !names_site(h)).cloned() {
         let hl = h.chars().count();
         Bigrams::hashes_into(&h, &mut heading_bigrams);
         let at_least = best.as_ref().map_or(0, |(c, _)| *c);
@@ -77,16 +82,50 @@ pub fn title(page: &Page, site_name: Option<&str>) -> Option<String> {
             .filter(|h| !h.is_empty() && h.chars().count() <= MAX_HEADING_CHARS)
     };
     let declared = json
+        .map(|j| cut_site_part(&j, &names_site))
         .or(meta.map(|m| strip_site(&m, site_name)))
         .or(doc.map(|d| strip_site(&d, site_name)))
         .filter(|t| !t.is_empty());
+    // The first h1 that is not the site's name (a blog's logo), else the first such h2
+    // (blog templates set the site's name in the h1 and each post's title in an h2).
+    let headline = || {
+        first_h1().filter(|h| !names_site(h)).or_else(|| {
+            headings
+                .iter()
+                .find(|h| !names_site(h))
+                .filter(|_| first_h1().is_none_or(|h| names_site(&h)))
+                .cloned()
+        })
+    };
     match declared {
         // The site's name as the title (a template's `og:title`): the page's headline.
-        Some(t) if site_name.is_some_and(|s| same_letters(s, &t)) => first_h1().or(Some(t)),
+        Some(t) if names_site(&t) => headline().or(Some(t)),
         Some(t) => Some(t),
         // No title anywhere but the page: its first h1.
         None => first_h1(),
     }
+}
+
+/// Whether `t` names the site: the same letters as its `og:site_name`, or letters (four or
+/// more) that the host's name holds (`energieverbraucher.de` on www.energieverbraucher.de,
+/// `Anwalt Niemeyer` on anwaltniemeyer.de).
+fn names_the_site(t: &str, site_name: Option<&str>, host: Option<&str>) -> bool {
+    if site_name.is_some_and(|s| same_letters(s, t)) {
+        return true;
+    }
+    let letters: String = t
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect();
+    let host: String = host
+        .unwrap_or("")
+        .trim_start_matches("www.")
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect();
+    letters.chars().count() >= 4 && host.contains(&letters)
 }
 
 /// Whether two texts have the same letters and digits, ignoring case.
@@ -219,6 +258,25 @@ pub fn strip_site(title: &str, site_name: Option<&str>) -> String {
         .unwrap_or_else(|| title.trim().to_string())
 }
 
+/// `title` without a first or last part that names the site (`names_site`), cut at a
+/// [`SEPARATORS`] (`Headline | FASSETTE.NET` on fassette.net); the title as it is when no
+/// part does (a headline's own dashes stay).
+fn cut_site_part(title: &str, names_site: &impl Fn(&str) -> bool) -> String {
+    for sep in SEPARATORS {
+        if let Some((rest, site)) = title.rsplit_once(sep) {
+            if names_site(site.trim()) && !rest.trim().is_empty() {
+                return rest.trim().to_string();
+            }
+        }
+        if let Some((site, rest)) = title.split_once(sep) {
+            if names_site(site.trim()) && !rest.trim().is_empty() {
+                return rest.trim().to_string();
+            }
+        }
+    }
+    title.to_string()
+}
+
 /// `title` with each `-` between two Han characters written ` - `.
 fn spaced_han_hyphens(title: &str) -> String {
     let han = |c: Option<char>| {
@@ -336,13 +394,30 @@ mod tests {
     use crate::scan::scan;
 
     #[test]
+    fn a_title_naming_the_site_gives_way_to_the_headline() {
+        // The `<title>` and the logo's h1 name the site (by its host); the post's h2 is
+        // the headline.
+        let page = scan(
+            "<html><head><title>Literaturgefluester</title></head><body>\
+             <h1>Literaturgefluester</h1><h2>Ins neue Jahr</h2><p>Text.</p></body></html>",
+        );
+        let host = Some("literaturgefluester.wordpress.com");
+        assert_eq!(title(&page, None, host).as_deref(), Some("Ins neue Jahr"));
+        // On another host the same page's title stands.
+        assert_eq!(
+            title(&page, None, Some("example.com")).as_deref(),
+            Some("Literaturgefluester")
+        );
+    }
+
+    #[test]
     fn the_site_name_as_og_title_gives_way_to_the_headline() {
         let html = "<html><head><meta property=og:title content='Telebasel'>\
                     <meta property=og:site_name content='Telebasel'></head><body>\
                     <h1>Junge Lenker schrotten Corvette und Audi in einer Nacht</h1><p>Text.</p></body></html>";
         let page = crate::scan::scan(html);
         assert_eq!(
-            title(&page, Some("Telebasel")).as_deref(),
+            title(&page, Some("Telebasel"), None).as_deref(),
             Some("Junge Lenker schrotten Corvette und Audi in einer Nacht")
         );
         // Without a heading, the site's name is all the page gives.
@@ -352,7 +427,7 @@ mod tests {
         );
         let page = crate::scan::scan(&bare);
         assert_eq!(
-            title(&page, Some("Telebasel")).as_deref(),
+            title(&page, Some("Telebasel"), None).as_deref(),
             Some("Telebasel")
         );
     }
@@ -377,6 +452,19 @@ mod tests {
             "法国全国大罢工再次严重影响交通"
         );
         assert_eq!(strip_site("Jean-Pierre wins", None), "Jean-Pierre wins");
+        assert_eq!(
+            strip_site("Flächenverbrauch für Fleisch • CareElite", None),
+            "Flächenverbrauch für Fleisch"
+        );
+        let on_fassette = |t: &str| names_the_site(t, None, Some("www.fassette.net"));
+        assert_eq!(
+            cut_site_part("Was wir nicht hören wollen | FASSETTE.NET", &on_fassette),
+            "Was wir nicht hören wollen"
+        );
+        assert_eq!(
+            cut_site_part("VW-Chef warnt - Golf aus China", &on_fassette),
+            "VW-Chef warnt - Golf aus China"
+        );
     }
 
     #[test]
@@ -435,7 +523,7 @@ mod tests {
              es heiß wird</span></h1>",
         );
         assert_eq!(
-            title(&page, None).as_deref(),
+            title(&page, None, None).as_deref(),
             Some("Bohren, bis es heiß wird")
         );
     }
@@ -447,10 +535,10 @@ mod tests {
              <div class=nav><h2>热门推荐</h2></div><h1>男子勇救落水儿童 获颁见义勇为奖</h1>",
         );
         assert_eq!(
-            title(&page, None).as_deref(),
+            title(&page, None, None).as_deref(),
             Some("男子勇救落水儿童 获颁见义勇为奖")
         );
         let page = scan("<title>Home | Site</title><h1>Unrelated</h1>");
-        assert_eq!(title(&page, Some("Site")).as_deref(), Some("Home"));
+        assert_eq!(title(&page, Some("Site"), None).as_deref(), Some("Home"));
     }
 }

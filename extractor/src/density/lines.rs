@@ -43,6 +43,22 @@ const TAIL_HEADINGS: &[&str] = &[
     "more from",
     "more on this story",
     "trending now",
+    // The same headings in the other languages of the pages we read.
+    "das könnte sie auch interessieren",
+    "das könnte dich auch interessieren",
+    "mehr zum thema",
+    "ähnliche artikel",
+    "weitere artikel",
+    "verwandte artikel",
+    "articles similaires",
+    "sur le même sujet",
+    "noticias relacionadas",
+    "artículos relacionados",
+    "te puede interesar",
+    "también te puede interesar",
+    "articoli correlati",
+    "notícias relacionadas",
+    "podobne artykuły",
 ];
 
 /// Lines that are boilerplate whole (compared lowercased, trailing punctuation cut).
@@ -71,7 +87,61 @@ const BOILERPLATE: &[&str] = &[
     "下一页",
     "收藏",
     "字号",
+    "drucken",
+    "teilen",
+    "zurück",
+    "zurück zur übersicht",
+    "zurück zur listenansicht",
+    "gefällt mir",
+    "bild anzeigen",
+    "rezept drucken",
+    "artikel teilen",
+    "war der artikel nützlich?",
+    "möchten sie den artikel teilen?",
+    "schon gelesen?",
+    "auch interessant",
+    "imprimer",
+    "partager",
+    "imprimir",
+    "compartir",
+    "drukuj",
+    "udostępnij",
+    "stampa",
+    "condividi",
+    "compartilhar",
 ];
+
+/// Labels that open a line pointing at another article ("Lesen Sie auch: …"): the line
+/// is boilerplate whole, up to [`READ_ALSO_LINE_CHARS`].
+const READ_ALSO: &[&str] = &[
+    "read also",
+    "also read",
+    "read more",
+    "see also",
+    "lesen sie auch",
+    "lesen sie hier",
+    "lies auch",
+    "mehr dazu",
+    "mehr zum thema",
+    "lire aussi",
+    "à lire aussi",
+    "voir aussi",
+    "lea también",
+    "lea más",
+    "lee también",
+    "lea",
+    "vea también",
+    "leggi anche",
+    "leia também",
+    "veja também",
+    "czytaj też",
+    "czytaj także",
+    "czytaj więcej",
+    "zobacz też",
+    "zobacz także",
+];
+/// Longest line (chars) that a [`READ_ALSO`] label makes boilerplate.
+pub const READ_ALSO_LINE_CHARS: usize = 200;
 
 /// Drops the boilerplate lines of a body.
 pub fn filter(lines: Vec<Line>) -> Vec<Line> {
@@ -107,8 +177,8 @@ pub fn filter(lines: Vec<Line>) -> Vec<Line> {
         }
         i += run.max(1);
     }
-    for (k, b) in keep.iter_mut().zip(&bares) {
-        if b.as_deref().is_some_and(is_boilerplate) {
+    for ((k, b), l) in keep.iter_mut().zip(&bares).zip(&lines) {
+        if b.as_deref().is_some_and(is_boilerplate) || points_elsewhere(&l.text) {
             *k = false;
         }
     }
@@ -134,6 +204,25 @@ fn bare(text: &str) -> String {
         .trim_end_matches(['】', ']'])
         .trim()
         .to_lowercase()
+}
+
+/// A line that opens with a [`READ_ALSO`] label and a colon ("Lea también: …").
+fn points_elsewhere(text: &str) -> bool {
+    let t = text.trim_start();
+    // A label of at most 40 bytes, then the colon.
+    let Some(colon) = t
+        .char_indices()
+        .take_while(|&(i, _)| i < 40)
+        .find(|&(_, c)| matches!(c, ':' | '：'))
+        .map(|(i, _)| i)
+    else {
+        return false;
+    };
+    let label = t[..colon]
+        .trim()
+        .trim_start_matches(['»', '›', '>', '•', '·'])
+        .trim();
+    t.chars().count() <= READ_ALSO_LINE_CHARS && READ_ALSO.contains(&label.to_lowercase().as_str())
 }
 
 /// A short line, [`bare`]d, is boilerplate whole.
@@ -191,6 +280,12 @@ mod tests {
             line("Three linked headline", true),
             line(prose, false),
             line("A single linked line stays", true),
+            line(
+                "Lea también: Impiden ingreso a Nicaragua a un reportero",
+                false,
+            ),
+            line("Lesen Sie auch: Der Stadtrat und die Bibliothek", true),
+            line("Teilen", false),
             line("© 2019 Example News. All rights reserved.", false),
         ];
         assert_eq!(texts(lines), [prose, prose, "A single linked line stays"]);

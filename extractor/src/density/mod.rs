@@ -2,11 +2,13 @@
 //!
 //! Here: the statistics per element ([`stats`]), the scoring and the choice of the body's
 //! subtree ([`select`]), the line-density fallback for pages without paragraphs; in
-//! `render` the chosen subtree written as lines of text and HTML, and in `lines` the
-//! boilerplate lines filtered out of it.
+//! `render` the chosen subtree written as lines of text and HTML, in `lines` the
+//! boilerplate lines filtered out of it, and in `lead` the article's lead set above the
+//! body's container.
 
 use url::Url;
 
+mod lead;
 mod lines;
 mod render;
 
@@ -82,7 +84,7 @@ pub struct Stats {
 }
 
 impl Stats {
-    fn link_density(&self) -> f32 {
+    pub(crate) fn link_density(&self) -> f32 {
         if self.chars == 0 {
             0.0
         } else {
@@ -151,6 +153,9 @@ pub struct Selection {
     pub top: u32,
     pub parent: u32,
     pub include: Vec<u32>,
+    /// The article's lead above the body's container ([`lead::lead_before`]), written
+    /// before `include`.
+    pub lead: Option<u32>,
 }
 
 /// Finds and renders the body of `page`.
@@ -171,6 +176,12 @@ pub fn body(page: &Page, base: &Url) -> Body {
     let top_chars = st[sel.top as usize].chars;
     let keep = |n: u32| keep_inside(page, &st, n, top_chars);
     let mut out = Renderer::new(base);
+    if let Some(lead) = sel.lead {
+        out.subtree(page, lead, &keep);
+        // The body's span is the article's own text: the date line and the byline are
+        // looked for around it, as on a page without a lead.
+        out.body.span = None;
+    }
     for &root in &sel.include {
         out.subtree(page, root, &keep);
     }
@@ -370,6 +381,7 @@ pub fn select(page: &Page, st: &[Stats], filter_unlikely: bool) -> Option<Select
             top,
             parent: top,
             include: vec![top],
+            lead: None,
         });
     }
     let threshold = (top_score * 0.2).max(10.0);
@@ -440,10 +452,14 @@ pub fn select(page: &Page, st: &[Stats], filter_unlikely: bool) -> Option<Select
         }
     }
     include.sort_unstable();
+    let lead = include
+        .first()
+        .and_then(|&first| lead::lead_before(page, st, first));
     Some(Selection {
         top,
         parent,
         include,
+        lead,
     })
 }
 

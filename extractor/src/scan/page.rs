@@ -40,6 +40,9 @@ pub mod flag {
     /// A headline's kicker or roofline (`class=kicker`, `roofline`, `topline`), or text
     /// for screen readers only (`visually-hidden`): inside a heading, not the headline.
     pub const KICKER: u16 = 1 << 12;
+    /// Named as the article's lead, standfirst or summary (`class=lead`, `intro`,
+    /// `standfirst`, `chapo`, `entradilla`): the sentences above the body's container.
+    pub const LEAD: u16 = 1 << 13;
     /// The bits a node takes from its parent.
     pub const INHERITED: u16 = SKIPPED | IN_LINK | PRE | HEAD;
 }

@@ -249,7 +249,11 @@ impl Tag {
         ) || self.is_heading()
     }
 
-    /// Boundaries of the scopes the implied-end-tag rules search in.
+    /// Boundaries of the scopes the implied-end-tag rules search in (the HTML "default
+    /// scope"). Not `<button>`: it bounds only the search for an open `<p>` ("button
+    /// scope"), and an end tag of an element around it closes it (`<div><button>x</div>`:
+    /// a button left open in a header must not swallow the page that follows, its content
+    /// being skipped).
     pub(super) fn is_scope_boundary(self) -> bool {
         matches!(
             self,
@@ -262,7 +266,6 @@ impl Tag {
                 | Tag::Caption
                 | Tag::Template
                 | Tag::Object
-                | Tag::Button
                 | Tag::Svg
                 | Tag::Math
         )

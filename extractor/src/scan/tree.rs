@@ -24,7 +24,7 @@ impl Scan {
         if matches!(tag, Tag::Body | Tag::Html | Tag::Br | Tag::Root) || !self.is_open(tag) {
             return;
         }
-        let block = tag.is_block() || tag.is_scope_boundary();
+        let block = tag.is_block() || tag.is_scope_boundary() || tag == Tag::Button;
         for pos in (1..self.stack.len()).rev() {
             let node = &self.page.nodes[self.stack[pos] as usize];
             if node.tag == tag && node.name == name {
@@ -42,7 +42,7 @@ impl Scan {
     /// The implied end tags of the HTML parsing algorithm that matter for text structure.
     pub(super) fn close_implied(&mut self, tag: Tag) {
         if tag.closes_p() && self.is_open(Tag::P) {
-            self.close_in_scope(|t| t == Tag::P, |_| false);
+            self.close_in_scope(|t| t == Tag::P, |t| t == Tag::Button);
         }
         match tag {
             Tag::Li => self.close_in_scope(
@@ -152,6 +152,16 @@ mod tests {
         assert_eq!(texts(&p, Tag::P), ["one", "two"]);
         assert_eq!(texts(&p, Tag::Li), ["a", "b"]);
         assert_eq!(texts(&p, Tag::Div), ["three"]);
+    }
+
+    #[test]
+    fn a_button_left_open_is_closed_by_the_end_tag_around_it() {
+        let p = scan("<body><div><button><i></i></div><div><p>the article</p></div></body>");
+        assert_eq!(texts(&p, Tag::P), ["the article"]);
+        // A `<p>` inside a button does not close the one around it ("button scope"): it
+        // stays in the button, whose text is skipped.
+        let p = scan("<body><p>one<button><p>two</button>three</p></body>");
+        assert_eq!(texts(&p, Tag::P), ["one\nthree", ""]);
     }
 
     #[test]
