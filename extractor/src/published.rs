@@ -96,7 +96,7 @@ pub fn published(page: &Page, span: Option<(u32, u32)>) -> Option<Found> {
     // readers: the date line of the page says which day it is in the page's own offset.
     if has_time(&value) {
         if let Some(line) = in_text(page, span, &page.text_owners()) {
-            if one_day_apart(&value, &line.value) {
+            if one_day_apart(&value, &line.value) && an_offset_apart(&value, &line.value) {
                 return Some(line);
             }
         }
@@ -111,13 +111,75 @@ fn has_time(value: &str) -> bool {
 
 /// The days of two values (`YYYY-MM-DD...`) are consecutive.
 fn one_day_apart(a: &str, b: &str) -> bool {
-    let day = |v: &str| -> Option<i64> {
-        let y: i64 = v.get(..4)?.parse().ok()?;
-        let m: i64 = v.get(5..7)?.parse().ok()?;
-        let d: i64 = v.get(8..10)?.parse().ok()?;
-        Some(days_from_civil(y, m, d))
+    matches!((day_of(a), day_of(b)), (Some(x), Some(y)) if (x - y).abs() == 1)
+}
+
+/// Farthest offsets from UTC of the world's time zones (minutes): UTC−12 and UTC+14.
+const OFFSET_WEST: i64 = -12 * 60;
+/// See [`OFFSET_WEST`].
+const OFFSET_EAST: i64 = 14 * 60;
+
+/// Whether the date line `line` can be the declared time `declared` as the page's own
+/// offset shows it: a zone's offset (UTC−12 to UTC+14) between the two
+/// times when both have one, else a declared UTC time that can fall on the line's day
+/// (09:30Z is no evening of the day before anywhere). A related story's date line
+/// (`5 de mayo 20:00` beside `2022-05-06T09:30:19Z`) or a comment's is no such thing.
+/// Without an offset in the declared value, the server's zone is unknown: two zones apart
+/// at most.
+fn an_offset_apart(declared: &str, line: &str) -> bool {
+    let Some((utc, offset)) = minutes(declared) else {
+        return true;
     };
-    matches!((day(a), day(b)), (Some(x), Some(y)) if (x - y).abs() == 1)
+    let (west, east) = match offset {
+        Some(o) => (OFFSET_WEST - o, OFFSET_EAST - o),
+        None => (OFFSET_WEST - OFFSET_EAST, OFFSET_EAST - OFFSET_WEST),
+    };
+    let utc = utc - offset.unwrap_or(0);
+    match minutes(line) {
+        // Both times: the line's local time is the declared one moved by one offset.
+        Some((local, None)) => (west..=east).contains(&(local - utc)),
+        // The line says its own offset too: the same instant, one day or the other.
+        Some((other, Some(o))) => other - o == utc,
+        // The line's day alone: some offset in range moves the declared time into it.
+        None => {
+            let Some(day) = day_of(line) else {
+                return true;
+            };
+            let start = day * MINUTES_A_DAY;
+            utc + east >= start && utc + west < start + MINUTES_A_DAY
+        }
+    }
+}
+
+/// Minutes in a day.
+const MINUTES_A_DAY: i64 = 24 * 60;
+
+/// An RFC 3339 value's minutes since 1970-01-01 as written (its local time) and its
+/// offset in minutes (`Z`: 0; none written: `None`); `None` without a time of day.
+fn minutes(value: &str) -> Option<(i64, Option<i64>)> {
+    let day = day_of(value)?;
+    let h: i64 = value.get(11..13)?.parse().ok()?;
+    let m: i64 = value.get(14..16)?.parse().ok()?;
+    let zone = value.get(19..).unwrap_or("");
+    let offset = match zone {
+        "" => None,
+        "Z" => Some(0),
+        z => {
+            let sign = if z.starts_with('-') { -1 } else { 1 };
+            let oh: i64 = z.get(1..3)?.parse().ok()?;
+            let om: i64 = z.get(4..6)?.parse().ok()?;
+            Some(sign * (oh * 60 + om))
+        }
+    };
+    Some((day * MINUTES_A_DAY + h * 60 + m, offset))
+}
+
+/// Days since 1970-01-01 of a value's date (`YYYY-MM-DD...`).
+fn day_of(v: &str) -> Option<i64> {
+    let y: i64 = v.get(..4)?.parse().ok()?;
+    let m: i64 = v.get(5..7)?.parse().ok()?;
+    let d: i64 = v.get(8..10)?.parse().ok()?;
+    Some(days_from_civil(y, m, d))
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
@@ -811,6 +873,25 @@ mod tests {
             let a = crate::extract(&page(meta), &url);
             assert_eq!(a.published.as_deref(), parse(meta).as_deref());
         }
+        // A related story's evening or a comment's night is no offset of the declared time.
+        assert!(an_offset_apart("2022-05-04T02:41:00Z", "2022-05-03"));
+        assert!(an_offset_apart(
+            "2022-05-06T09:30:19Z",
+            "2022-05-06T05:30:00"
+        ));
+        assert!(!an_offset_apart(
+            "2022-05-06T09:30:19Z",
+            "2022-05-05T20:00:00"
+        ));
+        assert!(!an_offset_apart(
+            "2015-12-12T05:00:37Z",
+            "2015-12-13T01:10:00"
+        ));
+        assert!(!an_offset_apart("2022-05-06T13:30:00Z", "2022-05-05"));
+        assert!(an_offset_apart(
+            "2022-05-06T09:30:00-04:00",
+            "2022-05-06T05:30:00"
+        ));
         assert!(one_day_apart("2021-12-31T23:00:00Z", "2022-01-01"));
         assert!(!one_day_apart("2022-03-01", "2022-02-27"));
         assert!(one_day_apart("2024-03-01", "2024-02-29"));
