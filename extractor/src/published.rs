@@ -101,7 +101,49 @@ pub fn published(page: &Page, span: Option<(u32, u32)>) -> Option<Found> {
             }
         }
     }
-    Some(declared(value))
+    Some(declared(local_midnight(&value).unwrap_or(value)))
+}
+
+/// Earliest UTC hour taken for a local midnight: zones up to four hours east of UTC
+/// (Europe, Africa, the Gulf). Noon (`T12:00:00Z`) is the other common stand-in for a
+/// day without a time, and is that day.
+const MIDNIGHT_FROM_HOUR: i64 = 20;
+
+/// A date without a time, stored as the midnight that opens it in a zone east of UTC and
+/// written in UTC (`2022-11-06T23:00:00Z` for 7 November in Berlin): the day it opens. A
+/// whole hour from [`MIDNIGHT_FROM_HOUR`] on, with no minutes or seconds, in UTC, is taken
+/// for such a midnight (a time set by hand is rarely to the second on the hour).
+fn local_midnight(value: &str) -> Option<String> {
+    let (at, offset) = minutes(value)?;
+    let time = value.get(11..19)?;
+    let hour = at.rem_euclid(MINUTES_A_DAY) / 60;
+    if offset != Some(0) || !time.ends_with(":00:00") || hour < MIDNIGHT_FROM_HOUR {
+        return None;
+    }
+    let next = civil_from_days(at.div_euclid(MINUTES_A_DAY) + 1);
+    Some(format!("{:04}-{:02}-{:02}", next.0, next.1, next.2))
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (H. Hinnant's algorithm,
+/// the inverse of [`days_from_civil`]).
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (
+        if m <= 2 {
+            yoe + era * 400 + 1
+        } else {
+            yoe + era * 400
+        },
+        m,
+        d,
+    )
 }
 
 /// An RFC 3339 value with a time of day.
@@ -893,6 +935,23 @@ mod tests {
             "2022-05-06T05:30:00"
         ));
         assert!(one_day_apart("2021-12-31T23:00:00Z", "2022-01-01"));
+        // A day stored as its midnight east of UTC, written in UTC.
+        assert_eq!(
+            local_midnight("2021-12-31T23:00:00Z").as_deref(),
+            Some("2022-01-01")
+        );
+        assert_eq!(
+            local_midnight("2024-02-28T22:00:00Z").as_deref(),
+            Some("2024-02-29")
+        );
+        for kept in [
+            "2022-11-06T23:00:12Z",
+            "2022-11-06T12:00:00Z",
+            "2022-11-06T23:00:00+01:00",
+            "2022-11-06T23:00:00",
+        ] {
+            assert_eq!(local_midnight(kept), None, "{kept}");
+        }
         assert!(!one_day_apart("2022-03-01", "2022-02-27"));
         assert!(one_day_apart("2024-03-01", "2024-02-29"));
     }
