@@ -36,7 +36,8 @@ const META_KEYS: &[&str] = &[
 
 /// Meta names that carry a date of the page without saying which (a template's `date`,
 /// Dublin Core's `dc.date`, `last-modified`) or its modification: after the page's own
-/// `<time datetime>` elements, which show the reader the publication.
+/// `<time datetime>` elements and its date line, which show the reader the publication
+/// (a line up to [`WEAK_META_DAYS`] from it).
 const WEAK_META_KEYS: &[&str] = &[
     "dc.date",
     "dcterms.date",
@@ -86,10 +87,26 @@ pub fn published(page: &Page, span: Option<(u32, u32)>) -> Option<Found> {
                 .filter(|(n, _)| *n == NONE || page.nodes[*n as usize].flags & flag::DATE != 0)
                 .chain(page.times.iter())
                 .find_map(|(_, dt)| parse(dt))
-        })
-        .or_else(|| crate::meta(page, WEAK_META_KEYS).and_then(parse));
+        });
     let Some(value) = structured else {
-        return in_text(page, span, &page.text_owners()).or_else(|| year_month_line(page, span));
+        // A template's `date`, Dublin Core's or the modification time says less than the
+        // date line the page shows at its article, when the two are of one period of the
+        // page's life (a line years off is another event: a birth in an encyclopedia).
+        let weak = crate::meta(page, WEAK_META_KEYS).and_then(parse);
+        let line = in_text(page, span, &page.text_owners());
+        return match (weak, line) {
+            (Some(weak), Some(line)) => Some(
+                if days_apart(&weak, &line.value).is_some_and(|d| (1..=WEAK_META_DAYS).contains(&d))
+                {
+                    line
+                } else {
+                    declared(weak)
+                },
+            ),
+            (weak, line) => line
+                .or(weak.map(declared))
+                .or_else(|| year_month_line(page, span)),
+        };
     };
     // A time given in UTC (or another zone than the page's, or in the server's zone
     // without saying so) can fall on the day before or after the one the page shows its
@@ -149,6 +166,14 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
 /// An RFC 3339 value with a time of day.
 fn has_time(value: &str) -> bool {
     value.len() > 10
+}
+
+/// Farthest (days) a date line may be from a weak meta date to replace it: a year.
+pub const WEAK_META_DAYS: i64 = 366;
+
+/// Days between the dates of two values (`YYYY-MM-DD...`).
+fn days_apart(a: &str, b: &str) -> Option<i64> {
+    Some((day_of(a)? - day_of(b)?).abs())
 }
 
 /// The days of two values (`YYYY-MM-DD...`) are consecutive.
@@ -968,6 +993,23 @@ mod tests {
         assert_eq!(
             crate::extract(&html, &url).published.as_deref(),
             Some("2022-01-21")
+        );
+        // A date line shown at the article beats it too, unless years off (another event).
+        let page = |line: &str| {
+            format!(
+                "<html><head><meta name=date content='2021-12-20T11:02:44+01:00'></head><body><article>\
+                 <h1>Haushalt</h1><p class=date>{line}</p>{body}</article></body></html>"
+            )
+        };
+        let shown = |line: &str| crate::extract(&page(line), &url).published;
+        assert_eq!(shown("27.01.2022").as_deref(), Some("2022-01-27"));
+        assert_eq!(
+            shown("27.01.1975").as_deref(),
+            Some("2021-12-20T11:02:44+01:00")
+        );
+        assert_eq!(
+            shown("20.12.2021").as_deref(),
+            Some("2021-12-20T11:02:44+01:00")
         );
     }
 
