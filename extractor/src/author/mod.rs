@@ -938,6 +938,15 @@ mod tests {
                 "<meta name=author content='Williams Perdomo @wperdomod'>",
                 Some("Williams Perdomo"),
             ),
+            // A generational suffix is the name's; in capitals it is a code.
+            (
+                "<meta name=author content='Perry Bacon Jr.'>",
+                Some("Perry Bacon Jr"),
+            ),
+            (
+                "<meta name=author content='Robert Cline SR'>",
+                Some("Robert Cline"),
+            ),
             (
                 "<meta name=author content='Frankfurter Allgemeine Zeitung GmbH'>",
                 None,
