@@ -36,7 +36,8 @@ const META_KEYS: &[&str] = &[
 
 /// Meta names that carry a date of the page without saying which (a template's `date`,
 /// Dublin Core's `dc.date`, `last-modified`) or its modification: after the page's own
-/// `<time datetime>` elements, which show the reader the publication.
+/// `<time datetime>` elements and its date line, which show the reader the publication
+/// (a line up to [`WEAK_META_DAYS`] from it).
 const WEAK_META_KEYS: &[&str] = &[
     "dc.date",
     "dcterms.date",
@@ -86,22 +87,80 @@ pub fn published(page: &Page, span: Option<(u32, u32)>) -> Option<Found> {
                 .filter(|(n, _)| *n == NONE || page.nodes[*n as usize].flags & flag::DATE != 0)
                 .chain(page.times.iter())
                 .find_map(|(_, dt)| parse(dt))
-        })
-        .or_else(|| crate::meta(page, WEAK_META_KEYS).and_then(parse));
+        });
     let Some(value) = structured else {
-        return in_text(page, span, &page.text_owners()).or_else(|| year_month_line(page, span));
+        // A template's `date`, Dublin Core's or the modification time says less than the
+        // date line the page shows at its article, when the two are of one period of the
+        // page's life (a line years off is another event: a birth in an encyclopedia).
+        let weak = crate::meta(page, WEAK_META_KEYS).and_then(parse);
+        let line = in_text(page, span, &page.text_owners());
+        return match (weak, line) {
+            (Some(weak), Some(line)) => Some(
+                if days_apart(&weak, &line.value).is_some_and(|d| (1..=WEAK_META_DAYS).contains(&d))
+                {
+                    line
+                } else {
+                    declared(weak)
+                },
+            ),
+            (weak, line) => line
+                .or(weak.map(declared))
+                .or_else(|| year_month_line(page, span)),
+        };
     };
     // A time given in UTC (or another zone than the page's, or in the server's zone
     // without saying so) can fall on the day before or after the one the page shows its
     // readers: the date line of the page says which day it is in the page's own offset.
     if has_time(&value) {
         if let Some(line) = in_text(page, span, &page.text_owners()) {
-            if one_day_apart(&value, &line.value) {
+            if one_day_apart(&value, &line.value) && an_offset_apart(&value, &line.value) {
                 return Some(line);
             }
         }
     }
-    Some(declared(value))
+    Some(declared(local_midnight(&value).unwrap_or(value)))
+}
+
+/// Earliest UTC hour taken for a local midnight: zones up to four hours east of UTC
+/// (Europe, Africa, the Gulf). Noon (`T12:00:00Z`) is the other common stand-in for a
+/// day without a time, and is that day.
+const MIDNIGHT_FROM_HOUR: i64 = 20;
+
+/// A date without a time, stored as the midnight that opens it in a zone east of UTC and
+/// written in UTC (`2022-11-06T23:00:00Z` for 7 November in Berlin): the day it opens. A
+/// whole hour from [`MIDNIGHT_FROM_HOUR`] on, with no minutes or seconds, in UTC, is taken
+/// for such a midnight (a time set by hand is rarely to the second on the hour).
+fn local_midnight(value: &str) -> Option<String> {
+    let (at, offset) = minutes(value)?;
+    let time = value.get(11..19)?;
+    let hour = at.rem_euclid(MINUTES_A_DAY) / 60;
+    if offset != Some(0) || !time.ends_with(":00:00") || hour < MIDNIGHT_FROM_HOUR {
+        return None;
+    }
+    let next = civil_from_days(at.div_euclid(MINUTES_A_DAY) + 1);
+    Some(format!("{:04}-{:02}-{:02}", next.0, next.1, next.2))
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (H. Hinnant's algorithm,
+/// the inverse of [`days_from_civil`]).
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (
+        if m <= 2 {
+            yoe + era * 400 + 1
+        } else {
+            yoe + era * 400
+        },
+        m,
+        d,
+    )
 }
 
 /// An RFC 3339 value with a time of day.
@@ -109,15 +168,85 @@ fn has_time(value: &str) -> bool {
     value.len() > 10
 }
 
+/// Farthest (days) a date line may be from a weak meta date to replace it: a year.
+pub const WEAK_META_DAYS: i64 = 366;
+
+/// Days between the dates of two values (`YYYY-MM-DD...`).
+fn days_apart(a: &str, b: &str) -> Option<i64> {
+    Some((day_of(a)? - day_of(b)?).abs())
+}
+
 /// The days of two values (`YYYY-MM-DD...`) are consecutive.
 fn one_day_apart(a: &str, b: &str) -> bool {
-    let day = |v: &str| -> Option<i64> {
-        let y: i64 = v.get(..4)?.parse().ok()?;
-        let m: i64 = v.get(5..7)?.parse().ok()?;
-        let d: i64 = v.get(8..10)?.parse().ok()?;
-        Some(days_from_civil(y, m, d))
+    matches!((day_of(a), day_of(b)), (Some(x), Some(y)) if (x - y).abs() == 1)
+}
+
+/// Farthest offsets from UTC of the world's time zones (minutes): UTC−12 and UTC+14.
+const OFFSET_WEST: i64 = -12 * 60;
+/// See [`OFFSET_WEST`].
+const OFFSET_EAST: i64 = 14 * 60;
+
+/// Whether the date line `line` can be the declared time `declared` as the page's own
+/// offset shows it: a zone's offset (UTC−12 to UTC+14) between the two
+/// times when both have one, else a declared UTC time that can fall on the line's day
+/// (09:30Z is no evening of the day before anywhere). A related story's date line
+/// (`5 de mayo 20:00` beside `2022-05-06T09:30:19Z`) or a comment's is no such thing.
+/// Without an offset in the declared value, the server's zone is unknown: two zones apart
+/// at most.
+fn an_offset_apart(declared: &str, line: &str) -> bool {
+    let Some((utc, offset)) = minutes(declared) else {
+        return true;
     };
-    matches!((day(a), day(b)), (Some(x), Some(y)) if (x - y).abs() == 1)
+    let (west, east) = match offset {
+        Some(o) => (OFFSET_WEST - o, OFFSET_EAST - o),
+        None => (OFFSET_WEST - OFFSET_EAST, OFFSET_EAST - OFFSET_WEST),
+    };
+    let utc = utc - offset.unwrap_or(0);
+    match minutes(line) {
+        // Both times: the line's local time is the declared one moved by one offset.
+        Some((local, None)) => (west..=east).contains(&(local - utc)),
+        // The line says its own offset too: the same instant, one day or the other.
+        Some((other, Some(o))) => other - o == utc,
+        // The line's day alone: some offset in range moves the declared time into it.
+        None => {
+            let Some(day) = day_of(line) else {
+                return true;
+            };
+            let start = day * MINUTES_A_DAY;
+            utc + east >= start && utc + west < start + MINUTES_A_DAY
+        }
+    }
+}
+
+/// Minutes in a day.
+const MINUTES_A_DAY: i64 = 24 * 60;
+
+/// An RFC 3339 value's minutes since 1970-01-01 as written (its local time) and its
+/// offset in minutes (`Z`: 0; none written: `None`); `None` without a time of day.
+fn minutes(value: &str) -> Option<(i64, Option<i64>)> {
+    let day = day_of(value)?;
+    let h: i64 = value.get(11..13)?.parse().ok()?;
+    let m: i64 = value.get(14..16)?.parse().ok()?;
+    let zone = value.get(19..).unwrap_or("");
+    let offset = match zone {
+        "" => None,
+        "Z" => Some(0),
+        z => {
+            let sign = if z.starts_with('-') { -1 } else { 1 };
+            let oh: i64 = z.get(1..3)?.parse().ok()?;
+            let om: i64 = z.get(4..6)?.parse().ok()?;
+            Some(sign * (oh * 60 + om))
+        }
+    };
+    Some((day * MINUTES_A_DAY + h * 60 + m, offset))
+}
+
+/// Days since 1970-01-01 of a value's date (`YYYY-MM-DD...`).
+fn day_of(v: &str) -> Option<i64> {
+    let y: i64 = v.get(..4)?.parse().ok()?;
+    let m: i64 = v.get(5..7)?.parse().ok()?;
+    let d: i64 = v.get(8..10)?.parse().ok()?;
+    Some(days_from_civil(y, m, d))
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
@@ -811,7 +940,43 @@ mod tests {
             let a = crate::extract(&page(meta), &url);
             assert_eq!(a.published.as_deref(), parse(meta).as_deref());
         }
+        // A related story's evening or a comment's night is no offset of the declared time.
+        assert!(an_offset_apart("2022-05-04T02:41:00Z", "2022-05-03"));
+        assert!(an_offset_apart(
+            "2022-05-06T09:30:19Z",
+            "2022-05-06T05:30:00"
+        ));
+        assert!(!an_offset_apart(
+            "2022-05-06T09:30:19Z",
+            "2022-05-05T20:00:00"
+        ));
+        assert!(!an_offset_apart(
+            "2015-12-12T05:00:37Z",
+            "2015-12-13T01:10:00"
+        ));
+        assert!(!an_offset_apart("2022-05-06T13:30:00Z", "2022-05-05"));
+        assert!(an_offset_apart(
+            "2022-05-06T09:30:00-04:00",
+            "2022-05-06T05:30:00"
+        ));
         assert!(one_day_apart("2021-12-31T23:00:00Z", "2022-01-01"));
+        // A day stored as its midnight east of UTC, written in UTC.
+        assert_eq!(
+            local_midnight("2021-12-31T23:00:00Z").as_deref(),
+            Some("2022-01-01")
+        );
+        assert_eq!(
+            local_midnight("2024-02-28T22:00:00Z").as_deref(),
+            Some("2024-02-29")
+        );
+        for kept in [
+            "2022-11-06T23:00:12Z",
+            "2022-11-06T12:00:00Z",
+            "2022-11-06T23:00:00+01:00",
+            "2022-11-06T23:00:00",
+        ] {
+            assert_eq!(local_midnight(kept), None, "{kept}");
+        }
         assert!(!one_day_apart("2022-03-01", "2022-02-27"));
         assert!(one_day_apart("2024-03-01", "2024-02-29"));
     }
@@ -828,6 +993,23 @@ mod tests {
         assert_eq!(
             crate::extract(&html, &url).published.as_deref(),
             Some("2022-01-21")
+        );
+        // A date line shown at the article beats it too, unless years off (another event).
+        let page = |line: &str| {
+            format!(
+                "<html><head><meta name=date content='2021-12-20T11:02:44+01:00'></head><body><article>\
+                 <h1>Haushalt</h1><p class=date>{line}</p>{body}</article></body></html>"
+            )
+        };
+        let shown = |line: &str| crate::extract(&page(line), &url).published;
+        assert_eq!(shown("27.01.2022").as_deref(), Some("2022-01-27"));
+        assert_eq!(
+            shown("27.01.1975").as_deref(),
+            Some("2021-12-20T11:02:44+01:00")
+        );
+        assert_eq!(
+            shown("20.12.2021").as_deref(),
+            Some("2021-12-20T11:02:44+01:00")
         );
     }
 

@@ -142,7 +142,8 @@ pub fn author(
         Some(d) => Some(d),
         None => visible()
             .or_else(|| bare_name_line(body))
-            .or_else(|| declared_organisation(page, json.as_ref(), &checks)),
+            .or_else(|| declared_organisation(page, json.as_ref(), &checks))
+            .or_else(|| marked_organisation(page, span, &checks)),
     }
 }
 
@@ -334,6 +335,72 @@ fn marked_byline(
     span: Option<(u32, u32)>,
     checks: &Checks,
 ) -> Option<(BylineKey, String)> {
+    // One word (a blog's handle, "Tobi", "gnaddrig", "Bo2man") is a name unless it is a
+    // byline's label ("Autoreninfo", "Veröffentlicht", "Quelle"), a weekday or a role.
+    let handle_checks = Checks {
+        declared: true,
+        ..checks.clone()
+    };
+    marked_by(page, span, |candidates| {
+        candidates
+            .clone()
+            .find_map(|t| clean(t, checks))
+            .or_else(|| {
+                candidates
+                    .clone()
+                    .find_map(|t| clean(t, &handle_checks))
+                    .filter(|name| !names::is_label_word(name))
+            })
+    })
+}
+
+/// The organisation an element marked as the author credits, nearest the body's start
+/// (`By <a rel=author>Wikimedia Foundation</a>`): the credit of a page that names no person.
+fn marked_organisation(page: &Page, span: Option<(u32, u32)>, checks: &Checks) -> Option<String> {
+    marked_by(page, span, |candidates| {
+        candidates
+            .clone()
+            // A label ("Autor: gnaddrig") says a person is named; a comment's author
+            // ("admin sagt") is no credit.
+            .filter(|t| !t.contains(':') && !comment_author(t) && !author_box_heading(t))
+            .find_map(|t| names::organisation(t, false, checks))
+    })
+    .map(|(_, name)| name)
+}
+
+/// Words after a comment's author's name: "admin sagt", "Mensah James says".
+const COMMENT_SAYS: &[&str] = &["sagt", "says", "schreibt", "writes", "meint", "dit"];
+
+/// Words of an author box's heading ("Über den Autor", "About the author"): the box names
+/// a person, or nobody.
+const AUTHOR_BOX_WORDS: &[&str] = &[
+    "autor", "autorin", "autoren", "author", "authors", "auteur", "autore", "über", "about",
+];
+
+/// Whether `text` holds a word of [`AUTHOR_BOX_WORDS`].
+fn author_box_heading(text: &str) -> bool {
+    text.split_whitespace()
+        .any(|w| AUTHOR_BOX_WORDS.contains(&w.to_lowercase().as_str()))
+}
+
+/// Whether `text` ends with a word of [`COMMENT_SAYS`].
+fn comment_author(text: &str) -> bool {
+    text.split_whitespace()
+        .last()
+        .is_some_and(|w| COMMENT_SAYS.contains(&w.to_lowercase().as_str()))
+}
+
+/// The credit `pick` reads from an element marked as the author (given its first line and
+/// its whole text, each at most [`MAX_AUTHOR_CHARS`]), of the one nearest the body's start
+/// (a byline of the page's own story, not of a related story further down); without a
+/// body, the first.
+fn marked_by(
+    page: &Page,
+    span: Option<(u32, u32)>,
+    pick: impl Fn(
+        &std::iter::Filter<std::array::IntoIter<&str, 2>, fn(&&str) -> bool>,
+    ) -> Option<String>,
+) -> Option<(BylineKey, String)> {
     let mut best: Option<(BylineKey, String)> = None;
     for (i, n) in page.nodes.iter().enumerate() {
         if n.flags & flag::AUTHOR == 0 || n.flags & (flag::SKIPPED | flag::HEAD) != 0 {
@@ -348,24 +415,11 @@ fn marked_byline(
             .map(str::trim)
             .find(|l| !l.is_empty())
             .unwrap_or("");
-        let candidates = || {
-            // The first line before the whole: a forum's cell ("路人甲\n帖子 120") holds the
-            // poster's counts after the name.
-            [first_line, whole.as_str()]
-                .into_iter()
-                .filter(|t| t.chars().count() <= MAX_AUTHOR_CHARS)
-        };
-        // One word (a blog's handle, "Tobi", "gnaddrig", "Bo2man") is a name unless it is a
-        // byline's label ("Autoreninfo", "Veröffentlicht", "Quelle"), a weekday or a role.
-        let handle_checks = Checks {
-            declared: true,
-            ..checks.clone()
-        };
-        let Some(name) = candidates().find_map(|t| clean(t, checks)).or_else(|| {
-            candidates()
-                .find_map(|t| clean(t, &handle_checks))
-                .filter(|name| !names::is_label_word(name))
-        }) else {
+        // The first line before the whole: a forum's cell ("路人甲\n帖子 120") holds the
+        // poster's counts after the name.
+        let short: fn(&&str) -> bool = |t| t.chars().count() <= MAX_AUTHOR_CHARS;
+        let candidates = [first_line, whole.as_str()].into_iter().filter(short);
+        let Some(name) = pick(&candidates) else {
             continue;
         };
         let Some((start, end)) = span else {
@@ -744,6 +798,13 @@ mod tests {
             ("<span class=autor>Autor: Peter Maahn</span>", Some("Peter Maahn")),
             // Labels and navigation stay refused, declared or not.
             ("<span class=author>Über den Autor</span>", None),
+            // An organisation credited by the byline, where no person is named; never a
+            // comment's author.
+            (
+                "<span>By <a rel=author href=/author/wf>Wikimedia Foundation</a></span>",
+                Some("Wikimedia Foundation"),
+            ),
+            ("<span class=author>Acme Verband sagt</span>", None),
             ("<meta name=author content='Play Video'>", None),
             ("<meta name=author content='Frankfurter Allgemeine Zeitung GmbH'>", None),
         ]);
@@ -876,6 +937,15 @@ mod tests {
             (
                 "<meta name=author content='Williams Perdomo @wperdomod'>",
                 Some("Williams Perdomo"),
+            ),
+            // A generational suffix is the name's; in capitals it is a code.
+            (
+                "<meta name=author content='Perry Bacon Jr.'>",
+                Some("Perry Bacon Jr"),
+            ),
+            (
+                "<meta name=author content='Robert Cline SR'>",
+                Some("Robert Cline"),
             ),
             (
                 "<meta name=author content='Frankfurter Allgemeine Zeitung GmbH'>",

@@ -410,10 +410,6 @@ const TRAILING_ROLE_WORDS: &[&str] = &[
     "rn",
     "cpa",
     "esq",
-    "jr",
-    "sr",
-    "ii",
-    "iii",
 ];
 
 /// Lower-case particles of Latin-script names (`Ludwig van Beethoven`).
@@ -682,10 +678,13 @@ fn checked_name(part: &str, checks: &Checks) -> Option<String> {
         return (!organisation && shaped).then(|| part.to_string());
     }
     let mut words: Vec<&str> = part.split_whitespace().collect();
+    // A generational suffix is the name's ("Perry Bacon Jr."); in capitals ("SR") it is
+    // a code after the name.
+    let code_suffix = |w: &str| ["JR", "SR"].contains(&w.trim_end_matches('.'));
     while words.len() > 1
-        && words
-            .last()
-            .is_some_and(|w| TRAILING_ROLE_WORDS.contains(&w.to_lowercase().as_str()))
+        && words.last().is_some_and(|w| {
+            TRAILING_ROLE_WORDS.contains(&w.to_lowercase().as_str()) || code_suffix(w)
+        })
     {
         words.pop();
     }
