@@ -10,26 +10,47 @@ use contentseen::room;
 use contentseen::table::Table;
 use evaluation::rng::{rng, RngCore};
 
+/// A connection to the test's Redis: one node, or the test cluster
+/// (`CRAWLER_TEST_REDIS_CLUSTER`), where a key's command goes to its node.
+enum Conn {
+    Node(redis::aio::MultiplexedConnection),
+    Cluster(redis::cluster_async::ClusterConnection),
+}
+
 /// `MEMORY USAGE` of a key: its value, its name and Redis's entry for it.
-async fn memory_usage(conn: &mut redis::aio::MultiplexedConnection, key: &str) -> usize {
-    redis::cmd("MEMORY")
+async fn memory_usage(conn: &mut Conn, key: &str) -> usize {
+    let cmd: redis::Cmd = redis::cmd("MEMORY")
         .arg("USAGE")
         .arg(key)
         .arg("SAMPLES")
         .arg(0)
-        .query_async(conn)
-        .await
-        .expect("MEMORY USAGE")
+        .clone();
+    match conn {
+        Conn::Node(c) => cmd.query_async::<usize>(c).await,
+        Conn::Cluster(c) => cmd.query_async::<usize>(c).await,
+    }
+    .expect("MEMORY USAGE")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_band_table_is_compacted_when_redis_doubles_it() {
     let (env, store, _) = crawler_tests::TestEnv::on_redis("csroom").await;
-    let client = redis::Client::open(crawler_tests::REDIS_URL).expect("client");
-    let mut conn = client
-        .get_multiplexed_async_connection()
-        .await
-        .expect("redis");
+    let mut conn = match &env.redis_cluster {
+        Some(seeds) => Conn::Cluster(
+            redis::cluster::ClusterClient::new(seeds.split(',').collect::<Vec<&str>>())
+                .expect("cluster client")
+                .get_async_connection()
+                .await
+                .expect("redis cluster"),
+        ),
+        None => Conn::Node(
+            redis::Client::open(crawler_tests::REDIS_URL)
+                .expect("client")
+                .get_multiplexed_async_connection()
+                .await
+                .expect("redis"),
+        ),
+    };
     let layout = Layout::default();
     let table = Table::new(store.clone(), &env.namespace, layout.clone());
     // Fingerprints that share band 0's value (its low 16 bits): all land in
