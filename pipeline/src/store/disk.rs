@@ -75,6 +75,39 @@ struct Engine {
     path: PathBuf,
     keyspace: TxKeyspace,
     kv: TxPartitionHandle,
+    /// `<dir>/LOCK`, locked (`flock`) while this process has the store
+    /// open: the engine assumes one process, so a second `crawler run` or
+    /// `crawler query` on the same directory is refused, not let in to
+    /// write its own journal beside the first's. The kernel releases the
+    /// lock when the process ends, `kill -9` included.
+    _lock: std::fs::File,
+}
+
+/// Locks `<dir>/LOCK` for this process, or says who holds the directory.
+fn lock_dir(dir: &Path) -> Result<std::fs::File, StoreError> {
+    let path = dir.join("LOCK");
+    let err = |error: String| StoreError::Disk {
+        path: dir.display().to_string(),
+        error,
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map_err(|e| err(format!("{}: {e}", path.display())))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(err(
+            "in use by another process (a `crawler run --state` or a `crawler` subcommand reading \
+             the same directory): wait until it ends, or give another directory"
+                .into(),
+        )),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(err(format!("locking {}: {e}", path.display())))
+        }
+    }
 }
 
 impl DiskStore {
@@ -89,6 +122,7 @@ impl DiskStore {
             path: dir.display().to_string(),
             error: e.to_string(),
         })?;
+        let lock = lock_dir(dir)?;
         let keyspace = fjall::Config::new(dir)
             .cache_size(CACHE_BYTES)
             .max_write_buffer_size(WRITE_BUFFER_BYTES)
@@ -103,6 +137,7 @@ impl DiskStore {
                 path: dir.to_path_buf(),
                 keyspace,
                 kv,
+                _lock: lock,
             }),
         })
     }
@@ -811,6 +846,15 @@ mod tests {
             assert!(matches!(failed, Err(StoreError::WrongType(_))));
         }
         let store = DiskStore::open(&dir).unwrap();
+        // One process at a time: a second open of the directory is refused
+        // while this one holds it, with a message that says why.
+        match DiskStore::open(&dir) {
+            Err(StoreError::Disk { error, .. }) => {
+                assert!(error.contains("in use by another process"), "{error}")
+            }
+            Err(e) => panic!("a second open failed otherwise: {e}"),
+            Ok(_) => panic!("a second open of the same directory was let in"),
+        }
         let all = store.snapshot("*").unwrap();
         assert_eq!(
             all.get("h"),
