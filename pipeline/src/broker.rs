@@ -343,11 +343,7 @@ impl AmqpSession {
     /// and a worker whose node died reconnects to the next.
     async fn open(urls: &str, namespace: &str, queue_type: QueueType) -> Result<Self, BrokerError> {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let urls: Vec<&str> = urls
-            .split(',')
-            .map(str::trim)
-            .filter(|u| !u.is_empty())
-            .collect();
+        let urls: Vec<&str> = crate::config::url_list(urls).collect();
         let first = NEXT.fetch_add(1, Ordering::Relaxed);
         let mut last = None;
         for i in 0..urls.len() {

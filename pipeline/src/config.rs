@@ -143,23 +143,12 @@ impl ServiceConfig {
     /// The configuration for printing at start-up: URLs without passwords.
     pub fn redacted(&self) -> String {
         let cluster = match &self.redis_cluster {
-            Some(seeds) => format!(
-                " redis_cluster={}",
-                seeds
-                    .split(',')
-                    .map(|u| redact_url(u.trim()))
-                    .collect::<Vec<_>>()
-                    .join(",")
-            ),
+            Some(seeds) => format!(" redis_cluster={}", redact_urls(seeds)),
             None => String::new(),
         };
         format!(
             "amqp_url={} queue_type={} redis_url={}{cluster} redis_wait={} namespace={}",
-            self.amqp_url
-                .split(',')
-                .map(|u| redact_url(u.trim()))
-                .collect::<Vec<_>>()
-                .join(","),
+            redact_urls(&self.amqp_url),
             self.queue_type.name(),
             redact_url(&self.redis_url),
             self.redis_wait,
@@ -178,13 +167,7 @@ impl ServiceConfig {
     pub fn redis_config(&self) -> crate::store::RedisConfig {
         crate::store::RedisConfig {
             url: self.redis_url.clone(),
-            cluster: self
-                .redis_cluster
-                .as_deref()
-                .unwrap_or("")
-                .split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
+            cluster: url_list(self.redis_cluster.as_deref().unwrap_or(""))
                 .map(str::to_string)
                 .collect(),
             wait_replicas: self.redis_wait,
@@ -279,6 +262,17 @@ pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
         cause = c.source();
     }
     line
+}
+
+/// The URLs of a comma-separated list (`CRAWLER_AMQP_URL`,
+/// `CRAWLER_REDIS_CLUSTER`), trimmed, empty entries left out.
+pub fn url_list(list: &str) -> impl Iterator<Item = &str> {
+    list.split(',').map(str::trim).filter(|u| !u.is_empty())
+}
+
+/// [`redact_url`] of every URL of a comma-separated list, joined again.
+pub fn redact_urls(list: &str) -> String {
+    url_list(list).map(redact_url).collect::<Vec<_>>().join(",")
 }
 
 pub fn redact_url(url: &str) -> String {

@@ -76,23 +76,26 @@ struct ClusterHandle {
 }
 
 impl ClusterHandle {
+    /// The connection and when it was made (a panic elsewhere while the
+    /// lock was held leaves both whole: they are replaced in one move).
+    fn slot(&self) -> std::sync::MutexGuard<'_, (ClusterConnection, std::time::Instant)> {
+        self.conn
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     fn get(&self) -> ClusterConnection {
-        match self.conn.lock() {
-            Ok(g) => g.0.clone(),
-            Err(poisoned) => poisoned.into_inner().0.clone(),
-        }
+        self.slot().0.clone()
     }
 
-    fn age(&self) -> Duration {
-        match self.conn.lock() {
-            Ok(g) => g.1.elapsed(),
-            Err(poisoned) => poisoned.into_inner().1.elapsed(),
-        }
-    }
-
-    /// After `e`: a new connection, when `e` may mean this one is broken
-    /// and it is older than [`REBUILD_EVERY`].
-    async fn heal(&self, e: &redis::RedisError) {
+    /// `result` as it is, after replacing the connection when its error
+    /// may mean the connection is broken and it is older than
+    /// [`REBUILD_EVERY`]. Every command sent through [`ClusterHandle::get`]
+    /// passes its result through here.
+    async fn healed<T>(&self, result: redis::RedisResult<T>) -> redis::RedisResult<T> {
+        let Err(e) = &result else {
+            return result;
+        };
         let broken = e.is_timeout()
             || e.is_io_error()
             || e.is_connection_dropped()
@@ -103,17 +106,14 @@ impl ClusterHandle {
                     redis::ServerErrorKind::ClusterDown | redis::ServerErrorKind::MasterDown
                 )
             );
-        if !broken || self.age() < REBUILD_EVERY {
-            return;
+        if !broken || self.slot().1.elapsed() < REBUILD_EVERY {
+            return result;
         }
         match self.client.get_async_connection().await {
             Ok(fresh) => {
-                let mut g = match self.conn.lock() {
-                    Ok(g) => g,
-                    Err(poisoned) => poisoned.into_inner(),
-                };
-                if g.1.elapsed() >= REBUILD_EVERY {
-                    *g = (fresh, std::time::Instant::now());
+                let mut slot = self.slot();
+                if slot.1.elapsed() >= REBUILD_EVERY {
+                    *slot = (fresh, std::time::Instant::now());
                     tracing::warn!(error = %e, "redis cluster connection rebuilt after a failure");
                 }
             }
@@ -121,6 +121,7 @@ impl ClusterHandle {
                 tracing::warn!(error = %again, "redis cluster connection could not be rebuilt yet")
             }
         }
+        result
     }
 }
 
@@ -385,13 +386,7 @@ impl RedisStore {
         };
         let values: Vec<redis::Value> = match &self.conn {
             Conn::Node(c) => pipe.query_async(&mut c.clone()).await,
-            Conn::Cluster(c) => {
-                let r = pipe.query_async(&mut c.get()).await;
-                if let Err(e) = &r {
-                    c.heal(e).await;
-                }
-                r
-            }
+            Conn::Cluster(c) => c.healed(pipe.query_async(&mut c.get()).await).await,
         }
         .map_err(|e| {
             // A lost connection may have lost the node's scripts too.
@@ -432,17 +427,15 @@ impl RedisStore {
         let Conn::Cluster(c) = &self.conn else {
             return Ok(Vec::new());
         };
-        let nodes: String = match redis::cmd("CLUSTER")
-            .arg("NODES")
-            .query_async(&mut c.get())
+        let nodes: String = c
+            .healed(
+                redis::cmd("CLUSTER")
+                    .arg("NODES")
+                    .query_async(&mut c.get())
+                    .await,
+            )
             .await
-        {
-            Ok(nodes) => nodes,
-            Err(e) => {
-                c.heal(&e).await;
-                return Err(self.error(e));
-            }
-        };
+            .map_err(|e| self.error(e))?;
         Ok(nodes
             .lines()
             .filter(|l| {
@@ -471,8 +464,7 @@ impl RedisStore {
                         redis::cluster_routing::SingleNodeRoutingInfo::ByAddress { host, port },
                     );
                     out.push(
-                        c.get()
-                            .route_command(cmd.clone(), route)
+                        c.healed(c.get().route_command(cmd.clone(), route).await)
                             .await
                             .map_err(|e| self.error(e))?,
                     );
@@ -513,13 +505,7 @@ impl RedisStore {
     async fn query<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> Result<T, StoreError> {
         match &self.conn {
             Conn::Node(c) => cmd.query_async(&mut c.clone()).await,
-            Conn::Cluster(c) => {
-                let r = cmd.query_async(&mut c.get()).await;
-                if let Err(e) = &r {
-                    c.heal(e).await;
-                }
-                r
-            }
+            Conn::Cluster(c) => c.healed(cmd.query_async(&mut c.get()).await).await,
         }
         .map_err(|e| self.error(e))
     }
@@ -605,8 +591,7 @@ impl RedisStore {
                     let mut cursor = 0;
                     loop {
                         let v = c
-                            .get()
-                            .route_command(scan(cursor), route.clone())
+                            .healed(c.get().route_command(scan(cursor), route.clone()).await)
                             .await
                             .map_err(|e| self.error(e))?;
                         let (next, batch): (u64, Vec<String>) =
