@@ -25,19 +25,21 @@ pub(crate) fn distributed(env: &Env, rt: &tokio::runtime::Runtime, timeout: Dura
     // Redis: the workers' default); then delete the namespace: its queues,
     // then its keys.
     rt.block_on(async {
-        let cluster: Vec<String> = cluster_ports()
-            .iter()
-            .map(|p| format!("redis://127.0.0.1:{p}"))
-            .collect();
-        match evaluation::memory::by_kind(&env.redis_url, &ns).await {
-            _ if !cluster.is_empty() => {}
-            Ok(kinds) if outcome.pages > 0 => println!(
-                "Redis memory of the distributed crawl, by key kind ({} pages, texts in Redis):\n{}",
-                outcome.pages,
-                evaluation::memory::table(&kinds, outcome.pages, None)
-            ),
-            Ok(_) => {}
-            Err(e) => eprintln!("could not measure the memory of {ns}: {e}"),
+        // On a cluster the by-kind table is not measured (it reads one node).
+        let cluster: Vec<String> =
+            pipeline::config::url_list(&std::env::var("CRAWLER_REDIS_CLUSTER").unwrap_or_default())
+                .map(str::to_string)
+                .collect();
+        if cluster.is_empty() {
+            match evaluation::memory::by_kind(&env.redis_url, &ns).await {
+                Ok(kinds) if outcome.pages > 0 => println!(
+                    "Redis memory of the distributed crawl, by key kind ({} pages, texts in Redis):\n{}",
+                    outcome.pages,
+                    evaluation::memory::table(&kinds, outcome.pages, None)
+                ),
+                Ok(_) => {}
+                Err(e) => eprintln!("could not measure the memory of {ns}: {e}"),
+            }
         }
         if let Ok(session) = pipeline::Broker::amqp(&env.amqp_url, &ns).open().await {
             if let Err(e) = session.delete_topology().await {
@@ -108,14 +110,24 @@ fn cluster_spread(redis: &Redises, start: &Snapshot, end: &Snapshot, ticks: f64)
 pub(crate) struct Snapshot {
     at: Instant,
     workers: Vec<u64>,
-    redis: u64,
     rabbit: u64,
     self_cpu: (u64, u64),
-    redis_calls: u64,
     machine: (u64, u64),
     /// Per Redis node (one, or the cluster's): CPU ticks and total calls.
     nodes: Vec<u64>,
     node_calls: Vec<u64>,
+}
+
+impl Snapshot {
+    /// Redis's CPU ticks, all nodes.
+    fn redis(&self) -> u64 {
+        self.nodes.iter().sum()
+    }
+
+    /// Redis's calls (INFO commandstats), all nodes.
+    fn redis_calls(&self) -> u64 {
+        self.node_calls.iter().sum()
+    }
 }
 
 pub(crate) fn distributed_in(
@@ -205,10 +217,8 @@ pub(crate) fn distributed_in(
                 .iter()
                 .map(|c| cpu_ticks(c.id()).unwrap_or(0))
                 .collect(),
-            redis: ticks_of(&redis_pids),
             rabbit: ticks_of(&rabbit_pids),
             self_cpu: self_ticks(),
-            redis_calls: redis.total_calls(),
             machine: machine_ticks(),
         };
         // The background over 3 s before the seed: idle workers and any
@@ -220,14 +230,15 @@ pub(crate) fn distributed_in(
         let background = format!(
             "background before the seed (idle workers + other clients, {:.1} s): Redis {:.0} commands/s, {:.1} ms CPU/s; RabbitMQ {:.1} ms CPU/s; {} Redis clients connected",
             secs,
-            (start.redis_calls.saturating_sub(quiet.redis_calls + 1)) as f64 / secs,
-            (start.redis - quiet.redis) as f64 / env.ticks * 1000.0 / secs,
+            (start.redis_calls().saturating_sub(quiet.redis_calls() + 1)) as f64 / secs,
+            (start.redis() - quiet.redis()) as f64 / env.ticks * 1000.0 / secs,
             (start.rabbit - quiet.rabbit) as f64 / env.ticks * 1000.0 / secs,
             redis.connected_clients(),
         );
         eprintln!("{background}");
         out.notes.push(background);
-        let bg_redis_rate = (start.redis_calls.saturating_sub(quiet.redis_calls + 1)) as f64 / secs;
+        let bg_redis_rate =
+            (start.redis_calls().saturating_sub(quiet.redis_calls() + 1)) as f64 / secs;
         let polls_before = redis.sent();
 
         let seed = env
@@ -302,7 +313,7 @@ pub(crate) fn distributed_in(
         }
         out.procs.push(Proc {
             name: "redis-server".into(),
-            cpu_secs: t(start.redis, end.redis),
+            cpu_secs: t(start.redis(), end.redis()),
             peak_rss_kib: None,
         });
         out.procs.push(Proc {
@@ -325,7 +336,7 @@ pub(crate) fn distributed_in(
             out.notes
                 .push(cluster_spread(&redis, &start, &end, env.ticks));
         }
-        let calls = end.redis_calls.saturating_sub(start.redis_calls + own);
+        let calls = end.redis_calls().saturating_sub(start.redis_calls() + own);
         out.redis_commands = Some(calls);
         let tail = bg_redis_rate * (window - out.wall_secs).max(0.0);
         out.notes.push(format!(

@@ -183,10 +183,6 @@ impl Redises {
             .collect()
     }
 
-    pub(crate) fn total_calls(&mut self) -> u64 {
-        self.calls().iter().sum()
-    }
-
     pub(crate) fn counters(&mut self, keys: &[String]) -> BTreeMap<String, i64> {
         let mut out = BTreeMap::new();
         for (_, r, _) in &mut self.nodes {
