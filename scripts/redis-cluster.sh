@@ -20,6 +20,9 @@ case "${1:-}" in
 start)
     if up; then seeds; exit 0; fi
     command -v redis-server >/dev/null || { echo "redis-server is not installed (scripts/ensure-services.sh)" >&2; exit 1; }
+    # A node started again on its nodes.conf rejoins the cluster it was in;
+    # only a cluster never made is created.
+    made=$( (ls "$dir"/*/nodes.conf 2>/dev/null || true) | wc -l)
     for p in $ports; do
         mkdir -p "$dir/$p"
         redis-cli -p "$p" ping >/dev/null 2>&1 && continue
@@ -31,9 +34,9 @@ start)
             --logfile "$dir/$p/redis.log" --daemonize yes
     done
     for p in $ports; do
-        for _ in $(seq 1 50); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.2; done
+        for _ in $(seq 1 50); do [ "$(redis-cli -p "$p" ping 2>/dev/null)" = PONG ] && break; sleep 0.2; done
     done
-    if [ "$(redis-cli -p "$base" cluster info | tr -d '\r' | grep '^cluster_known_nodes:' | cut -d: -f2)" != 6 ]; then
+    if [ "$made" = 0 ]; then
         redis-cli --cluster create $(for p in $ports; do printf '127.0.0.1:%s ' "$p"; done) \
             --cluster-replicas 1 --cluster-yes >"$dir/create.log"
     fi

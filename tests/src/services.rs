@@ -562,23 +562,35 @@ impl RedisCluster {
             .collect()
     }
 
-    /// Waits until every running node sees the cluster `ok` with 3 masters
-    /// that each have a replica in sync (`master_link_status:up`).
-    pub fn wait_healthy(&self) -> Result<Duration, String> {
-        let running: Vec<u16> = self
-            .nodes
+    /// The ports of the nodes that are up (all but a killed one).
+    fn up_ports(&self) -> Vec<u16> {
+        self.nodes
             .iter()
             .enumerate()
             .filter(|(i, _)| Some(*i) != self.killed)
             .map(|(_, n)| n.port)
-            .collect();
+            .collect()
+    }
+
+    /// Whether every node of `ports` sees the cluster `ok`.
+    fn all_ok(ports: &[u16]) -> Result<(), String> {
+        for &port in ports {
+            let info = redis_cli(port, &["cluster", "info"])?;
+            if !info.contains("cluster_state:ok") {
+                return Err(format!("node {port}: not ok"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until every running node sees the cluster `ok` with 3 masters
+    /// that each have a replica in sync (`master_link_status:up`).
+    pub fn wait_healthy(&self) -> Result<Duration, String> {
+        let running = self.up_ports();
         wait_until("the Redis Cluster", CLUSTER_READY, || {
+            RedisCluster::all_ok(&running)?;
             let mut synced = 0;
             for &port in &running {
-                let info = redis_cli(port, &["cluster", "info"])?;
-                if !info.contains("cluster_state:ok") {
-                    return Err(format!("node {port}: not ok"));
-                }
                 let repl = redis_cli(port, &["info", "replication"])?;
                 if repl.contains("master_link_status:up") {
                     synced += 1;
@@ -609,28 +621,24 @@ impl RedisCluster {
         Ok(self.nodes[i].port)
     }
 
-    /// Waits until the killed master's replica has taken over (the
-    /// cluster `ok` on every other node), then starts the killed node again
-    /// on its files: it rejoins as a replica. Returns how long the cluster
-    /// took to be whole again.
+    /// Waits until the killed master's replica has taken over (3 masters
+    /// among the other nodes, and the cluster `ok` on each), then starts
+    /// the killed node again on its files: it rejoins as a replica.
+    /// Returns how long the cluster took to be whole again.
+    ///
+    /// The promotion is what is waited for: right after the kill the other
+    /// nodes still say `ok` (they notice a dead master only after the node
+    /// timeout), and a master started again before that is no failover.
     pub fn relaunch_killed(&mut self) -> Result<Duration, String> {
         let i = self.killed.ok_or("no node is down")?;
         let start = Instant::now();
-        let others: Vec<u16> = self
-            .nodes
-            .iter()
-            .enumerate()
-            .filter(|(j, _)| *j != i)
-            .map(|(_, n)| n.port)
-            .collect();
+        let others = self.up_ports();
         wait_until("the failover", CLUSTER_READY, || {
-            for &port in &others {
-                let info = redis_cli(port, &["cluster", "info"])?;
-                if !info.contains("cluster_state:ok") {
-                    return Err(format!("node {port}: not ok"));
-                }
+            let masters = self.masters().len();
+            if masters < 3 {
+                return Err(format!("{masters} masters among the other nodes"));
             }
-            Ok(())
+            RedisCluster::all_ok(&others)
         })?;
         self.nodes[i].launch()?;
         self.killed = None;

@@ -129,7 +129,7 @@ fn host_turn_ahead(
     }
     let mut con: Box<dyn redis::ConnectionLike> = match &env.redis_cluster {
         Some(seeds) => Box::new(
-            redis::cluster::ClusterClient::builder(seeds.split(',').map(str::to_string))
+            redis::cluster::ClusterClient::builder(pipeline::config::url_list(seeds))
                 .connection_timeout(Duration::from_secs(2))
                 .build()
                 .and_then(|c| c.get_connection())
@@ -376,7 +376,6 @@ struct RunReport {
     figures: String,
 }
 
-/// Runs the crawl of one seed under its schedule and checks the outcome.
 /// The services a run crawls on, and how their faults are done.
 enum Services {
     /// One RabbitMQ node and one Redis, restarted in place.
@@ -502,6 +501,7 @@ impl RedisSide<'_> {
     }
 }
 
+/// Runs the crawl of one seed under its schedule and checks the outcome.
 fn run_seed(
     rt: &tokio::runtime::Runtime,
     services: &mut Services,
