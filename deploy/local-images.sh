@@ -8,7 +8,8 @@
 # - RABBITMQ_IMAGE: Debian bookworm's rabbitmq-server with the management
 #   plugin. Like rabbitmq:3-management for what the compose file uses: runs as
 #   the rabbitmq user, data in /var/lib/rabbitmq, RABBITMQ_DEFAULT_USER and
-#   RABBITMQ_DEFAULT_PASS make the first user, AMQP on 5672 and the management
+#   RABBITMQ_DEFAULT_PASS make the first user, RABBITMQ_ERLANG_COOKIE sets the
+#   node's Erlang cookie (a cluster's nodes share it), AMQP on 5672 and the management
 #   UI on 15672 from any address, `rabbitmq-diagnostics -q ping` answers.
 # - REDIS_IMAGE: Debian bookworm's redis-server. Like redis:7: the command is
 #   `redis-server [options]`, run as the redis user in /data, with protected
@@ -65,6 +66,11 @@ conf=/etc/rabbitmq/rabbitmq.conf
 } > "$conf"
 chmod 0640 "$conf"
 chown root:rabbitmq "$conf"
+# The nodes of a cluster share their Erlang cookie.
+if [ -n "${RABBITMQ_ERLANG_COOKIE:-}" ]; then
+    printf '%s' "$RABBITMQ_ERLANG_COOKIE" > /var/lib/rabbitmq/.erlang.cookie
+    chmod 0400 /var/lib/rabbitmq/.erlang.cookie
+fi
 # Debian's /usr/sbin/rabbitmq-server wraps the server in a shell that logs to
 # files and passes no signals on; the script it wraps stops the node cleanly
 # on SIGTERM (docker stop), and logs to stdout with RABBITMQ_LOGS=-.

@@ -7,7 +7,9 @@
 # password, the texts read back from their segment files, no password in
 # any log), then the same crawl on a fresh stack with SIGKILLed workers, a
 # RabbitMQ restart, Redis paused, Redis SIGKILLed and started again, and a
-# fetcher cut off.
+# fetcher cut off. Then compose_cluster_crawls_and_survives_node_loss: the
+# `cluster` profile (a 3+3 Redis Cluster, 3 RabbitMQ nodes, quorum queues)
+# crawls the site while a Redis master and a RabbitMQ node are SIGKILLed.
 #
 # Installs docker.io, docker-compose and mmdebstrap with apt-get if missing
 # and starts dockerd if none answers (it keeps running afterwards). Fails,
@@ -56,7 +58,7 @@ done <<<"$images"
 COMPOSE_PROJECT_NAME="crawlertest$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')"
 export COMPOSE_PROJECT_NAME
 cleanup() {
-    RABBITMQ_USER=cleanup RABBITMQ_PASS=cleanup COMPOSE_PROFILES=testsite,monitoring \
+    RABBITMQ_USER=cleanup RABBITMQ_PASS=cleanup REDIS_PASSWORD=cleanup COMPOSE_PROFILES=testsite,monitoring,cluster \
         docker-compose -f deploy/docker-compose.yml -p "$COMPOSE_PROJECT_NAME" \
         down -v --remove-orphans -t 5 >/dev/null 2>&1 || true
     left="$(docker ps -aq --filter "label=com.docker.compose.project=$COMPOSE_PROJECT_NAME")"
@@ -69,11 +71,13 @@ cleanup() {
 trap cleanup EXIT
 
 t0=$SECONDS
-filter=compose_stack_crawls_and_survives_faults
+# One stack at a time (they share the project name).
+tests=(compose_stack_crawls_and_survives_faults compose_cluster_crawls_and_survives_node_loss)
 if cargo nextest --version >/dev/null 2>&1; then
     cargo nextest run -p crawler-tests --test deploy_compose --run-ignored only \
-        --no-capture --no-fail-fast "$filter"
+        --no-capture --no-fail-fast --test-threads 1 "${tests[@]}"
 else
-    cargo test -p crawler-tests --test deploy_compose -- --ignored --nocapture "$filter"
+    cargo test -p crawler-tests --test deploy_compose -- --ignored --nocapture \
+        --test-threads 1 "${tests[@]}"
 fi
 log "test passed in $((SECONDS - t0)) s; $((SECONDS - t_start)) s in all"

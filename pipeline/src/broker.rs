@@ -343,11 +343,11 @@ impl AmqpSession {
     /// and a worker whose node died reconnects to the next.
     async fn open(urls: &str, namespace: &str, queue_type: QueueType) -> Result<Self, BrokerError> {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let urls: Vec<&str> = crate::config::url_list(urls).collect();
+        let urls = crate::config::url_list(urls);
         let first = NEXT.fetch_add(1, Ordering::Relaxed);
         let mut last = None;
         for i in 0..urls.len() {
-            let url = urls[(first + i) % urls.len()];
+            let url = &urls[(first + i) % urls.len()];
             match AmqpSession::open_one(url, namespace, queue_type).await {
                 Ok(session) => return Ok(session),
                 Err(e) => {

@@ -167,9 +167,7 @@ impl ServiceConfig {
     pub fn redis_config(&self) -> crate::store::RedisConfig {
         crate::store::RedisConfig {
             url: self.redis_url.clone(),
-            cluster: url_list(self.redis_cluster.as_deref().unwrap_or(""))
-                .map(str::to_string)
-                .collect(),
+            cluster: url_list(self.redis_cluster.as_deref().unwrap_or("")),
             wait_replicas: self.redis_wait,
             wait_timeout: None,
         }
@@ -265,14 +263,46 @@ pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// The URLs of a comma-separated list (`CRAWLER_AMQP_URL`,
-/// `CRAWLER_REDIS_CLUSTER`), trimmed, empty entries left out.
-pub fn url_list(list: &str) -> impl Iterator<Item = &str> {
-    list.split(',').map(str::trim).filter(|u| !u.is_empty())
+/// `CRAWLER_REDIS_CLUSTER`), trimmed, empty entries left out. A URL with
+/// neither user nor password takes those of the first URL that has them,
+/// so a cluster's credentials are written once
+/// (`redis://:pw@a:6379,redis://b:6379`), as libpq's multi-host URLs do;
+/// the nodes of one cluster share them.
+pub fn url_list(list: &str) -> Vec<String> {
+    let urls: Vec<&str> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .collect();
+    let credentials = urls.iter().find_map(|u| {
+        let u = url::Url::parse(u).ok()?;
+        let has = !u.username().is_empty() || u.password().is_some();
+        has.then(|| (u.username().to_string(), u.password().map(str::to_string)))
+    });
+    urls.iter()
+        .map(|raw| {
+            let (Some((user, password)), Ok(mut u)) = (&credentials, url::Url::parse(raw)) else {
+                return raw.to_string();
+            };
+            if !u.username().is_empty() || u.password().is_some() {
+                return raw.to_string();
+            }
+            match (u.set_username(user), u.set_password(password.as_deref())) {
+                (Ok(()), Ok(())) => u.to_string(),
+                // A URL that cannot carry credentials: as given.
+                _ => raw.to_string(),
+            }
+        })
+        .collect()
 }
 
 /// [`redact_url`] of every URL of a comma-separated list, joined again.
 pub fn redact_urls(list: &str) -> String {
-    url_list(list).map(redact_url).collect::<Vec<_>>().join(",")
+    url_list(list)
+        .iter()
+        .map(|u| redact_url(u))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 pub fn redact_url(url: &str) -> String {
@@ -906,6 +936,34 @@ mod tests {
             Some("[::1]:9100".parse().unwrap())
         );
         assert!(listen(&["--metrics-addr", "localhost:9100"]).is_err());
+    }
+
+    #[test]
+    fn url_lists_share_the_first_credentials() {
+        assert_eq!(
+            url_list(" redis://:pw@a:6379 , redis://b:6379,,redis://u:other@c:6379/ ,"),
+            [
+                "redis://:pw@a:6379",
+                "redis://:pw@b:6379",
+                "redis://u:other@c:6379/"
+            ]
+        );
+        assert_eq!(
+            url_list("amqp://h1:5672/%2f,amqp://crawler:s3cret@h2:5672/%2f"),
+            [
+                "amqp://crawler:s3cret@h1:5672/%2f",
+                "amqp://crawler:s3cret@h2:5672/%2f"
+            ]
+        );
+        assert_eq!(
+            url_list("redis://a:1,redis://b:2"),
+            ["redis://a:1", "redis://b:2"]
+        );
+        assert!(url_list(" , ").is_empty());
+        assert_eq!(
+            redact_urls("amqp://u:p@h1/%2f,amqp://h2/%2f"),
+            "amqp://u:***@h1/%2f,amqp://u:***@h2/%2f"
+        );
     }
 
     #[test]

@@ -44,9 +44,7 @@ pub async fn shared_store() -> Store {
 pub async fn connect_store(redis_url: &str, cluster: Option<&str>) -> Store {
     let config = match cluster {
         Some(seeds) => pipeline::store::RedisConfig {
-            cluster: pipeline::config::url_list(seeds)
-                .map(str::to_string)
-                .collect(),
+            cluster: pipeline::config::url_list(seeds),
             ..Default::default()
         },
         None => pipeline::store::RedisConfig {

@@ -37,13 +37,11 @@ async fn a_band_table_is_compacted_when_redis_doubles_it() {
     let (env, store, _) = crawler_tests::TestEnv::on_redis("csroom").await;
     let mut conn = match &env.redis_cluster {
         Some(seeds) => Conn::Cluster(
-            redis::cluster::ClusterClient::new(
-                pipeline::config::url_list(seeds).collect::<Vec<_>>(),
-            )
-            .expect("cluster client")
-            .get_async_connection()
-            .await
-            .expect("redis cluster"),
+            redis::cluster::ClusterClient::new(pipeline::config::url_list(seeds))
+                .expect("cluster client")
+                .get_async_connection()
+                .await
+                .expect("redis cluster"),
         ),
         None => Conn::Node(
             redis::Client::open(crawler_tests::REDIS_URL)

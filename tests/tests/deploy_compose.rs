@@ -319,6 +319,8 @@ const TEXT_DIR: &str = "/var/lib/crawler/texts";
 struct Stack {
     project: String,
     env: BTreeMap<&'static str, String>,
+    /// The `cluster` profile's services are up and the workers use them.
+    cluster: bool,
 }
 
 impl Stack {
@@ -364,7 +366,40 @@ impl Stack {
         env.insert("TESTSITE_ARTICLES", ARTICLES.to_string());
         env.insert("TESTSITE_DELAY_MS", "0".into());
         env.insert("COMPOSE_PROFILES", "testsite".into());
-        Stack { project, env }
+        Stack {
+            project,
+            env,
+            cluster: false,
+        }
+    }
+
+    /// The stack of the `cluster` profile, set up as deploy/.env.example's
+    /// cluster lines say: a Redis Cluster of six nodes, three RabbitMQ
+    /// nodes, quorum queues, WAIT for a replica before each ack.
+    fn cluster() -> Stack {
+        let mut stack = Stack::new();
+        let example = std::fs::read_to_string(ENV_EXAMPLE).expect("deploy/.env.example");
+        for key in [
+            "COMPOSE_PROFILES",
+            "CLUSTER",
+            "CRAWLER_REDIS_CLUSTER",
+            "CRAWLER_REDIS_WAIT",
+            "RABBITMQ_OTHER_NODES",
+            "CRAWLER_QUEUE_TYPE",
+        ] {
+            let value = example
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("#{key}=")))
+                .unwrap_or_else(|| panic!("deploy/.env.example has no cluster line for {key}"));
+            let value = match key {
+                "COMPOSE_PROFILES" => format!("testsite,{value}"),
+                "CRAWLER_REDIS_CLUSTER" => value.replace("change-me", &stack.env["REDIS_PASSWORD"]),
+                _ => value.to_string(),
+            };
+            stack.env.insert(key, value);
+        }
+        stack.cluster = true;
+        stack
     }
 
     /// `docker-compose -p <project> -f deploy/docker-compose.yml <args>`,
@@ -455,7 +490,12 @@ impl Stack {
     /// `redis-cli <args>` in the redis container (its REDISCLI_AUTH gives
     /// the password).
     fn redis_cli(&self, args: &[&str]) -> String {
-        let mut all = vec!["exec", "-T", "redis", "redis-cli"];
+        self.redis_cli_on("redis", args)
+    }
+
+    /// `redis-cli <args>` in this Redis service's container.
+    fn redis_cli_on(&self, service: &str, args: &[&str]) -> String {
+        let mut all = vec!["exec", "-T", service, "redis-cli"];
         all.extend_from_slice(args);
         self.ok(&all)
     }
@@ -603,6 +643,31 @@ fn check_crawl(stack: &Stack, site: &Site, label: &str) {
 
     let lines = docs.len() as i64;
     let originals = docs.iter().filter(|d| d.duplicate_of.is_none()).count() as i64;
+    assert_eq!(counter(&stats, "stored"), originals, "[{label}] {stats}");
+    assert_eq!(
+        counter(&stats, "duplicate"),
+        lines - originals,
+        "[{label}] {stats}"
+    );
+    assert_eq!(counter(&stats, "fetched"), lines, "[{label}] {stats}");
+    assert_eq!(counter(&stats, "extracted"), lines, "[{label}] {stats}");
+    for q in stats["queues"].as_array().expect("queues") {
+        let name = q["queue"].as_str().unwrap_or("");
+        assert!(
+            !name.ends_with(".dead") || q["ready"].as_u64() == Some(0),
+            "[{label}] dead letters: {q}"
+        );
+    }
+    println!(
+        "[{label}] {} documents ({originals} originals, {} near-duplicates), counters {}",
+        lines,
+        lines - originals,
+        stats["counters"]
+    );
+    if stack.cluster {
+        // The scripts below read keys of many slots: one node's.
+        return;
+    }
     let keys = Keys::new("crawler");
     let redis = |args: &[&str]| stack.redis_cli(args);
     // Summed in Redis: the export logs (one per URL tag) and the document
@@ -619,29 +684,8 @@ fn check_crawl(stack: &Stack, site: &Site, label: &str) {
         .trim()
         .parse()
         .expect("document records");
-    assert_eq!(counter(&stats, "stored"), originals, "[{label}] {stats}");
-    assert_eq!(
-        counter(&stats, "duplicate"),
-        lines - originals,
-        "[{label}] {stats}"
-    );
-    assert_eq!(counter(&stats, "fetched"), lines, "[{label}] {stats}");
-    assert_eq!(counter(&stats, "extracted"), lines, "[{label}] {stats}");
     assert_eq!(log_len, lines, "[{label}] document log");
     assert_eq!(doc_keys, lines, "[{label}] document keys");
-    for q in stats["queues"].as_array().expect("queues") {
-        let name = q["queue"].as_str().unwrap_or("");
-        assert!(
-            !name.ends_with(".dead") || q["ready"].as_u64() == Some(0),
-            "[{label}] dead letters: {q}"
-        );
-    }
-    println!(
-        "[{label}] {} documents ({originals} originals, {} near-duplicates), counters {}",
-        lines,
-        lines - originals,
-        stats["counters"]
-    );
 }
 
 /// Inline commands, one after another on one new connection to `addr`:
@@ -1115,4 +1159,151 @@ fn compose_stack_crawls_and_survives_faults() {
         assert_eq!(inspect(&c, "{{.State.Running}}"), "true", "{c} not running");
     }
     println!("[faults] timeline:\n{}", timeline.join("\n"));
+}
+
+/// The masters among the Redis Cluster's nodes that are not failed, as
+/// `service`'s node sees them.
+fn live_masters(stack: &Stack, service: &str) -> usize {
+    stack
+        .redis_cli_on(service, &["cluster", "nodes"])
+        .lines()
+        .filter(|l| l.contains("master") && !l.contains("fail"))
+        .count()
+}
+
+/// Waits until a container's healthcheck says healthy.
+fn wait_healthy(container: &str, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while inspect(container, HEALTH) != "healthy" {
+        assert!(Instant::now() < deadline, "{what} not healthy again");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// The compose file's `cluster` profile, set up by deploy/.env.example's
+/// cluster lines: six Redis nodes made a cluster by redis-cluster-create
+/// (3 masters, 3 replicas), three RabbitMQ nodes joined by
+/// rabbitmq-cluster-join, quorum queues, and workers that WAIT for a
+/// replica. Mid-crawl a Redis master is SIGKILLed (its replica takes over;
+/// started again, it comes back as a replica) and a RabbitMQ node is
+/// SIGKILLed and started again; every page is stored once and the
+/// counters equal the export.
+#[test]
+#[ignore = "needs a Docker engine and the images of deploy/local-images.sh: scripts/compose-test.sh runs it"]
+fn compose_cluster_crawls_and_survives_node_loss() {
+    let site = compose_site();
+    let want = expected_documents(&site, MAX_DEPTH).len() as i64;
+    let stack = Stack::cluster();
+    stack.down();
+    stack.up();
+    let info = stack.redis_cli(&["cluster", "info"]);
+    for line in [
+        "cluster_state:ok",
+        "cluster_known_nodes:6",
+        "cluster_size:3",
+    ] {
+        assert!(info.contains(line), "redis cluster info: {info}");
+    }
+    let running = stack.ok(&[
+        "exec",
+        "-T",
+        "rabbitmq",
+        "rabbitmqctl",
+        "-q",
+        "eval",
+        "length(rabbit_nodes:all_running()).",
+    ]);
+    assert_eq!(running.trim(), "3", "running RabbitMQ nodes");
+    for job in ["redis-cluster-create", "rabbitmq-cluster-join"] {
+        for c in stack.containers(job) {
+            assert_eq!(
+                inspect(&c, "{{.State.Status}} {{.State.ExitCode}}"),
+                "exited 0",
+                "{job}: {}",
+                stack.ok(&["logs", job])
+            );
+        }
+    }
+    println!("[cluster] Redis Cluster of 6 nodes (3 masters) and 3 RabbitMQ nodes");
+
+    let t0 = Instant::now();
+    seed(&stack, FAULT_CRAWL_DELAY_MS);
+    let progress = |stack: &Stack| stack.stats().map_or(-1, |s| counter(&s, "fetched"));
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while progress(&stack) < want / 10 {
+        assert!(Instant::now() < deadline, "the crawl makes no progress");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let mut timeline = Vec::new();
+    let mut mark = |what: &str| {
+        let line = format!("{:6.1} s  {what}", t0.elapsed().as_secs_f64());
+        println!("[cluster] {line}");
+        timeline.push(line);
+    };
+
+    // A Redis master SIGKILLed: its replica takes over; the old master,
+    // started again, rejoins as a replica.
+    let victim = ["redis-2", "redis-3"]
+        .into_iter()
+        .find(|n| stack.redis_cli_on(n, &["role"]).starts_with("master"))
+        .expect("redis-2 or redis-3 is a master");
+    let container = stack.containers(victim)[0].clone();
+    mark(&format!("docker kill -s KILL {victim} (a master)"));
+    docker_ok(&["kill", "-s", "KILL", &container]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while live_masters(&stack, "redis") < 3 {
+        assert!(
+            Instant::now() < deadline,
+            "no replica took over from {victim}: {}",
+            stack.redis_cli(&["cluster", "nodes"])
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    mark("its replica is a master");
+    docker_ok(&["start", &container]);
+    wait_healthy(&container, victim);
+    mark(&format!("{victim} started again, healthy"));
+
+    // A RabbitMQ node SIGKILLed and started again: its quorum queue members
+    // catch up, its clients reconnect to the other nodes.
+    let rabbit = stack.containers("rabbitmq-2")[0].clone();
+    mark("docker kill -s KILL rabbitmq-2");
+    docker_ok(&["kill", "-s", "KILL", &rabbit]);
+    std::thread::sleep(FAULT_SPAN);
+    docker_ok(&["start", &rabbit]);
+    wait_healthy(&rabbit, "rabbitmq-2");
+    let fetched = progress(&stack);
+    mark(&format!(
+        "rabbitmq-2 started again, healthy; {fetched} of {want} fetched"
+    ));
+    assert!(
+        fetched < want,
+        "the crawl ended ({fetched} of {want} fetched) before the last fault: \
+         raise FAULT_CRAWL_DELAY_MS"
+    );
+
+    wait_idle(&stack);
+    mark("idle");
+    let queues = stack.ok(&[
+        "exec",
+        "-T",
+        "rabbitmq",
+        "rabbitmqctl",
+        "-q",
+        "list_queues",
+        "name",
+        "type",
+    ]);
+    let classic: Vec<&str> = queues
+        .lines()
+        .filter(|l| l.starts_with("crawler") && !l.contains("quorum"))
+        .collect();
+    assert!(
+        queues.contains("quorum") && classic.is_empty(),
+        "queues not quorum: {queues}"
+    );
+    check_crawl(&stack, &site, "cluster");
+    check_texts_in_files(&stack, "cluster");
+    stack.check_logs_hold_no_secret("cluster");
+    println!("[cluster] timeline:\n{}", timeline.join("\n"));
 }

@@ -27,9 +27,7 @@ pub(crate) fn distributed(env: &Env, rt: &tokio::runtime::Runtime, timeout: Dura
     rt.block_on(async {
         // On a cluster the by-kind table is not measured (it reads one node).
         let cluster: Vec<String> =
-            pipeline::config::url_list(&std::env::var("CRAWLER_REDIS_CLUSTER").unwrap_or_default())
-                .map(str::to_string)
-                .collect();
+            pipeline::config::url_list(&std::env::var("CRAWLER_REDIS_CLUSTER").unwrap_or_default());
         if cluster.is_empty() {
             match evaluation::memory::by_kind(&env.redis_url, &ns).await {
                 Ok(kinds) if outcome.pages > 0 => println!(
