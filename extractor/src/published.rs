@@ -549,14 +549,15 @@ pub fn parse(s: &str) -> Option<String> {
 
 const TIME: &str = r"(?:\s*(?:T|at|um|à|,|-|\|)?\s*(?:(?:上午|下午|早上|晚上|中午|凌晨)\s*)?(\d{1,2})\s*[:：时]\s*(\d{2})(?:\s*[:：分]\s*(\d{2}))?(?:\.\d+)?\s*(?i:(am|pm|a\.m\.|p\.m\.))?\s*(Z|[+-]\d{2}:?\d{2}|GMT|UTC)?)?";
 /// Month names and abbreviations (lower case) in the languages of the sets: English, German,
-/// French, Spanish, Portuguese, Italian, Dutch, Polish and Czech (genitive forms too).
+/// French, Spanish, Portuguese, Italian, Dutch, Polish and Czech (genitive forms too), and
+/// the genitives of Russian and Ukrainian ("15 августа 2016").
 const MONTH_NAMES: [&[&str]; 12] = [
     &[
-        "january", "jan", "januar", "jänner", "janvier", "enero", "ene", "janeiro", "gennaio",
+        "января", "січня", "january", "jan", "januar", "jänner", "janvier", "enero", "ene", "janeiro", "gennaio",
         "januari", "stycznia", "styczeń", "leden", "ledna",
     ],
     &[
-        "february",
+        "февраля", "лютого", "february",
         "feb",
         "februar",
         "feber",
@@ -575,11 +576,11 @@ const MONTH_NAMES: [&[&str]; 12] = [
         "února",
     ],
     &[
-        "march", "mar", "märz", "maerz", "mrz", "mär", "mars", "marzo", "março", "marco", "maart",
+        "марта", "березня", "march", "mar", "märz", "maerz", "mrz", "mär", "mars", "marzo", "março", "marco", "maart",
         "marca", "marzec", "březen", "března",
     ],
     &[
-        "april",
+        "апреля", "квітня", "april",
         "apr",
         "avril",
         "avr",
@@ -592,14 +593,14 @@ const MONTH_NAMES: [&[&str]; 12] = [
         "dubna",
     ],
     &[
-        "may", "mai", "mayo", "maio", "maggio", "mei", "maja", "maj", "květen", "května",
+        "мая", "травня", "may", "mai", "mayo", "maio", "maggio", "mei", "maja", "maj", "květen", "května",
     ],
     &[
-        "june", "jun", "juni", "juin", "junio", "junho", "giugno", "czerwca", "czerwiec", "červen",
+        "июня", "червня", "june", "jun", "juni", "juin", "junio", "junho", "giugno", "czerwca", "czerwiec", "červen",
         "června",
     ],
     &[
-        "july",
+        "июля", "липня", "july",
         "jul",
         "juli",
         "juillet",
@@ -613,7 +614,7 @@ const MONTH_NAMES: [&[&str]; 12] = [
         "července",
     ],
     &[
-        "august",
+        "августа", "серпня", "augusti", "august",
         "aug",
         "août",
         "aout",
@@ -626,7 +627,7 @@ const MONTH_NAMES: [&[&str]; 12] = [
         "srpna",
     ],
     &[
-        "september",
+        "сентября", "вересня", "september",
         "sep",
         "sept",
         "septembre",
@@ -640,7 +641,7 @@ const MONTH_NAMES: [&[&str]; 12] = [
         "září",
     ],
     &[
-        "october",
+        "октября", "жовтня", "october",
         "oct",
         "oktober",
         "okt",
@@ -656,7 +657,7 @@ const MONTH_NAMES: [&[&str]; 12] = [
         "října",
     ],
     &[
-        "november",
+        "ноября", "листопада", "november",
         "nov",
         "novembre",
         "noviembre",
@@ -666,7 +667,7 @@ const MONTH_NAMES: [&[&str]; 12] = [
         "listopadu",
     ],
     &[
-        "december",
+        "декабря", "грудня", "desember", "december",
         "dec",
         "dezember",
         "dez",
@@ -716,11 +717,11 @@ fn patterns() -> &'static Patterns {
                 r"(\d{{1,2}})\s?[/.]\s?(\d{{1,2}})\s?[/.]\s?((?:19|20)\d{{2}})(?-u:\b){TIME}"
             )),
             mdy_words: build(format!(
-                r"(?i)(?-u:\b)({months})(?:\.|(?-u:\b))\s*(\d{{1,2}})(?:st|nd|rd|th)?,?\s+((?:19|20)\d{{2}}){TIME}",
+                r"(?i)(?-u:\b)({months})(?:\.|(?-u:\b)|\s)\s*(\d{{1,2}})(?:st|nd|rd|th)?,?\s+((?:19|20)\d{{2}}){TIME}",
                 months = months()
             )),
             dmy_words: build(format!(
-                r"(?i)(?-u:\b)(\d{{1,2}})(?:st|nd|rd|th|er|º|\.)?\s*(?:de\s+)?({months})(?:\.|(?-u:\b)),?\s*(?:de\s+|del\s+)?((?:19|20)\d{{2}}){TIME}",
+                r"(?i)(?-u:\b)(\d{{1,2}})(?:st|nd|rd|th|er|º|\.)?\s*(?:de\s+)?({months})(?:\.|(?-u:\b)|\s),?\s*(?:de\s+|del\s+)?((?:19|20)\d{{2}}){TIME}",
                 months = months()
             )),
         }
