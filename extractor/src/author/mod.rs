@@ -97,6 +97,10 @@ pub fn author(
     // A portal's name in Han characters is never the writer; a site's name in other
     // scripts is demoted below the names the page shows (and may stand as its credit).
     declared_all.retain(|a| !(a.chars().any(is_han) && names_the_site(page, a)));
+    // A Han name the page never shows is the uploader a CMS records, not a byline.
+    declared_all.retain(|a| {
+        !a.chars().any(is_han) || split_names(a).iter().all(|n| page.text.contains(n.as_str()))
+    });
     let site_named = declared_all
         .iter()
         .position(|a| names_the_site(page, a))
