@@ -553,11 +553,27 @@ const TIME: &str = r"(?:\s*(?:T|at|um|à|,|-|\|)?\s*(?:(?:上午|下午|早上|�
 /// the genitives of Russian and Ukrainian ("15 августа 2016").
 const MONTH_NAMES: [&[&str]; 12] = [
     &[
-        "января", "січня", "january", "jan", "januar", "jänner", "janvier", "enero", "ene", "janeiro", "gennaio",
-        "januari", "stycznia", "styczeń", "leden", "ledna",
+        "января",
+        "січня",
+        "january",
+        "jan",
+        "januar",
+        "jänner",
+        "janvier",
+        "enero",
+        "ene",
+        "janeiro",
+        "gennaio",
+        "januari",
+        "stycznia",
+        "styczeń",
+        "leden",
+        "ledna",
     ],
     &[
-        "февраля", "лютого", "february",
+        "февраля",
+        "лютого",
+        "february",
         "feb",
         "februar",
         "feber",
@@ -576,11 +592,28 @@ const MONTH_NAMES: [&[&str]; 12] = [
         "února",
     ],
     &[
-        "марта", "березня", "march", "mar", "märz", "maerz", "mrz", "mär", "mars", "marzo", "março", "marco", "maart",
-        "marca", "marzec", "březen", "března",
+        "марта",
+        "березня",
+        "march",
+        "mar",
+        "märz",
+        "maerz",
+        "mrz",
+        "mär",
+        "mars",
+        "marzo",
+        "março",
+        "marco",
+        "maart",
+        "marca",
+        "marzec",
+        "březen",
+        "března",
     ],
     &[
-        "апреля", "квітня", "april",
+        "апреля",
+        "квітня",
+        "april",
         "apr",
         "avril",
         "avr",
@@ -593,14 +626,38 @@ const MONTH_NAMES: [&[&str]; 12] = [
         "dubna",
     ],
     &[
-        "мая", "травня", "may", "mai", "mayo", "maio", "maggio", "mei", "maja", "maj", "květen", "května",
+        "мая",
+        "травня",
+        "may",
+        "mai",
+        "mayo",
+        "maio",
+        "maggio",
+        "mei",
+        "maja",
+        "maj",
+        "květen",
+        "května",
     ],
     &[
-        "июня", "червня", "june", "jun", "juni", "juin", "junio", "junho", "giugno", "czerwca", "czerwiec", "červen",
+        "июня",
+        "червня",
+        "june",
+        "jun",
+        "juni",
+        "juin",
+        "junio",
+        "junho",
+        "giugno",
+        "czerwca",
+        "czerwiec",
+        "červen",
         "června",
     ],
     &[
-        "июля", "липня", "july",
+        "июля",
+        "липня",
+        "july",
         "jul",
         "juli",
         "juillet",
@@ -614,7 +671,10 @@ const MONTH_NAMES: [&[&str]; 12] = [
         "července",
     ],
     &[
-        "августа", "серпня", "augusti", "august",
+        "августа",
+        "серпня",
+        "augusti",
+        "august",
         "aug",
         "août",
         "aout",
@@ -627,7 +687,9 @@ const MONTH_NAMES: [&[&str]; 12] = [
         "srpna",
     ],
     &[
-        "сентября", "вересня", "september",
+        "сентября",
+        "вересня",
+        "september",
         "sep",
         "sept",
         "septembre",
@@ -641,7 +703,9 @@ const MONTH_NAMES: [&[&str]; 12] = [
         "září",
     ],
     &[
-        "октября", "жовтня", "october",
+        "октября",
+        "жовтня",
+        "october",
         "oct",
         "oktober",
         "okt",
@@ -657,7 +721,9 @@ const MONTH_NAMES: [&[&str]; 12] = [
         "října",
     ],
     &[
-        "ноября", "листопада", "november",
+        "ноября",
+        "листопада",
+        "november",
         "nov",
         "novembre",
         "noviembre",
@@ -667,7 +733,10 @@ const MONTH_NAMES: [&[&str]; 12] = [
         "listopadu",
     ],
     &[
-        "декабря", "грудня", "desember", "december",
+        "декабря",
+        "грудня",
+        "desember",
+        "december",
         "dec",
         "dezember",
         "dez",
@@ -838,6 +907,56 @@ fn build(y: u32, mo: u32, d: u32, c: &Captures) -> Option<(String, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn russian_and_ukrainian_months() {
+        assert_eq!(
+            parse("Германия 15 августа 2016, 13:43").as_deref(),
+            Some("2016-08-15T13:43:00")
+        );
+        assert_eq!(parse("3 листопада 2021").as_deref(), Some("2021-11-03"));
+    }
+
+    #[test]
+    fn the_day_in_the_address() {
+        assert_eq!(
+            url_day("https://www.befifty.de/home/2017/7/12/unter-uns").as_deref(),
+            Some("2017-07-12")
+        );
+        assert_eq!(url_day("https://x.de/2017/13/12/a"), None);
+        assert_eq!(url_day("https://x.de/a-2017-7"), None);
+        // A modification date months after the day in the address loses to it; a day
+        // apart is the same publication in another time zone.
+        let page = |date: &str| {
+            format!(
+                r#"<html><head><meta property="og:url" content="https://x.de/2017/07/12/a">
+<meta property="article:published_time" content="{date}"></head><body><p>Text.</p></body></html>"#
+            )
+        };
+        let url = url::Url::parse("https://x.de/2017/07/12/a").unwrap();
+        let got = |date: &str| crate::extract(&page(date), &url).published;
+        assert_eq!(
+            got("2019-06-17T18:28:00+02:00").as_deref(),
+            Some("2017-07-12")
+        );
+        assert_eq!(
+            got("2017-07-13T01:00:00+02:00").as_deref(),
+            Some("2017-07-13T01:00:00+02:00")
+        );
+    }
+
+    #[test]
+    fn a_dateline_opens_the_first_paragraph() {
+        let prose = "Bei der Erinnerung an die Verfolgten waren queere Opfer oft unsichtbar, was erst recht für lesbische Frauen gilt. Erst seit wenigen Jahren ändert sich das, und es ist ein langer Weg.";
+        let html = format!(
+            "<html><body><h1>Gedenken</h1><div><p>27.1.2022 - {prose}</p><p>{prose}</p><p>{prose}</p></div></body></html>"
+        );
+        let url = url::Url::parse("https://x.de/a").unwrap();
+        assert_eq!(
+            crate::extract(&html, &url).published.as_deref(),
+            Some("2022-01-27")
+        );
+    }
 
     #[test]
     fn chinese_forms_with_and_without_time() {

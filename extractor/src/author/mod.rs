@@ -99,7 +99,10 @@ pub fn author(
     declared_all.retain(|a| !(a.chars().any(is_han) && names_the_site(page, a)));
     // A Han name the page never shows is the uploader a CMS records, not a byline.
     declared_all.retain(|a| {
-        !a.chars().any(is_han) || split_names(a).iter().all(|n| page.text.contains(n.as_str()))
+        !a.chars().any(is_han)
+            || split_names(a)
+                .iter()
+                .all(|n| page.text.contains(n.as_str()))
     });
     let site_named = declared_all
         .iter()
@@ -786,6 +789,47 @@ mod tests {
         assert_eq!(crate::extract(&html, &url).author, None);
     }
     use crate::scan::scan;
+
+    #[test]
+    fn wire_service_in_the_dateline() {
+        let checks = Checks::default();
+        assert_eq!(
+            dateline_agency("Hamburg (dpa/lno) – Trotz eines Gespräches", &checks).as_deref(),
+            Some("dpa/lno")
+        );
+        assert_eq!(
+            dateline_agency("WASHINGTON (AP) — The Senate voted", &checks).as_deref(),
+            Some("AP")
+        );
+        // A parenthesis in a sentence, or a name that is no agency.
+        assert_eq!(dateline_agency("Die Partei (AfD) fordert", &checks), None);
+        assert_eq!(dateline_agency("Berlin (Jane Roe) – Text", &checks), None);
+    }
+
+    #[test]
+    fn domains_acronyms_and_kinds_of_text() {
+        assert!(is_domain("LAOLA1.at") && is_domain("wien.ORF.at"));
+        assert!(!is_domain("J.R.") && !is_domain("C.Habermueller") && !is_domain("Jane Roe"));
+        assert!(is_acronym("L-MAG") && is_acronym("DITIB"));
+        assert!(!is_acronym("Grist") && !is_acronym("A"));
+        assert_eq!(
+            kind_by("Eine Kolumne von Nils Pickert").as_deref(),
+            Some("Von Nils Pickert")
+        );
+        assert_eq!(kind_by("Eine von vielen"), None);
+    }
+
+    #[test]
+    fn a_writer_beside_a_wire_service_and_a_glued_button() {
+        assert_eq!(
+            names_of("Von David Hutzler, dpa", &Checks::default()),
+            Some(vec!["David Hutzler".to_string()])
+        );
+        assert_eq!(
+            names_of("Inga HoeltmannFollow", &Checks::default()),
+            Some(vec!["Inga Hoeltmann".to_string()])
+        );
+    }
 
     fn byline(html: &str) -> Option<String> {
         let page = scan(html);
