@@ -478,7 +478,7 @@ pub(super) fn strip_byline(raw: &str) -> String {
     let mut words: Vec<&str> = s.split_whitespace().collect();
     // A button glued to the name by the markup ("Inga HoeltmannFollow"): the name alone.
     if let Some(last) = words.last_mut() {
-        *last = unglued_button(*last);
+        *last = unglued_button(last);
     }
     while words.len() > 1
         && words.last().is_some_and(|w| {
