@@ -78,8 +78,12 @@ pub fn author(
     // Every declared name, in the order of trust: the meta tags, JSON-LD, the Twitter card.
     let mut declared_all: Vec<String> = META_KEYS
         .iter()
-        .filter_map(|key| crate::meta(page, &[key]))
-        .filter_map(|a| clean(a, &declared_checks))
+        .filter_map(|key| Some((*key, crate::meta(page, &[key])?)))
+        .filter_map(|(key, a)| Some((key, clean(a, &declared_checks)?)))
+        // A Han name in `<meta name=author>` that the page never shows is the uploader a
+        // CMS records, not a byline (a citation meta names the paper's authors).
+        .filter(|(key, a)| *key != "author" || !a.chars().any(is_han) || shown_anywhere(page, a))
+        .map(|(_, a)| a)
         .collect();
     match &json {
         Some(credit) if !credit.organisation => {
@@ -97,13 +101,6 @@ pub fn author(
     // A portal's name in Han characters is never the writer; a site's name in other
     // scripts is demoted below the names the page shows (and may stand as its credit).
     declared_all.retain(|a| !(a.chars().any(is_han) && names_the_site(page, a)));
-    // A Han name the page never shows is the uploader a CMS records, not a byline.
-    declared_all.retain(|a| {
-        !a.chars().any(is_han)
-            || split_names(a)
-                .iter()
-                .all(|n| page.text.contains(n.as_str()))
-    });
     let site_named = declared_all
         .iter()
         .position(|a| names_the_site(page, a))
@@ -273,6 +270,13 @@ fn shown(page: &Page, span: Option<(u32, u32)>, author: &str) -> bool {
     split_names(author).iter().all(|name| {
         around.contains(name.as_str()) || around.to_lowercase().contains(&name.to_lowercase())
     })
+}
+
+/// Whether every name of `author` is written somewhere in the page's visible text.
+fn shown_anywhere(page: &Page, author: &str) -> bool {
+    split_names(author)
+        .iter()
+        .all(|n| page.text.contains(n.as_str()))
 }
 
 /// Whether a declared author is the site's name: `og:site_name` holds it, or the last part
