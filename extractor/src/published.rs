@@ -69,8 +69,42 @@ pub struct Found {
     pub pos: Option<u32>,
 }
 
-/// The publish time of `page`, whose body spans `span` of the text.
+/// Fewest days between the page's date and the day its address holds for the address to
+/// win: a day apart is the same publication told in two time zones; more is a modification
+/// or another event.
+pub const URL_DAYS: i64 = 2;
+
+/// The publish time of `page`, whose body spans `span` of the text. A day in the page's
+/// address (`og:url`, `twitter:url`: `/2017/7/12/…`), fixed when the story was published,
+/// wins over a date [`URL_DAYS`] or more from it.
 pub fn published(page: &Page, span: Option<(u32, u32)>) -> Option<Found> {
+    let found = on_page(page, span);
+    let Some(day) = crate::meta(page, &["og:url", "twitter:url"]).and_then(url_day) else {
+        return found;
+    };
+    match found {
+        Some(f) if days_apart(&f.value, &day).is_some_and(|d| d < URL_DAYS) => Some(f),
+        _ => Some(Found {
+            value: day,
+            pos: None,
+        }),
+    }
+}
+
+/// The day a page's address holds as a path segment run `/YYYY/M/D/` (or `-` between
+/// them), as `YYYY-MM-DD`.
+fn url_day(url: &str) -> Option<String> {
+    static DAY: OnceLock<Regex> = OnceLock::new();
+    let re = DAY.get_or_init(|| {
+        Regex::new(r"/((?:19|20)\d{2})[/-](\d{1,2})[/-](\d{1,2})(?:[/-]|$)").expect("static regex")
+    });
+    let c = re.captures(url)?;
+    let (y, m, d): (u32, u32, u32) = (c[1].parse().ok()?, c[2].parse().ok()?, c[3].parse().ok()?);
+    ((1..=12).contains(&m) && (1..=31).contains(&d)).then(|| format!("{y:04}-{m:02}-{d:02}"))
+}
+
+/// The publish time the page itself gives (see the module doc).
+fn on_page(page: &Page, span: Option<(u32, u32)>) -> Option<Found> {
     let declared = |value: String| Found { value, pos: None };
     let structured = crate::meta(page, META_KEYS)
         .and_then(parse)
@@ -364,9 +398,13 @@ fn in_text(page: &Page, span: Option<(u32, u32)>, owners: &[(u32, u32, u32)]) ->
         let inside_body = pos >= start && pos <= end;
         let block_text =
             &text[block_start as usize..floor(text, block_start as usize + block_bytes as usize)];
-        let in_prose = (block_chars > PROSE_CHARS
-            && (pos as usize) > block_start as usize + LINE_START_SLACK)
-            || (inside_body && block_chars > 30 && is_sentence(block_text));
+        // A dateline opens the story's first paragraph: "27.1.2022 - Bei der Erinnerung …".
+        let head = &text[pos as usize..floor(text, pos as usize + DATELINE_CHARS)];
+        let dateline = pos == block_start && [" - ", " – ", " — "].iter().any(|d| head.contains(d));
+        let in_prose = !dateline
+            && ((block_chars > PROSE_CHARS
+                && (pos as usize) > block_start as usize + LINE_START_SLACK)
+                || (inside_body && block_chars > 30 && is_sentence(block_text)));
         if in_prose {
             continue;
         }
@@ -416,6 +454,9 @@ fn line_extent(text: &str, pos: u32, (start, _, bytes): (u32, u32, u32)) -> (u32
         line.len() as u32,
     )
 }
+
+/// Bytes after a date at a paragraph's start searched for the dash of a dateline.
+pub const DATELINE_CHARS: usize = 32;
 
 /// Prose, not a date line: sentences with commas or full stops.
 fn is_sentence(block: &str) -> bool {
@@ -508,13 +549,30 @@ pub fn parse(s: &str) -> Option<String> {
 
 const TIME: &str = r"(?:\s*(?:T|at|um|à|,|-|\|)?\s*(?:(?:上午|下午|早上|晚上|中午|凌晨)\s*)?(\d{1,2})\s*[:：时]\s*(\d{2})(?:\s*[:：分]\s*(\d{2}))?(?:\.\d+)?\s*(?i:(am|pm|a\.m\.|p\.m\.))?\s*(Z|[+-]\d{2}:?\d{2}|GMT|UTC)?)?";
 /// Month names and abbreviations (lower case) in the languages of the sets: English, German,
-/// French, Spanish, Portuguese, Italian, Dutch, Polish and Czech (genitive forms too).
+/// French, Spanish, Portuguese, Italian, Dutch, Polish and Czech (genitive forms too), and
+/// the genitives of Russian and Ukrainian ("15 августа 2016").
 const MONTH_NAMES: [&[&str]; 12] = [
     &[
-        "january", "jan", "januar", "jänner", "janvier", "enero", "ene", "janeiro", "gennaio",
-        "januari", "stycznia", "styczeń", "leden", "ledna",
+        "января",
+        "січня",
+        "january",
+        "jan",
+        "januar",
+        "jänner",
+        "janvier",
+        "enero",
+        "ene",
+        "janeiro",
+        "gennaio",
+        "januari",
+        "stycznia",
+        "styczeń",
+        "leden",
+        "ledna",
     ],
     &[
+        "февраля",
+        "лютого",
         "february",
         "feb",
         "februar",
@@ -534,10 +592,27 @@ const MONTH_NAMES: [&[&str]; 12] = [
         "února",
     ],
     &[
-        "march", "mar", "märz", "maerz", "mrz", "mär", "mars", "marzo", "março", "marco", "maart",
-        "marca", "marzec", "březen", "března",
+        "марта",
+        "березня",
+        "march",
+        "mar",
+        "märz",
+        "maerz",
+        "mrz",
+        "mär",
+        "mars",
+        "marzo",
+        "março",
+        "marco",
+        "maart",
+        "marca",
+        "marzec",
+        "březen",
+        "března",
     ],
     &[
+        "апреля",
+        "квітня",
         "april",
         "apr",
         "avril",
@@ -551,13 +626,37 @@ const MONTH_NAMES: [&[&str]; 12] = [
         "dubna",
     ],
     &[
-        "may", "mai", "mayo", "maio", "maggio", "mei", "maja", "maj", "květen", "května",
+        "мая",
+        "травня",
+        "may",
+        "mai",
+        "mayo",
+        "maio",
+        "maggio",
+        "mei",
+        "maja",
+        "maj",
+        "květen",
+        "května",
     ],
     &[
-        "june", "jun", "juni", "juin", "junio", "junho", "giugno", "czerwca", "czerwiec", "červen",
+        "июня",
+        "червня",
+        "june",
+        "jun",
+        "juni",
+        "juin",
+        "junio",
+        "junho",
+        "giugno",
+        "czerwca",
+        "czerwiec",
+        "červen",
         "června",
     ],
     &[
+        "июля",
+        "липня",
         "july",
         "jul",
         "juli",
@@ -572,6 +671,9 @@ const MONTH_NAMES: [&[&str]; 12] = [
         "července",
     ],
     &[
+        "августа",
+        "серпня",
+        "augusti",
         "august",
         "aug",
         "août",
@@ -585,6 +687,8 @@ const MONTH_NAMES: [&[&str]; 12] = [
         "srpna",
     ],
     &[
+        "сентября",
+        "вересня",
         "september",
         "sep",
         "sept",
@@ -599,6 +703,8 @@ const MONTH_NAMES: [&[&str]; 12] = [
         "září",
     ],
     &[
+        "октября",
+        "жовтня",
         "october",
         "oct",
         "oktober",
@@ -615,6 +721,8 @@ const MONTH_NAMES: [&[&str]; 12] = [
         "října",
     ],
     &[
+        "ноября",
+        "листопада",
         "november",
         "nov",
         "novembre",
@@ -625,6 +733,9 @@ const MONTH_NAMES: [&[&str]; 12] = [
         "listopadu",
     ],
     &[
+        "декабря",
+        "грудня",
+        "desember",
         "december",
         "dec",
         "dezember",
@@ -675,11 +786,11 @@ fn patterns() -> &'static Patterns {
                 r"(\d{{1,2}})\s?[/.]\s?(\d{{1,2}})\s?[/.]\s?((?:19|20)\d{{2}})(?-u:\b){TIME}"
             )),
             mdy_words: build(format!(
-                r"(?i)(?-u:\b)({months})(?:\.|(?-u:\b))\s*(\d{{1,2}})(?:st|nd|rd|th)?,?\s+((?:19|20)\d{{2}}){TIME}",
+                r"(?i)(?-u:\b)({months})(?:\.|(?-u:\b)|\s)\s*(\d{{1,2}})(?:st|nd|rd|th)?,?\s+((?:19|20)\d{{2}}){TIME}",
                 months = months()
             )),
             dmy_words: build(format!(
-                r"(?i)(?-u:\b)(\d{{1,2}})(?:st|nd|rd|th|er|º|\.)?\s*(?:de\s+)?({months})(?:\.|(?-u:\b)),?\s*(?:de\s+|del\s+)?((?:19|20)\d{{2}}){TIME}",
+                r"(?i)(?-u:\b)(\d{{1,2}})(?:st|nd|rd|th|er|º|\.)?\s*(?:de\s+)?({months})(?:\.|(?-u:\b)|\s),?\s*(?:de\s+|del\s+)?((?:19|20)\d{{2}}){TIME}",
                 months = months()
             )),
         }
@@ -796,6 +907,56 @@ fn build(y: u32, mo: u32, d: u32, c: &Captures) -> Option<(String, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn russian_and_ukrainian_months() {
+        assert_eq!(
+            parse("Германия 15 августа 2016, 13:43").as_deref(),
+            Some("2016-08-15T13:43:00")
+        );
+        assert_eq!(parse("3 листопада 2021").as_deref(), Some("2021-11-03"));
+    }
+
+    #[test]
+    fn the_day_in_the_address() {
+        assert_eq!(
+            url_day("https://www.befifty.de/home/2017/7/12/unter-uns").as_deref(),
+            Some("2017-07-12")
+        );
+        assert_eq!(url_day("https://x.de/2017/13/12/a"), None);
+        assert_eq!(url_day("https://x.de/a-2017-7"), None);
+        // A modification date months after the day in the address loses to it; a day
+        // apart is the same publication in another time zone.
+        let page = |date: &str| {
+            format!(
+                r#"<html><head><meta property="og:url" content="https://x.de/2017/07/12/a">
+<meta property="article:published_time" content="{date}"></head><body><p>Text.</p></body></html>"#
+            )
+        };
+        let url = url::Url::parse("https://x.de/2017/07/12/a").unwrap();
+        let got = |date: &str| crate::extract(&page(date), &url).published;
+        assert_eq!(
+            got("2019-06-17T18:28:00+02:00").as_deref(),
+            Some("2017-07-12")
+        );
+        assert_eq!(
+            got("2017-07-13T01:00:00+02:00").as_deref(),
+            Some("2017-07-13T01:00:00+02:00")
+        );
+    }
+
+    #[test]
+    fn a_dateline_opens_the_first_paragraph() {
+        let prose = "Bei der Erinnerung an die Verfolgten waren queere Opfer oft unsichtbar, was erst recht für lesbische Frauen gilt. Erst seit wenigen Jahren ändert sich das, und es ist ein langer Weg.";
+        let html = format!(
+            "<html><body><h1>Gedenken</h1><div><p>27.1.2022 - {prose}</p><p>{prose}</p><p>{prose}</p></div></body></html>"
+        );
+        let url = url::Url::parse("https://x.de/a").unwrap();
+        assert_eq!(
+            crate::extract(&html, &url).published.as_deref(),
+            Some("2022-01-27")
+        );
+    }
 
     #[test]
     fn chinese_forms_with_and_without_time() {

@@ -20,6 +20,32 @@ const SEPARATORS: &[&str] = &[
 /// host it was fetched from: a title that only names the site (`Telebasel` on
 /// telebasel.ch, a blog's name in its logo heading) is not the headline.
 pub fn title(page: &Page, site_name: Option<&str>, host: Option<&str>) -> Option<String> {
+    headline_of(page, site_name, host).map(|t| without_leading_date(&t).to_string())
+}
+
+/// Longest date (bytes) cut from a title's start.
+pub const LEADING_DATE_BYTES: usize = 24;
+
+/// A title without the date a site puts before the headline ("23.01.2022 - Dorothea Wierer
+/// darf jubeln"): the text after the first separator, when all before it is one date.
+fn without_leading_date(title: &str) -> &str {
+    [" - ", " – ", " — ", " | ", ": "]
+        .iter()
+        .filter_map(|sep| title.find(sep).map(|at| (at, at + sep.len())))
+        .min()
+        .filter(|&(at, _)| {
+            let head = &title[..at];
+            at <= LEADING_DATE_BYTES
+                && crate::published::first_date(head) == Some(0)
+                && !head.contains(char::is_alphabetic)
+        })
+        .map(|(_, rest)| title[rest..].trim())
+        .filter(|rest| !rest.is_empty())
+        .unwrap_or(title)
+}
+
+/// The title before [`without_leading_date`].
+fn headline_of(page: &Page, site_name: Option<&str>, host: Option<&str>) -> Option<String> {
     let names_site = |t: &str| names_the_site(t, site_name, host);
     let meta = crate::meta(
         page,
@@ -391,6 +417,24 @@ fn collapse(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_date_before_the_headline() {
+        assert_eq!(
+            without_leading_date("23.01.2022 - Dorothea Wierer darf jubeln"),
+            "Dorothea Wierer darf jubeln"
+        );
+        assert_eq!(without_leading_date("2022-01-23 | Headline"), "Headline");
+        // A headline that opens with a date in words, or no date at all, stays.
+        assert_eq!(
+            without_leading_date("1. Mai 2022 - Demo"),
+            "1. Mai 2022 - Demo"
+        );
+        assert_eq!(
+            without_leading_date("Wetter - Aussichten"),
+            "Wetter - Aussichten"
+        );
+    }
     use crate::scan::scan;
 
     #[test]

@@ -78,8 +78,12 @@ pub fn author(
     // Every declared name, in the order of trust: the meta tags, JSON-LD, the Twitter card.
     let mut declared_all: Vec<String> = META_KEYS
         .iter()
-        .filter_map(|key| crate::meta(page, &[key]))
-        .filter_map(|a| clean(a, &declared_checks))
+        .filter_map(|key| Some((*key, crate::meta(page, &[key])?)))
+        .filter_map(|(key, a)| Some((key, clean(a, &declared_checks)?)))
+        // A Han name in `<meta name=author>` that the page never shows is the uploader a
+        // CMS records, not a byline (a citation meta names the paper's authors).
+        .filter(|(key, a)| *key != "author" || !a.chars().any(is_han) || shown_anywhere(page, a))
+        .map(|(_, a)| a)
         .collect();
     match &json {
         Some(credit) if !credit.organisation => {
@@ -104,10 +108,18 @@ pub fn author(
     declared_all.extend(site_named);
     // The first the page shows at its article (the writer), else the first (a publisher
     // named in `<meta name=author>` loses to the writer in `article:author`).
-    let declared = declared_all
+    // Among those shown, a full name before one word (a handle, a publication: "Grist"
+    // in `parsely-author` beside a JSON-LD `Person` "Nathanael Johnson").
+    let shown_declared: Vec<&String> = declared_all
         .iter()
         .take(MAX_DECLARED)
-        .find(|d| shown(page, span, d))
+        .filter(|d| shown(page, span, d))
+        .collect();
+    let declared = shown_declared
+        .iter()
+        .find(|d| !one_token(d))
+        .or(shown_declared.first())
+        .copied()
         .or(declared_all.first())
         .cloned();
     if issuer.is_some() && declared.is_none() {
@@ -131,7 +143,17 @@ pub fn author(
         Some(d) if one_latin_word(&d) && !shown(page, span, &d) => visible(),
         // A declared author the page does not show at its article (a decoy or template meta
         // tag, the publisher named in the footer) loses to a byline the reader sees.
-        Some(d) if !shown(page, span, &d) || names_the_site(page, &d) => visible().or(Some(d)),
+        // A web address ("LAOLA1.at") is the site's name, whether it is the site's or not.
+        Some(d)
+            if !shown(page, span, &d)
+                || names_the_site(page, &d)
+                || is_domain(&d)
+                || (is_acronym(&d) && names::agency_credit(&d, &checks).is_none()) =>
+        {
+            visible()
+                .or_else(|| dateline_agency(body, &checks))
+                .or(Some(d))
+        }
         // A declared first name or handle ("Stefanus") and the full name in the byline
         // ("Stefanus Stahl"): the full name.
         Some(d) if !d.contains(' ') && !d.chars().any(is_han) => visible()
@@ -142,6 +164,7 @@ pub fn author(
         Some(d) => Some(d),
         None => visible()
             .or_else(|| bare_name_line(body))
+            .or_else(|| dateline_agency(body, &checks))
             .or_else(|| declared_organisation(page, json.as_ref(), &checks))
             .or_else(|| marked_organisation(page, span, &checks)),
     }
@@ -174,6 +197,51 @@ fn declared_organisation(
         .find_map(|(raw, typed)| names::organisation(&raw, typed, checks))
 }
 
+/// One word, not in Han characters: a handle, a first name, a publication.
+fn one_token(author: &str) -> bool {
+    !author.contains(' ') && !author.chars().any(is_han)
+}
+
+/// A web address without its scheme: one word with a dot before a top-level domain of two
+/// to four ASCII letters (`LAOLA1.at`, `finanztreff.de`, `wien.ORF.at`; not `J.R.`).
+fn is_domain(author: &str) -> bool {
+    !author.contains(' ')
+        && author.rsplit_once('.').is_some_and(|(host, tld)| {
+            host.chars().any(char::is_alphanumeric)
+                && (2..=4).contains(&tld.len())
+                && tld.chars().all(|c| c.is_ascii_alphabetic())
+        })
+}
+
+/// One word in capitals, with a digit or a hyphen at most (`L-MAG`, `DITIB`): an
+/// organisation's short name, not a writer's (a handle is rarely written so); a wire
+/// service's (`PTI`) is its credit.
+fn is_acronym(author: &str) -> bool {
+    one_token(author)
+        && author.chars().filter(|c| c.is_uppercase()).count() >= 2
+        && !author.chars().any(char::is_lowercase)
+}
+
+/// Where a dateline's agency may start at most in the body (bytes): "Hamburg (dpa/lno) –",
+/// "WASHINGTON (AP) —".
+pub const DATELINE_LEAD: usize = 120;
+
+/// The wire service a news story credits in its dateline, the body's opening words
+/// ("Hamburg (dpa/lno) – …", "WASHINGTON (AP) — …", "(Reuters) -"): the credit of a story
+/// that names no writer.
+fn dateline_agency(body: &str, checks: &Checks) -> Option<String> {
+    let first_line = body.trim_start().split('\n').next()?;
+    let open = first_line.find('(').filter(|&i| i <= DATELINE_LEAD)?;
+    let inner_len = first_line[open + 1..].find(')')?;
+    let inner = &first_line[open + 1..open + 1 + inner_len];
+    let after = first_line[open + 1 + inner_len + 1..].trim_start();
+    // A dash or colon follows a dateline; a parenthesis in a sentence goes on with words.
+    if !after.starts_with(['-', '–', '—', ':']) {
+        return None;
+    }
+    names::agency_credit(inner.trim(), checks)
+}
+
 /// One word of Latin letters that names no agency (`Washington`, `Heiko`; not `Reuters`).
 fn one_latin_word(author: &str) -> bool {
     author.chars().all(char::is_alphabetic)
@@ -202,6 +270,13 @@ fn shown(page: &Page, span: Option<(u32, u32)>, author: &str) -> bool {
     split_names(author).iter().all(|name| {
         around.contains(name.as_str()) || around.to_lowercase().contains(&name.to_lowercase())
     })
+}
+
+/// Whether every name of `author` is written somewhere in the page's visible text.
+fn shown_anywhere(page: &Page, author: &str) -> bool {
+    split_names(author)
+        .iter()
+        .all(|n| page.text.contains(n.as_str()))
 }
 
 /// Whether a declared author is the site's name: `og:site_name` holds it, or the last part
@@ -562,6 +637,9 @@ fn byline_text<'a>(
             .find(|l| !l.is_empty())?;
         return Some(Cow::Owned(format!("{} {next}", label.trim())));
     }
+    if let Some(by) = kind_by(line) {
+        return Some(Cow::Owned(by));
+    }
     if let Some(spaced) = glued_label(line) {
         return Some(Cow::Owned(spaced));
     }
@@ -569,6 +647,20 @@ fn byline_text<'a>(
         return Some(Cow::Borrowed(line));
     }
     after_date(line).map(Cow::Owned)
+}
+
+/// A line that says what the text is and who wrote it, "Eine Kolumne von Nils Pickert",
+/// "Ein Gastbeitrag von …" (German: an article, one capitalised noun, `von`), as the
+/// byline "Von Nils Pickert".
+fn kind_by(line: &str) -> Option<String> {
+    let rest = line
+        .strip_prefix("Eine ")
+        .or_else(|| line.strip_prefix("Ein "))?;
+    let (noun, name) = rest.split_once(" von ")?;
+    (noun.starts_with(char::is_uppercase)
+        && noun.chars().all(char::is_alphabetic)
+        && !name.is_empty())
+    .then(|| format!("Von {name}"))
 }
 
 /// Where a date line's date may start at most (bytes): "Posted on ", "Publié le ".
@@ -701,6 +793,47 @@ mod tests {
         assert_eq!(crate::extract(&html, &url).author, None);
     }
     use crate::scan::scan;
+
+    #[test]
+    fn wire_service_in_the_dateline() {
+        let checks = Checks::default();
+        assert_eq!(
+            dateline_agency("Hamburg (dpa/lno) – Trotz eines Gespräches", &checks).as_deref(),
+            Some("dpa/lno")
+        );
+        assert_eq!(
+            dateline_agency("WASHINGTON (AP) — The Senate voted", &checks).as_deref(),
+            Some("AP")
+        );
+        // A parenthesis in a sentence, or a name that is no agency.
+        assert_eq!(dateline_agency("Die Partei (AfD) fordert", &checks), None);
+        assert_eq!(dateline_agency("Berlin (Jane Roe) – Text", &checks), None);
+    }
+
+    #[test]
+    fn domains_acronyms_and_kinds_of_text() {
+        assert!(is_domain("LAOLA1.at") && is_domain("wien.ORF.at"));
+        assert!(!is_domain("J.R.") && !is_domain("C.Habermueller") && !is_domain("Jane Roe"));
+        assert!(is_acronym("L-MAG") && is_acronym("DITIB"));
+        assert!(!is_acronym("Grist") && !is_acronym("A"));
+        assert_eq!(
+            kind_by("Eine Kolumne von Nils Pickert").as_deref(),
+            Some("Von Nils Pickert")
+        );
+        assert_eq!(kind_by("Eine von vielen"), None);
+    }
+
+    #[test]
+    fn a_writer_beside_a_wire_service_and_a_glued_button() {
+        assert_eq!(
+            names_of("Von David Hutzler, dpa", &Checks::default()),
+            Some(vec!["David Hutzler".to_string()])
+        );
+        assert_eq!(
+            names_of("Inga HoeltmannFollow", &Checks::default()),
+            Some(vec!["Inga Hoeltmann".to_string()])
+        );
+    }
 
     fn byline(html: &str) -> Option<String> {
         let page = scan(html);

@@ -476,6 +476,10 @@ pub(super) fn strip_byline(raw: &str) -> String {
         s.truncate(cut);
     }
     let mut words: Vec<&str> = s.split_whitespace().collect();
+    // A button glued to the name by the markup ("Inga HoeltmannFollow"): the name alone.
+    if let Some(last) = words.last_mut() {
+        *last = unglued_button(last);
+    }
     while words.len() > 1
         && words.last().is_some_and(|w| {
             let w = w.trim_end_matches([',', ':', ';']).to_lowercase();
@@ -488,6 +492,25 @@ pub(super) fn strip_byline(raw: &str) -> String {
         .join(" ")
         .trim_end_matches([',', ';', ':', '-', '(', ' '])
         .to_string()
+}
+
+/// Buttons a byline box puts right after the writer's name, read glued to it when the
+/// markup leaves no space (`<a>Inga Hoeltmann</a><button>Follow</button>`).
+const GLUED_BUTTONS: &[&str] = &["Follow", "Folgen", "Abonnieren", "Subscribe"];
+
+/// A word without a [`GLUED_BUTTONS`] word glued after a lower-case letter
+/// ("HoeltmannFollow" → "Hoeltmann"); the word itself otherwise.
+fn unglued_button(word: &str) -> &str {
+    GLUED_BUTTONS
+        .iter()
+        .find_map(|b| {
+            let rest = word.strip_suffix(b)?;
+            rest.chars()
+                .last()
+                .is_some_and(char::is_lowercase)
+                .then_some(rest)
+        })
+        .unwrap_or(word)
 }
 
 /// The names of a byline, checked: `None` when none passes (see the module doc).
@@ -587,6 +610,10 @@ fn split_byline(s: &str, han_text: bool) -> Vec<&str> {
 /// A part that holds only role or agency words ("Staff writer", "Associated Press"), or a
 /// short job title that ends with a role ("AP Auto Writer", "Senior Political Reporter").
 fn is_role_or_agency(part: &str) -> bool {
+    // A wire service after the writer's name ("Von David Hutzler, dpa").
+    if AGENCIES.contains(&part.trim().to_lowercase().as_str()) {
+        return true;
+    }
     let words: Vec<String> = part.split_whitespace().map(str::to_lowercase).collect();
     let job_title = words.len() <= MAX_JOB_TITLE_WORDS
         && words
@@ -638,7 +665,7 @@ fn han_with_code(s: &str) -> bool {
 /// The agencies a byline credits when it names only agencies ("Associated Press",
 /// "APA/AP", "dpa"), with an editor's code or the site beside them ("det/dpa", "AFP/The
 /// Local"), as written; `None` when no part is an agency or a part is something else.
-fn agency_credit(s: &str, checks: &Checks) -> Option<String> {
+pub(super) fn agency_credit(s: &str, checks: &Checks) -> Option<String> {
     let parts: Vec<&str> = s
         .split(['/', ',', '&'])
         .map(str::trim)
