@@ -3,7 +3,7 @@
 //! Text is normalized (NFKC for non-ASCII text, lower case, every run of
 //! punctuation and whitespace one separator) and cut into tokens: a word
 //! for space-separated scripts, one character for Han, kana, hangul, Thai
-//! and the other scripts without spaces ([`pipeline::script`]). Words
+//! and the other scripts without spaces ([`script`]). Words
 //! holding a digit (numbers, dates, times, ids) and URLs are left out: they
 //! are the structure feeds and listings repeat, not prose. Lines of fewer than [`Features::min_line_tokens`]
 //! tokens are left out (unless that leaves under [`MIN_TOKENS`]). Features
@@ -133,7 +133,7 @@ impl Fingerprint {
 /// hangul, Thai, Lao, Khmer, Myanmar): a token each, or by pairs for the
 /// alphabets (`is_paired`).
 pub fn is_cjk(c: char) -> bool {
-    pipeline::script::is_unspaced(c)
+    script::is_unspaced(c)
 }
 
 /// Byte classes of the tokenizer's scan: a separator, or the flags a run
@@ -526,7 +526,7 @@ fn end_word(word: &mut Vec<u8>, numbers: bool, emit: &mut impl FnMut(u64)) {
 /// texts). So they are tokens by overlapping pairs, as Lucene's CJK
 /// bigrams, and a shingle of three spans four letters.
 fn is_paired(c: char) -> bool {
-    pipeline::script::of(c) == Some(pipeline::script::Script::SoutheastAsian)
+    script::of(c) == Some(script::Script::SoutheastAsian)
 }
 
 /// The token of two consecutive letters of an unspaced alphabet.

@@ -1,8 +1,8 @@
 //! `crawler extract` and `crawler charset`: one saved page at a time, with the
 //! same charset vote and extraction as the workers, and no service.
 
+use charset::Signals;
 use clap::Args;
-use fetcher::charset::{self, Signals};
 use serde_json::json;
 
 #[derive(Args)]
@@ -67,7 +67,7 @@ pub fn extract(args: ExtractArgs) -> anyhow::Result<()> {
         let url = page_url(args.url.as_deref(), path)?;
         let signals = Signals {
             header: args.header_charset.as_deref(),
-            tld: fetcher::stage::tld(&url).map(str::as_bytes),
+            tld: url.host_str().and_then(charset::tld).map(str::as_bytes),
             override_encoding: None,
         };
         let (decision, text) = charset::decide_and_decode(bytes, &signals);

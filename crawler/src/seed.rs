@@ -72,7 +72,7 @@ impl CrawlArgs {
             regex::Regex::new(pattern).with_context(|| format!("bad pattern {pattern:?}"))?;
         }
         // Checked here, once, and sent in canonical form to every worker.
-        let charset_overrides = fetcher::charset::overrides::parse_all(&self.charset_overrides)?
+        let charset_overrides = charset::overrides::parse_all(&self.charset_overrides)?
             .iter()
             .map(ToString::to_string)
             .collect();

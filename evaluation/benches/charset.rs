@@ -31,12 +31,12 @@ use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use charset::{decide_and_decode, detector, prescan, vote, Signals};
 use encoding_rs::{Encoding, ISO_8859_15, WINDOWS_1252};
 use evaluation::charset::{decodes_right, LyingPage};
 use evaluation::lying::{self, CorpusFile};
 use evaluation::split::{held_aside, COLUMNS};
 use evaluation::translations;
-use fetcher::charset::{decide_and_decode, detector, prescan, vote, Signals};
 
 /// The strategies compared on the lying pages, in column order.
 const STRATEGIES: [&str; 6] = ["header", "meta", "whatwg", "chardetng", "majority", "vote"];

@@ -156,7 +156,7 @@ mod tests {
             page,
             b"<?xml version='1.0' ENCODINz='big5'?><meta Charsez=gbk>".to_vec()
         );
-        assert_eq!(fetcher::charset::prescan(&page), None);
+        assert_eq!(charset::prescan(&page), None);
     }
 
     #[test]

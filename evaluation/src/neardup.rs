@@ -47,9 +47,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 use encoding_rs::Encoding;
-use pipeline::script::{self, Script};
 use rand::seq::SliceRandom;
 use rand::Rng;
+use script::Script;
 
 use crate::rng::{pick, rng, EvalRng};
 use crate::sources::{self, Base, Served, Source};
@@ -430,7 +430,7 @@ fn cut(lines: &[String], per_file: usize, first: usize) -> Vec<Vec<String>> {
 /// after NFKC, each is a one-letter run, whose token is the letter's.
 fn set_tokens(text: &str) -> Vec<u64> {
     use unicode_normalization::UnicodeNormalization;
-    let alphabet = |c: char| pipeline::script::of(c) == Some(Script::SoutheastAsian);
+    let alphabet = |c: char| script::of(c) == Some(Script::SoutheastAsian);
     let spaced: String;
     let text = if text.chars().any(alphabet) {
         spaced = text

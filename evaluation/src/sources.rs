@@ -89,8 +89,7 @@ fn sorted_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
 /// the odd spaces are whole sentences).
 fn title_of(paragraphs: &[String]) -> String {
     let first = paragraphs.first().map(String::as_str).unwrap_or("");
-    let unspaced =
-        pipeline::script::dominant(first).is_some_and(pipeline::script::Script::is_unspaced);
+    let unspaced = script::dominant(first).is_some_and(script::Script::is_unspaced);
     if first.contains(' ') && !unspaced {
         first
             .split_whitespace()

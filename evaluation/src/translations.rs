@@ -4,7 +4,7 @@
 //! single-byte Latin and Cyrillic encodings. They share nothing with the
 //! charset corpus (feeds and pages), so the vote's figure on them says
 //! whether rules tuned on the corpus generalize, and the letter model of
-//! [`fetcher::charset::language`] is counted from them
+//! [`charset::language`] is counted from them
 //! (`tests/letter_model.rs`).
 //!
 //! Each catalogue of a language is one document (its cleaned translations,

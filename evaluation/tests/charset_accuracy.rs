@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use charset::{detector, prescan, vote, Signals};
 use evaluation::charset::{corpus_encoding, decodes_right, without_declarations, LyingPage};
-use fetcher::charset::{detector, prescan, vote, Signals};
 
 /// Every lying scenario must be decoded right this often.
 const LYING_FLOOR: f64 = 0.995;

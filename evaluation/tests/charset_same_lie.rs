@@ -5,9 +5,9 @@
 //! evaluation --bench charset`), so a change that makes the vote worse
 //! fails here. Fails when the corpus is missing.
 
+use charset::{vote, Signals};
 use evaluation::charset::decodes_right;
 use evaluation::lying;
-use fetcher::charset::{vote, Signals};
 
 /// Same-lie single-byte pages decoded right, tuned part: 4109/4114 = 0.999 reached.
 const TUNED_SINGLE_BYTE_FLOOR: f64 = 0.99;

@@ -1,5 +1,5 @@
 //! Generates the letter model of the charset vote's Latin tie-breaker
-//! (`fetcher/src/charset/letter_model.rs`) from the tuned half of the
+//! (`charset/src/letter_model.rs`) from the tuned half of the
 //! gettext translations ([`evaluation::translations`]), and checks that the
 //! file in the source is the one they give:
 //!
@@ -14,11 +14,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use charset::language::{is_separator, model_symbol, word_key, Symbol, LETTER_MODEL_SCALE};
 use encoding_rs::Encoding;
 use evaluation::translations::{self, LANGUAGES};
-use fetcher::charset::language::{
-    is_separator, model_symbol, word_key, Symbol, LETTER_MODEL_SCALE,
-};
 
 /// Symbols rarer than this per [`LETTER_MODEL_SCALE`] are left out (the
 /// tie-breaker gives them the floor).
@@ -50,7 +48,7 @@ fn generate() -> String {
         else {
             continue;
         };
-        if !fetcher::charset::language::LATIN_FAMILY.contains(&first) {
+        if !charset::language::LATIN_FAMILY.contains(&first) {
             continue;
         }
         let language = counts.entry(document.language).or_default();
@@ -143,8 +141,8 @@ fn write_table<'a>(
 #[test]
 #[ignore = "needs the gettext catalogues under /usr/share/locale; regenerates the letter model"]
 fn letter_model_is_generated_from_the_translations() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../fetcher/src/charset/letter_model.rs");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../charset/src/letter_model.rs");
     let generated = generate();
     if std::env::var_os("LETTER_MODEL_WRITE").is_some() {
         std::fs::write(&path, &generated).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

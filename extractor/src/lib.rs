@@ -2,22 +2,26 @@
 //!
 //! This crate owns the extraction logic of the extractor stage: [`extract`] reads the page
 //! once with `lol_html` and returns an [`Article`]: title, publish time, author, body text
-//! and HTML, images, outlinks ([`Link`]), language and site name. Everything but [`stage`] is
-//! pure: it knows nothing about queues, Redis or HTTP.
+//! and HTML, images, outlinks ([`Link`], from the `link` leaf crate), language and site name.
+//! Everything but [`stage`] is pure: it knows nothing about queues, Redis or HTTP, and the
+//! compiler holds it to that: without the default `worker` feature
+//! (`--no-default-features`) the crate depends on no broker, store, HTTP client or runtime,
+//! only on the `link` and `script` leaf crates, `lol_html`, `url` and a few text crates.
+//! `crawler extract`, the fuzz target and the extraction bench use it so.
 //!
-//! The stage ([`stage`], run by `main.rs` or by `crawler run`) consumes a
-//! [`pipeline::Page`] from the `extract` queue, and produces a [`pipeline::Document`] on the
-//! `contentseen` queue and, below the crawl's depth limit, one [`pipeline::UrlBatch`] of the
+//! The stage ([`stage`], feature `worker`, run by `main.rs` or by `crawler run`) consumes a
+//! `pipeline::Page` from the `extract` queue, and produces a `pipeline::Document` on the
+//! `contentseen` queue and, below the crawl's depth limit, one `pipeline::UrlBatch` of the
 //! page's outlinks (depth + 1) on the `frontier` queue. The page's raw HTTP exchange, when
-//! the fetcher kept one for WARC output ([`pipeline::Page::raw`]), goes on in the document
-//! unchanged. Redis keys it touches, through [`pipeline::once`]: the page's URL record
+//! the fetcher kept one for WARC output (`pipeline::Page::raw`), goes on in the document
+//! unchanged. Redis keys it touches, through `pipeline::once`: the page's URL record
 //! `{ns}:url:{u<T>}:<S>` (its section of message ids, so a redelivered page is counted
 //! once) and the `extracted` counter of the stats shard in that slot; it reads
-//! `{ns}:crawlctl` ([`pipeline::crawls`]: a cancelled crawl's pages are dropped).
+//! `{ns}:crawlctl` (`pipeline::crawls`: a cancelled crawl's pages are dropped).
 //!
-//! Not here: decoding the page's bytes (the fetcher does, by its charset vote), deciding
-//! whether the text was seen before (contentseen), the evaluation sets and metric (the
-//! `evaluation` crate, which production code never depends on).
+//! Not here: decoding the page's bytes (the fetcher does, by the `charset` crate's vote),
+//! deciding whether the text was seen before (contentseen), the evaluation sets and metric
+//! (the `evaluation` crate, which production code never depends on).
 //!
 //! The map:
 //! - [`scan`]: the single streaming pass. A compact record per element (tag, id/class hint,
@@ -44,12 +48,13 @@ pub mod published;
 pub mod scan;
 pub mod signature;
 /// The worker stage (I/O glue): a `Page` in, a `Document` and the page's outlinks out.
+#[cfg(feature = "worker")]
 pub mod stage;
 #[cfg(test)]
 mod test_rng;
 pub mod title;
 
-pub use pipeline::Link;
+pub use link::Link;
 use url::Url;
 
 /// What extraction finds on a page.
@@ -73,7 +78,7 @@ pub struct Article {
     /// Images of the body, absolute URLs.
     pub images: Vec<String>,
     /// Every `<a href>` on the page (http/https, resolved, deduplicated by URL), as the
-    /// [`Link`]s the outlink [`pipeline::UrlBatch`] carries.
+    /// [`Link`]s the outlink `pipeline::UrlBatch` carries.
     pub outlinks: Vec<Link>,
     /// `<html lang>`.
     pub lang: Option<String>,

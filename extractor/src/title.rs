@@ -305,9 +305,7 @@ fn cut_site_part(title: &str, names_site: &impl Fn(&str) -> bool) -> String {
 
 /// `title` with each `-` between two Han characters written ` - `.
 fn spaced_han_hyphens(title: &str) -> String {
-    let han = |c: Option<char>| {
-        c.is_some_and(|c| pipeline::script::of(c) == Some(pipeline::script::Script::Han))
-    };
+    let han = |c: Option<char>| c.is_some_and(|c| script::of(c) == Some(script::Script::Han));
     let chars: Vec<char> = title.chars().collect();
     let mut out = String::with_capacity(title.len());
     for (i, &c) in chars.iter().enumerate() {

@@ -1,12 +1,16 @@
 //! # fetcher: pages from the web, decoded right
 //!
 //! Consumes [`pipeline::FetchTask`], produces [`pipeline::Page`] (the page
-//! decoded to UTF-8, with the encoding chosen and why; with
+//! decoded to UTF-8, with the name of the encoding chosen; with
 //! `CRAWLER_WARC_DIR` set, also its raw HTTP exchange for the WARC records,
 //! [`pipeline::Page::raw`]).
 //!
-//! - [`charset`]: the charset vote (pure): BOM, HTTP header, the page's own
-//!   declaration, chardetng and decode checks.
+//! The decoding is the `charset` crate's vote ([`::charset::decide_and_decode`]:
+//! BOM, HTTP header, the page's own declaration, chardetng and decode checks),
+//! a pure leaf crate of its own, so the tools, benches and fuzz targets that
+//! only decode link no HTTP client, broker or store. Everything in this crate
+//! is the worker's I/O:
+//!
 //! - [`http`]: the HTTP client and its limits ([`http::FetchSettings`]):
 //!   connect and total timeouts, body cap (after decompression, per chunk),
 //!   redirects, URL length, retries; gzip, deflate, brotli and zstd; the SSRF
@@ -38,7 +42,6 @@
 //! Not here: which URLs to fetch and when (frontier), what the page says
 //! (extractor).
 
-pub mod charset;
 pub mod gate;
 pub mod http;
 pub mod politeness;

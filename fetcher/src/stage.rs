@@ -34,12 +34,12 @@ use pipeline::worker::{Outcome, Stage, StageError};
 use pipeline::{Queue, Store};
 use url::Url;
 
-use crate::charset::overrides::{self, CharsetOverride};
-use crate::charset::{self, Signals};
 use crate::gate::{release_turn, wait_turn, Turn};
 use crate::http::{is_html, is_transient_http, Client, FetchFailure, FetchStatus, Overflow};
 use crate::politeness::{backoff_after, crawl_delay, now_unix_ms, parse_retry_after, HostFeedback};
 use crate::robots::{origin, Robots, RobotsError, Rules};
+use charset::overrides::{self, CharsetOverride};
+use charset::Signals;
 
 pub struct FetcherStage {
     client: Client,
@@ -294,13 +294,6 @@ pub fn charset_override(crawl: &CrawlSpec, url: &Url) -> Option<CharsetOverride>
     overrides::matching(&rules, url.host_str()?).cloned()
 }
 
-/// The top-level domain of a host, the detector's hint.
-pub fn tld(url: &Url) -> Option<&str> {
-    url.host_str()
-        .and_then(|h| h.rsplit('.').next())
-        .filter(|t| t.bytes().all(|b| b.is_ascii_alphabetic()))
-}
-
 impl Stage for FetcherStage {
     type Input = FetchTask;
     const QUEUE: Queue = Queue::Fetch;
@@ -422,7 +415,11 @@ impl FetcherStage {
                 .content_type
                 .as_deref()
                 .and_then(charset::header_charset),
-            tld: tld(&resp.final_url).map(str::as_bytes),
+            tld: resp
+                .final_url
+                .host_str()
+                .and_then(charset::tld)
+                .map(str::as_bytes),
             override_encoding: override_rule.as_ref().map(|rule| rule.encoding),
         };
         let (decision, text) = charset::decide_and_decode(&resp.body, &signals);

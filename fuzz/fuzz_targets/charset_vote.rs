@@ -1,12 +1,12 @@
-//! The fetcher's charset vote and decode on arbitrary bytes.
+//! The charset vote and decode (the `charset` crate) on arbitrary bytes.
 //!
 //! Input (split with `arbitrary`'s `Unstructured`): one byte of flags (bit 0:
 //! a Content-Type header is given, bit 1: a host is given), for each given
 //! one a length byte and that many bytes (lossy UTF-8), then the body. The
-//! host goes through the fetcher's own TLD hint (`stage::tld`).
+//! host goes through the vote's own TLD hint (`charset::tld`).
 #![no_main]
 
-use fetcher::charset::{decide_and_decode, decode, vote, Signals};
+use charset::{decide_and_decode, decode, vote, Signals};
 use libfuzzer_sys::arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
 use url::Url;
@@ -30,7 +30,8 @@ fuzz_target!(|data: &[u8]| {
         header: header.as_deref(),
         tld: url
             .as_ref()
-            .and_then(fetcher::stage::tld)
+            .and_then(Url::host_str)
+            .and_then(charset::tld)
             .map(str::as_bytes),
         override_encoding: None,
     };
@@ -44,7 +45,7 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(json, decision);
 });
 
-fn serde_json_roundtrip(d: &fetcher::charset::Decision) -> fetcher::charset::Decision {
+fn serde_json_roundtrip(d: &charset::Decision) -> charset::Decision {
     let s = serde_json::to_string(d).expect("a decision serializes");
     serde_json::from_str(&s).expect("a decision deserializes")
 }

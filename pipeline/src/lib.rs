@@ -39,7 +39,6 @@
 //!   of the URL it is about (the URL record).
 //! - [`live`]: the live workers and their messages in flight (heartbeats).
 //! - [`metrics`]: Prometheus counters and latency histograms of a worker.
-//! - [`script`]: which writing system a character or text is in.
 //!
 //! It consumes and produces no message of its own: the worker loop consumes
 //! a stage's queue and publishes what the stage returns. Queues it declares:
@@ -63,7 +62,6 @@ pub mod live;
 pub mod messages;
 pub mod metrics;
 pub mod once;
-pub mod script;
 pub mod shutdown;
 pub mod store;
 pub mod topology;

@@ -129,29 +129,9 @@ impl Default for CrawlSpec {
     }
 }
 
-/// One link found on a page (or one seed): the extractor's outlinks
-/// (`extractor::Article::outlinks`) are of this type, sent as they are.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Link {
-    /// Absolute, without fragment.
-    pub url: String,
-    /// `rel` has `nofollow` (or `ugc`/`sponsored`).
-    #[serde(default)]
-    pub nofollow: bool,
-    /// The link text, whitespace collapsed and trimmed (empty for a seed).
-    #[serde(default)]
-    pub anchor: String,
-}
-
-impl Link {
-    pub fn new(url: impl Into<String>) -> Self {
-        Link {
-            url: url.into(),
-            nofollow: false,
-            anchor: String::new(),
-        }
-    }
-}
+/// One link found on a page (or one seed), in its own leaf crate so the
+/// extractor's pure core can make it without depending on this crate.
+pub use link::Link;
 
 /// URLs for the frontier: a batch of seeds, or the outlinks of one page
 /// (one message per page, not one per link).

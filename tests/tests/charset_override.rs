@@ -5,9 +5,9 @@
 //! it (the override decides), by `crawler run` in one process and by
 //! `crawler seed` and the four workers over the real RabbitMQ and Redis.
 
+use charset::{vote, Signals};
 use crawler_tests::{stub_site, TestEnv};
 use encoding_rs::WINDOWS_1252;
-use fetcher::charset::{vote, Signals};
 use pipeline::StoredDocument;
 
 /// French text in windows-1252 whose only letter that ISO-8859-2 (the label

@@ -101,7 +101,7 @@ pub fn names(author: &str) -> Vec<String> {
 }
 
 fn is_han(c: char) -> bool {
-    matches!(pipeline::script::of(c), Some(pipeline::script::Script::Han)) || c == '·'
+    matches!(script::of(c), Some(script::Script::Han)) || c == '·'
 }
 
 /// Whether `ours` names exactly the people of `truth`, in any order.

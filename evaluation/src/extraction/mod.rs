@@ -17,8 +17,8 @@ pub mod trafilatura;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use pipeline::script::{self, Script};
 use regex::Regex;
+use script::Script;
 
 /// What an extractor gives for a page, as the bench scores it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -85,7 +85,7 @@ pub fn tokens(text: &str, tokenizer: Tokenizer) -> Vec<&str> {
     out
 }
 
-/// Han ideographs, kana and hangul (by [`pipeline::script`]): one token each under
+/// Han ideographs, kana and hangul (by [`script`]): one token each under
 /// [`Tokenizer::Cjk`].
 pub fn is_cjk(c: char) -> bool {
     matches!(

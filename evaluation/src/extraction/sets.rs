@@ -315,9 +315,9 @@ pub fn gne() -> Result<Vec<Page>, String> {
 }
 
 /// Decodes page bytes the way the crawler does: the fetcher's charset vote
-/// (`fetcher::charset::decide_and_decode`), with no HTTP header (the sets have none).
+/// (`charset::decide_and_decode`), with no HTTP header (the sets have none).
 pub fn decode(bytes: &[u8]) -> String {
-    fetcher::charset::decide_and_decode(bytes, &fetcher::charset::Signals::default()).1
+    charset::decide_and_decode(bytes, &charset::Signals::default()).1
 }
 
 /// The language a page is reported under, read from the page as published, not from any

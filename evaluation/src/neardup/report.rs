@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use pipeline::script::Script;
+use script::Script;
 
 use super::{jaccard, shingles, Decided, EvalPage, EvalSet, Kind};
 

@@ -40,9 +40,9 @@ pub async fn run(set: &EvalSet, store: Store, namespace: &str) -> Result<Vec<Dec
     let mut texts = Vec::with_capacity(set.pages.len());
     for p in &set.pages {
         let header = p.served.content_type.as_deref();
-        let (decision, html) = fetcher::charset::decide_and_decode(
+        let (decision, html) = charset::decide_and_decode(
             &p.served.bytes,
-            &fetcher::charset::Signals {
+            &charset::Signals {
                 header,
                 ..Default::default()
             },

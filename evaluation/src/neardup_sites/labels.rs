@@ -60,7 +60,7 @@ pub fn words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut word = String::new();
     for c in text.chars() {
-        if pipeline::script::is_unspaced(c) {
+        if script::is_unspaced(c) {
             if !word.is_empty() {
                 out.push(std::mem::take(&mut word));
             }

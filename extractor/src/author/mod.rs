@@ -23,7 +23,7 @@ mod chinese;
 mod json_ld;
 mod names;
 
-use pipeline::script::Script;
+use script::Script;
 
 use crate::scan::{flag, Page};
 use chinese::{chinese_byline, floor, han_name};
@@ -339,9 +339,9 @@ pub fn split_names(author: &str) -> Vec<String> {
         .collect()
 }
 
-/// Han ideographs, by the one script table ([`pipeline::script`]).
+/// Han ideographs, by the one script table ([`script`]).
 fn is_han(c: char) -> bool {
-    pipeline::script::of(c) == Some(Script::Han)
+    script::of(c) == Some(Script::Han)
 }
 
 /// Lines of the body's opening looked at for a bare name.

@@ -32,13 +32,13 @@ pub struct Body {
 
 /// Text found only in chrome and boilerplate blocks is an article from this many bytes on.
 pub const NO_ARTICLE_MAX_BYTES: usize = 600;
-/// A body of fewer words than this ([`pipeline::script::word_equivalents`]) is no article:
+/// A body of fewer words than this ([`script::word_equivalents`]) is no article:
 /// "404 Not Found", "Please enable JavaScript to view this page.", a "Loading…" line.
 pub const MIN_ARTICLE_WORDS: usize = 10;
 
 /// The text holds at least [`MIN_ARTICLE_WORDS`] words.
 fn enough_words(text: &str) -> bool {
-    pipeline::script::word_equivalents(text) >= MIN_ARTICLE_WORDS
+    script::word_equivalents(text) >= MIN_ARTICLE_WORDS
 }
 
 /// A body whose top block has more linked text than this share is a listing, not an article.

@@ -1,5 +1,11 @@
-//! Charset voting: which encoding a fetched page is really in, decided by a
-//! vote among independent signals, each recorded with its evidence.
+//! # charset: which encoding a page's bytes are really in, and its text
+//!
+//! Owns the charset vote: which encoding a fetched page is really in,
+//! decided by a vote among independent signals, each recorded with its
+//! evidence. Consumes a page's bytes and [`Signals`] (the HTTP header, the
+//! host's TLD, a per-site override); produces a [`Decision`] and the text
+//! decoded to UTF-8. Used by the fetcher worker on every page, and by
+//! `crawler charset`, the charset bench and the fuzz target without it.
 //!
 //! Real pages lie about their encoding: servers send a default
 //! `charset=ISO-8859-1` whatever the bytes are, templates copy a `<meta
@@ -37,12 +43,15 @@
 //!    windows-1250 for English whose one non-ASCII byte is a `£`), and
 //!    otherwise wins if its own guess decodes cleanly.
 //!
-//! The result is a serializable [`Decision`] (it travels in the page message
-//! and `crawler charset` prints it) that lists every vote and says whether
-//! the detector ran. [`decide_and_decode`] is the fetcher's fast path: on
-//! UTF-8 pages it validates once and reuses the validation for the text.
+//! The result is a serializable [`Decision`] (`crawler charset` prints it;
+//! the page message carries the chosen encoding's name) that lists every
+//! vote and says whether the detector ran. [`decide_and_decode`] is the
+//! fetcher's fast path: on UTF-8 pages it validates once and reuses the
+//! validation for the text.
 //!
-//! Pure logic: no I/O.
+//! Pure logic, a leaf crate: no I/O; its dependencies are `encoding_rs`,
+//! `chardetng`, `serde` and `thiserror`, and CI checks that no broker, store, HTTP
+//! client or runtime creeps in (`scripts/pure-crates.sh`).
 
 pub mod alphabet;
 pub mod cjk;
@@ -92,6 +101,15 @@ pub struct Signals<'a> {
     /// A per-site override from configuration, for sites known to lie in
     /// ways the vote cannot see through.
     pub override_encoding: Option<&'static Encoding>,
+}
+
+/// The top-level domain of a host (`example.ru` gives `ru`), the
+/// detector's hint ([`Signals::tld`]); `None` when the last label is not
+/// all letters (an IP address).
+pub fn tld(host: &str) -> Option<&str> {
+    host.rsplit('.')
+        .next()
+        .filter(|t| t.bytes().all(|b| b.is_ascii_alphabetic()))
 }
 
 /// One signal's say in the vote.

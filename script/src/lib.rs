@@ -1,7 +1,13 @@
-//! Which writing system a character or a text is in: one home for the
-//! script rules the stages and the evaluations share (contentseen's
-//! tokenizer splits unspaced scripts into characters; the evaluations
-//! report per script).
+//! # script: which writing system a character or a text is in
+//!
+//! One home for the script rules the stages and the evaluations share:
+//! the extractor (Han names of authors and titles, an article's length in
+//! [`word_equivalents`]), contentseen (its tokenizer splits unspaced
+//! scripts into characters) and the evaluations (per-script reports).
+//!
+//! Consumes a character ([`of`], [`is_unspaced`]) or a text
+//! ([`dominant`], [`word_equivalents`]); produces a [`Script`] or a count.
+//! A leaf crate: no dependencies, no I/O.
 
 /// A writing system, as far as the crawler needs to tell them apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

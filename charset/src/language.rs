@@ -575,7 +575,7 @@ pub fn best_latin(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::charset::same_text;
+    use crate::same_text;
 
     const POLISH: &str = "Państwowa komisja wyborcza ogłosiła, że w niedzielnych wyborach \
         frekwencja była wyższa niż się spodziewano. Głosowało ponad sześćdziesiąt procent \
