@@ -481,7 +481,8 @@ impl AmqpSession {
 
     async fn publish(&self, queue: &str, payloads: &[Vec<u8>]) -> Result<(), BrokerError> {
         // Publish the whole window first, then wait for the confirms: one
-        // round trip per batch, not per message (FACTS.md).
+        // round trip per batch, not per message (waiting for each confirm
+        // in turn costs a broker round trip per message).
         let mut confirms = Vec::with_capacity(payloads.len());
         for payload in payloads {
             let confirm = self

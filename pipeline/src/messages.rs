@@ -293,7 +293,7 @@ pub struct Page {
     pub content_type: Option<String>,
     /// The encoding the charset vote chose (WHATWG name).
     pub encoding: String,
-    /// Why: each signal's vote, as JSON (see the fetcher's `charset::Decision`).
+    /// Why: each signal's vote, as JSON (see `charset::Decision`).
     #[serde(default)]
     pub charset_votes: Option<String>,
     /// The per-site override rule (of [`CrawlSpec::charset_overrides`]) that

@@ -14,7 +14,7 @@
 //! reading the bytes between tags once: over the AEB pages `lol_html` with an end-tag
 //! handler per element and a text handler, both doing nothing, took 2.52 ms/page, and this
 //! whole pass, records kept, 2.57 ms/page (median of 7 rounds each, in turns, on a busy
-//! 2-core machine; `cargo run --release -p evaluation --example scan_handlers`). The
+//! 2-core machine, by a throwaway example since removed). The
 //! handlers alone cost what the whole pass costs; the work done in them would come on top.
 //! Either way `lol_html` builds no tree and does not report elements that are closed
 //! implicitly (`<p>a<p>b`, `<li>a<li>b`), so the pass keeps its own stack of open elements
