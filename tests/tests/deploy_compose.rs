@@ -493,6 +493,23 @@ impl Stack {
         self.redis_cli_on("redis", args)
     }
 
+    /// The hosts `redis-cli -h` reaches the Redis masters at from the
+    /// redis container: itself, or on a cluster every master not failed.
+    fn redis_masters(&self) -> Vec<String> {
+        if !self.cluster {
+            return vec!["127.0.0.1".to_string()];
+        }
+        self.redis_cli(&["cluster", "nodes"])
+            .lines()
+            .filter(|l| {
+                node_flags(l).iter().any(|f| f == "master")
+                    && !node_flags(l).iter().any(|f| f.starts_with("fail"))
+            })
+            .filter_map(|l| l.split_whitespace().nth(1))
+            .map(|addr| addr.split([':', '@']).next().unwrap_or(addr).to_string())
+            .collect()
+    }
+
     /// `redis-cli <args>` in this Redis service's container.
     fn redis_cli_on(&self, service: &str, args: &[&str]) -> String {
         let mut all = vec!["exec", "-T", service, "redis-cli"];
@@ -664,26 +681,42 @@ fn check_crawl(stack: &Stack, site: &Site, label: &str) {
         lines - originals,
         stats["counters"]
     );
-    if stack.cluster {
-        // The scripts below read keys of many slots: one node's.
-        return;
-    }
-    let keys = Keys::new("crawler");
-    let redis = |args: &[&str]| stack.redis_cli(args);
     // Summed in Redis: the export logs (one per URL tag) and the document
-    // records (fields of the per-URL document hashes).
-    let sum_logs =
-        "local n = 0 for _, k in ipairs(ARGV) do n = n + redis.call('LLEN', k) end return n"
-            .to_string();
-    let mut args = vec!["eval".to_string(), sum_logs, "0".to_string()];
-    args.extend(keys.document_logs());
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let log_len: i64 = redis(&args).trim().parse().expect("log length");
-    let count_docs = "local c, n = '0', 0 repeat local r = redis.call('SCAN', c, 'MATCH', ARGV[1], 'COUNT', 1000) c = r[1] for _, k in ipairs(r[2]) do n = n + redis.call('HLEN', k) end until c == '0' return n";
-    let doc_keys: i64 = redis(&["eval", count_docs, "0", "crawler:doc:*"])
-        .trim()
-        .parse()
-        .expect("document records");
+    // records (fields of the per-URL document hashes). A script reads only
+    // its own node's keys, so on a cluster each master counts its own
+    // (found by SCAN) and the counts are summed.
+    let count = |op: &str, pattern: &str| -> i64 {
+        // Keys of many slots: a cluster node refuses that to a script
+        // without the flag (Redis 7).
+        let script = format!("#!lua flags=allow-cross-slot-keys\nlocal c, n = '0', 0 repeat local r = redis.call('SCAN', c, 'MATCH', ARGV[1], 'COUNT', 1000) c = r[1] for _, k in ipairs(r[2]) do n = n + redis.call('{op}', k) end until c == '0' return n");
+        stack
+            .redis_masters()
+            .iter()
+            .map(|host| {
+                stack
+                    .redis_cli(&["-h", host, "eval", &script, "0", pattern])
+                    .trim()
+                    .parse::<i64>()
+                    .unwrap_or_else(|e| panic!("[{label}] {op} on {host}: {e}"))
+            })
+            .sum()
+    };
+    let (log_len, doc_keys) = if stack.cluster {
+        (
+            count("LLEN", "crawler:docs:*"),
+            count("HLEN", "crawler:doc:*"),
+        )
+    } else {
+        // On one node, the log keys by name.
+        let sum_logs =
+            "local n = 0 for _, k in ipairs(ARGV) do n = n + redis.call('LLEN', k) end return n"
+                .to_string();
+        let mut args = vec!["eval".to_string(), sum_logs, "0".to_string()];
+        args.extend(Keys::new("crawler").document_logs());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let log_len: i64 = stack.redis_cli(&args).trim().parse().expect("log length");
+        (log_len, count("HLEN", "crawler:doc:*"))
+    };
     assert_eq!(log_len, lines, "[{label}] document log");
     assert_eq!(doc_keys, lines, "[{label}] document keys");
 }
@@ -891,6 +924,47 @@ fn wait_idle(stack: &Stack) -> Duration {
     t0.elapsed()
 }
 
+/// Pages fetched so far, or -1 while the CLI gets no answer.
+fn progress(stack: &Stack) -> i64 {
+    stack.stats().map_or(-1, |s| counter(&s, "fetched"))
+}
+
+/// A crawl with faults: its seed, and each fault's time after it.
+struct Timeline {
+    label: &'static str,
+    t0: Instant,
+    lines: Vec<String>,
+}
+
+impl Timeline {
+    /// Seeds the test site with the faults' politeness delay and returns
+    /// once a tenth of the `want` pages are fetched.
+    fn start(label: &'static str, stack: &Stack, want: i64) -> Timeline {
+        let t0 = Instant::now();
+        seed(stack, FAULT_CRAWL_DELAY_MS);
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while progress(stack) < want / 10 {
+            assert!(Instant::now() < deadline, "the crawl makes no progress");
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        Timeline {
+            label,
+            t0,
+            lines: Vec::new(),
+        }
+    }
+
+    fn mark(&mut self, what: &str) {
+        let line = format!("{:6.1} s  {what}", self.t0.elapsed().as_secs_f64());
+        println!("[{}] {line}", self.label);
+        self.lines.push(line);
+    }
+
+    fn print(&self) {
+        println!("[{}] timeline:\n{}", self.label, self.lines.join("\n"));
+    }
+}
+
 /// Seeds the test site with this politeness delay.
 fn seed(stack: &Stack, delay_ms: u64) -> String {
     stack.cli_ok(&[
@@ -1036,20 +1110,8 @@ fn compose_stack_crawls_and_survives_faults() {
     stack.up();
     let fetchers = stack.containers("fetcher");
     let contentseen = stack.containers("contentseen")[0].clone();
-    let t0 = Instant::now();
-    seed(&stack, FAULT_CRAWL_DELAY_MS);
-    let progress = |stack: &Stack| stack.stats().map_or(-1, |s| counter(&s, "fetched"));
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while progress(&stack) < want / 10 {
-        assert!(Instant::now() < deadline, "the crawl makes no progress");
-        std::thread::sleep(Duration::from_millis(500));
-    }
-    let mut timeline = Vec::new();
-    let mut mark = |what: &str| {
-        let line = format!("{:6.1} s  {what}", t0.elapsed().as_secs_f64());
-        println!("[faults] {line}");
-        timeline.push(line);
-    };
+    let mut timeline = Timeline::start("faults", &stack, want);
+    let mut mark = |what: &str| timeline.mark(what);
 
     // A fetcher SIGKILLed with `docker kill`: the engine counts that as the
     // operator's stop and leaves it stopped, so it is started again.
@@ -1090,11 +1152,7 @@ fn compose_stack_crawls_and_survives_faults() {
     mark("docker-compose restart rabbitmq");
     stack.ok(&["restart", "rabbitmq"]);
     let rabbit = stack.containers("rabbitmq")[0].clone();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while inspect(&rabbit, HEALTH) != "healthy" {
-        assert!(Instant::now() < deadline, "rabbitmq not healthy again");
-        std::thread::sleep(Duration::from_millis(500));
-    }
+    wait_healthy(&rabbit, "rabbitmq", Duration::from_secs(120));
     mark("rabbitmq healthy again");
 
     let redis = stack.containers("redis")[0].clone();
@@ -1117,11 +1175,7 @@ fn compose_stack_crawls_and_survives_faults() {
     docker_ok(&["kill", "-s", "KILL", &redis]);
     std::thread::sleep(Duration::from_secs(2));
     docker_ok(&["start", &redis]);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while inspect(&redis, HEALTH) != "healthy" {
-        assert!(Instant::now() < deadline, "redis not healthy again");
-        std::thread::sleep(Duration::from_millis(500));
-    }
+    wait_healthy(&redis, "redis", Duration::from_secs(60));
     mark("redis started again, healthy (its append-only file loaded)");
 
     // Stats answer again once Redis does.
@@ -1158,7 +1212,7 @@ fn compose_stack_crawls_and_survives_faults() {
     for c in stack.containers("") {
         assert_eq!(inspect(&c, "{{.State.Running}}"), "true", "{c} not running");
     }
-    println!("[faults] timeline:\n{}", timeline.join("\n"));
+    timeline.print();
 }
 
 /// Whether `service`'s node sees the node `dead` (an id) as failed and
@@ -1167,29 +1221,31 @@ fn compose_stack_crawls_and_survives_faults() {
 /// only agreed on after the node timeout.)
 fn failed_over(stack: &Stack, service: &str, dead: &str) -> bool {
     let nodes = stack.redis_cli_on(service, &["cluster", "nodes"]);
-    let flags = |line: &str| -> Vec<String> {
-        line.split_whitespace()
-            .nth(2)
-            .unwrap_or("")
-            .split(',')
-            .map(str::to_string)
-            .collect()
-    };
     let dead_failed = nodes
         .lines()
-        .any(|l| l.starts_with(dead) && flags(l).iter().any(|f| f == "fail"));
+        .any(|l| l.starts_with(dead) && node_flags(l).iter().any(|f| f == "fail"));
     let masters = nodes
         .lines()
         .filter(|l| !l.starts_with(dead))
-        .map(flags)
+        .map(node_flags)
         .filter(|f| f.iter().any(|x| x == "master") && !f.iter().any(|x| x.starts_with("fail")))
         .count();
     dead_failed && masters == 3
 }
 
+/// The flags of a `CLUSTER NODES` line (`myself,master`, `master,fail?`, …).
+fn node_flags(line: &str) -> Vec<String> {
+    line.split_whitespace()
+        .nth(2)
+        .unwrap_or("")
+        .split(',')
+        .map(str::to_string)
+        .collect()
+}
+
 /// Waits until a container's healthcheck says healthy.
-fn wait_healthy(container: &str, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(180);
+fn wait_healthy(container: &str, what: &str, timeout: Duration) {
+    let deadline = Instant::now() + timeout;
     while inspect(container, HEALTH) != "healthy" {
         assert!(Instant::now() < deadline, "{what} not healthy again");
         std::thread::sleep(Duration::from_millis(500));
@@ -1242,20 +1298,8 @@ fn compose_cluster_crawls_and_survives_node_loss() {
     }
     println!("[cluster] Redis Cluster of 6 nodes (3 masters) and 3 RabbitMQ nodes");
 
-    let t0 = Instant::now();
-    seed(&stack, FAULT_CRAWL_DELAY_MS);
-    let progress = |stack: &Stack| stack.stats().map_or(-1, |s| counter(&s, "fetched"));
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while progress(&stack) < want / 10 {
-        assert!(Instant::now() < deadline, "the crawl makes no progress");
-        std::thread::sleep(Duration::from_millis(500));
-    }
-    let mut timeline = Vec::new();
-    let mut mark = |what: &str| {
-        let line = format!("{:6.1} s  {what}", t0.elapsed().as_secs_f64());
-        println!("[cluster] {line}");
-        timeline.push(line);
-    };
+    let mut timeline = Timeline::start("cluster", &stack, want);
+    let mut mark = |what: &str| timeline.mark(what);
 
     // A Redis master SIGKILLed: its replica takes over; the old master,
     // started again, rejoins as a replica.
@@ -1281,7 +1325,7 @@ fn compose_cluster_crawls_and_survives_node_loss() {
     }
     mark(&format!("{victim} failed, its replica a master"));
     docker_ok(&["start", &container]);
-    wait_healthy(&container, victim);
+    wait_healthy(&container, victim, Duration::from_secs(180));
     // It learns from the others that its slots have a newer master.
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
@@ -1304,7 +1348,7 @@ fn compose_cluster_crawls_and_survives_node_loss() {
     docker_ok(&["kill", "-s", "KILL", &rabbit]);
     std::thread::sleep(FAULT_SPAN);
     docker_ok(&["start", &rabbit]);
-    wait_healthy(&rabbit, "rabbitmq-2");
+    wait_healthy(&rabbit, "rabbitmq-2", Duration::from_secs(180));
     let fetched = progress(&stack);
     mark(&format!(
         "rabbitmq-2 started again, healthy; {fetched} of {want} fetched"
@@ -1338,5 +1382,5 @@ fn compose_cluster_crawls_and_survives_node_loss() {
     check_crawl(&stack, &site, "cluster");
     check_texts_in_files(&stack, "cluster");
     stack.check_logs_hold_no_secret("cluster");
-    println!("[cluster] timeline:\n{}", timeline.join("\n"));
+    timeline.print();
 }
