@@ -66,16 +66,16 @@ pub fn resolve_into(base: &Url, raw: &str, out: &mut String) -> bool {
 fn join_plain(base: &Url, raw: &str, out: &mut String) -> Option<()> {
     let rest = if let Some(rest) = raw.strip_prefix("https://") {
         out.push_str("https://");
-        plain_host(rest, out)?
+        plain_host(rest, "https", out)?
     } else if let Some(rest) = raw.strip_prefix("http://") {
         out.push_str("http://");
-        plain_host(rest, out)?
+        plain_host(rest, "http", out)?
     } else if !matches!(base.scheme(), "http" | "https") {
         return None;
     } else if let Some(rest) = raw.strip_prefix("//") {
         out.push_str(base.scheme());
         out.push_str("://");
-        plain_host(rest, out)?
+        plain_host(rest, base.scheme(), out)?
     } else if raw.starts_with('/') {
         // Scheme, user, host and port of the base.
         out.push_str(&base[..Position::BeforePath]);
@@ -86,19 +86,52 @@ fn join_plain(base: &Url, raw: &str, out: &mut String) -> Option<()> {
     plain_path_and_query(rest, out)
 }
 
-/// Pushes the host `rest` starts with (up to `/`, `?`, `#` or the end) when URL parsing keeps
-/// it as it is, and returns what follows it. The host is labels that IDNA passes through
-/// unchanged (`[a-z][a-z0-9-]*`, not ending in `-`, no `--` at the third character, so no
-/// `xn--`); the last label starts with a letter, so the host is no IPv4 address.
-fn plain_host<'a>(rest: &'a str, out: &mut String) -> Option<&'a str> {
+/// Pushes the host and port `rest` starts with (up to `/`, `?`, `#` or the end) when URL
+/// parsing keeps them as they are, and returns what follows them. The host is either labels
+/// that IDNA passes through unchanged (`[a-z][a-z0-9-]*`, not ending in `-`, no `--` at the
+/// third character, so no `xn--`; the last label starts with a letter, so the host is no
+/// IPv4 address) or an IPv4 address as it is written back (four decimal numbers up to 255
+/// without leading zeros). The port, if any, is a number from 1 to 65535 without leading
+/// zeros, and not the scheme's default (which URL parsing drops).
+fn plain_host<'a>(rest: &'a str, scheme: &str, out: &mut String) -> Option<&'a str> {
     let bytes = rest.as_bytes();
+    let host_end = match canonical_ipv4(bytes) {
+        Some(end) => end,
+        None => plain_labels(bytes)?,
+    };
+    let port_end = match bytes.get(host_end) {
+        Some(b':') => {
+            let digits = &bytes[host_end + 1..];
+            let n = digits.iter().take_while(|b| b.is_ascii_digit()).count();
+            let port: u32 = rest.get(host_end + 1..host_end + 1 + n)?.parse().ok()?;
+            let default = match scheme {
+                "http" => 80,
+                "https" => 443,
+                _ => return None,
+            };
+            let ends = matches!(digits.get(n), Some(b'/' | b'?' | b'#') | None);
+            if !(ends && n <= 5 && digits[0] != b'0' && port <= 65535 && port != default) {
+                return None;
+            }
+            host_end + 1 + n
+        }
+        Some(b'/' | b'?' | b'#') | None => host_end,
+        Some(_) => return None,
+    };
+    out.push_str(&rest[..port_end]);
+    Some(&rest[port_end..])
+}
+
+/// The end of the labels `bytes` starts with (see [`plain_host`]), before a `:`, `/`, `?`,
+/// `#` or the end.
+fn plain_labels(bytes: &[u8]) -> Option<usize> {
     let mut label_start = 0;
     let mut end = 0;
     loop {
         match bytes.get(end) {
             Some(b'a'..=b'z') => {}
             Some(b'0'..=b'9' | b'-') if end > label_start => {}
-            Some(b'.') | Some(b'/' | b'?' | b'#') | None => {
+            Some(b'.') | Some(b':' | b'/' | b'?' | b'#') | None => {
                 let label = &bytes[label_start..end];
                 let passes = !label.is_empty()
                     && label.last() != Some(&b'-')
@@ -107,7 +140,7 @@ fn plain_host<'a>(rest: &'a str, out: &mut String) -> Option<&'a str> {
                     return None;
                 }
                 if bytes.get(end) != Some(&b'.') {
-                    break;
+                    return Some(end);
                 }
                 label_start = end + 1;
             }
@@ -115,8 +148,37 @@ fn plain_host<'a>(rest: &'a str, out: &mut String) -> Option<&'a str> {
         }
         end += 1;
     }
-    out.push_str(&rest[..end]);
-    Some(&rest[end..])
+}
+
+/// The end of the IPv4 address `bytes` starts with, when it is four decimal numbers of 0 to
+/// 255 without leading zeros (`127.0.0.1`: URL parsing writes it back the same; `127.1`,
+/// `010.0.0.1` or `0x7f.0.0.1` it rewrites), before a `:`, `/`, `?`, `#` or the end.
+fn canonical_ipv4(bytes: &[u8]) -> Option<usize> {
+    let mut end = 0;
+    for part in 0..4 {
+        let n = bytes[end..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        let digits = &bytes[end..end + n];
+        let value = digits
+            .iter()
+            .fold(0u32, |v, &d| v.saturating_mul(10) + u32::from(d - b'0'));
+        if n == 0 || n > 3 || (n > 1 && digits[0] == b'0') || value > 255 {
+            return None;
+        }
+        end += n;
+        let next = bytes.get(end);
+        if part < 3 {
+            if next != Some(&b'.') {
+                return None;
+            }
+            end += 1;
+        } else if !matches!(next, Some(b':' | b'/' | b'?' | b'#') | None) {
+            return None;
+        }
+    }
+    Some(end)
 }
 
 /// The index of the first byte at or after `from` that is not [`PLAIN`] (`bytes.len()` if
@@ -491,6 +553,13 @@ mod tests {
             ),
             ("/world/europe/", "https://news.example.com/world/europe/"),
             ("/", "https://news.example.com/"),
+            ("https://1.2.3.4/", "https://1.2.3.4/"),
+            (
+                "http://127.0.0.12:8080/p/3?x",
+                "http://127.0.0.12:8080/p/3?x",
+            ),
+            ("//a.com:8443", "https://a.com:8443/"),
+            ("https://a.com:80/", "https://a.com:80/"),
             (
                 "/a:b@c/;d=e,f+g*h(i)!$~?q=/?",
                 "https://news.example.com/a:b@c/;d=e,f+g*h(i)!$~?q=/?",
@@ -505,8 +574,17 @@ mod tests {
             "https://a.com:443/",
             "https://u@a.com/",
             "https://xn--bcher-kva.example/",
-            "https://1.2.3.4/",
             "https://a.0x1f/",
+            "https://1.2.3/",
+            "https://1.2.3.4.5/",
+            "https://01.2.3.4/",
+            "https://1.2.3.256/",
+            "https://0x1.2.3.4/",
+            "https://a.com:/",
+            "https://a.com:0443/",
+            "https://a.com:65536/",
+            "http://a.com:80/",
+            "https://a.com:8a/",
             "https://a.com./",
             "https://a-.com/",
             "https://a.com/./b",
@@ -550,6 +628,16 @@ mod tests {
             "443",
             ":80",
             ":443",
+            ":8080",
+            ":65535",
+            ":65536",
+            ":0",
+            ":08",
+            "127.0.0.1",
+            "10.0.0.",
+            "1.2.3",
+            "256",
+            "00",
             "xn--",
             "a",
             "B",
@@ -612,7 +700,7 @@ mod tests {
         ]
         .map(|b| Url::parse(b).unwrap());
         let mut next = crate::test_rng::sequence();
-        let mut answered = 0;
+        let (mut answered, mut ported, mut ipv4) = (0, 0, 0);
         for _ in 0..200_000 {
             let mut raw = String::new();
             let starts = ["https://", "http://", "//", "/", ""];
@@ -628,6 +716,9 @@ mod tests {
             for base in &bases {
                 if let Some(fast) = plain(base, &raw) {
                     answered += 1;
+                    let authority = fast.split('/').nth(2).unwrap_or("");
+                    ported += usize::from(authority.contains(':'));
+                    ipv4 += usize::from(authority.starts_with(|c: char| c.is_ascii_digit()));
                     assert_eq!(
                         Some(fast),
                         by_url_crate(base, &raw),
@@ -639,6 +730,42 @@ mod tests {
         assert!(
             answered > 100_000,
             "the fast path answered {answered} times only"
+        );
+        // Hosts of numbers and dots, with ports or none.
+        for _ in 0..50_000 {
+            let mut raw = String::from(crate::test_rng::pick(&mut next, &["http://", "//"]));
+            for i in 0..3 + next() % 3 {
+                if i > 0 {
+                    raw.push('.');
+                }
+                let parts = [
+                    "0", "1", "9", "10", "99", "127", "255", "256", "01", "00", "0x7f",
+                ];
+                raw.push_str(crate::test_rng::pick(&mut next, &parts));
+            }
+            let ports = [
+                "", ":", ":1", ":80", ":443", ":8080", ":65535", ":65536", ":08",
+            ];
+            raw.push_str(crate::test_rng::pick(&mut next, &ports));
+            raw.push_str(crate::test_rng::pick(
+                &mut next,
+                &["", "/", "/p/1", "?q", "#f", "x"],
+            ));
+            for base in &bases {
+                if let Some(fast) = plain(base, &raw) {
+                    let authority = fast.split('/').nth(2).unwrap_or("");
+                    ipv4 += usize::from(authority.starts_with(|c: char| c.is_ascii_digit()));
+                    assert_eq!(
+                        Some(fast),
+                        by_url_crate(base, &raw),
+                        "{raw:?} against {base}"
+                    );
+                }
+            }
+        }
+        assert!(
+            ported > 1_000 && ipv4 > 1_000,
+            "the fast path answered with a port {ported} times, an IPv4 host {ipv4} times"
         );
     }
 

@@ -112,6 +112,17 @@ pub fn is_unspaced(c: char) -> bool {
 /// spaced script is one, and every two characters of an unspaced one (Han,
 /// kana, hangul, Thai…: a Chinese word is about two characters) one more.
 pub fn word_equivalents(text: &str) -> usize {
+    count_words(text, usize::MAX)
+}
+
+/// Whether a text holds at least `n` [`word_equivalents`]; it stops reading at the
+/// `n`th (a body's length check reads a few words, not the whole body).
+pub fn has_words(text: &str, n: usize) -> bool {
+    count_words(text, n) >= n
+}
+
+/// [`word_equivalents`], counted until `stop` is reached (the count only grows).
+fn count_words(text: &str, stop: usize) -> usize {
     let (mut words, mut unspaced, mut in_word) = (0usize, 0usize, false);
     for c in text.chars() {
         match of(c) {
@@ -123,7 +134,13 @@ pub fn word_equivalents(text: &str) -> usize {
                 words += usize::from(!in_word);
                 in_word = true;
             }
-            None => in_word = false,
+            None => {
+                in_word = false;
+                continue;
+            }
+        }
+        if words + unspaced.div_ceil(2) >= stop {
+            break;
         }
     }
     words + unspaced.div_ceil(2)
@@ -164,6 +181,14 @@ mod tests {
         assert_eq!(word_equivalents("404 Not Found"), 3);
         assert_eq!(word_equivalents("Please enable JavaScript, now!"), 4);
         assert_eq!(word_equivalents("加载中……"), 2);
+        for (text, n) in [
+            ("", 0),
+            ("404 Not Found", 3),
+            ("加载中……", 2),
+            ("a 加载中 b", 4),
+        ] {
+            assert!(has_words(text, n) && !has_words(text, n + 1), "{text}");
+        }
         assert_eq!(word_equivalents("他按掉后再打给我。"), 4);
         assert_eq!(word_equivalents("Das Café 中文"), 3);
     }

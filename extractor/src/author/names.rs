@@ -458,7 +458,7 @@ pub(super) fn strip_byline(raw: &str) -> String {
     // (Compared on the same bytes of `s`: lower-casing may change a text's length.)
     while let Some(rest) = BYLINE_PREFIXES.iter().find_map(|p| {
         s.get(..p.len())
-            .filter(|head| head.to_lowercase() == *p)
+            .filter(|head| lowercases_to(head, p))
             .and_then(|_| s.get(p.len()..))
     }) {
         s = rest.trim().to_string();
@@ -492,6 +492,13 @@ pub(super) fn strip_byline(raw: &str) -> String {
         .join(" ")
         .trim_end_matches([',', ';', ':', '-', '(', ' '])
         .to_string()
+}
+
+/// Whether `text` lower-cased is `lower` (`text.to_lowercase() == lower` without making
+/// the string: a byline is tried against every label). The two differ only on a capital
+/// sigma (its lower case depends on its place in a word), and no label holds a sigma.
+fn lowercases_to(text: &str, lower: &str) -> bool {
+    text.chars().flat_map(char::to_lowercase).eq(lower.chars())
 }
 
 /// Buttons a byline box puts right after the writer's name, read glued to it when the

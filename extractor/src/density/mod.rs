@@ -38,7 +38,7 @@ pub const MIN_ARTICLE_WORDS: usize = 10;
 
 /// The text holds at least [`MIN_ARTICLE_WORDS`] words.
 fn enough_words(text: &str) -> bool {
-    script::word_equivalents(text) >= MIN_ARTICLE_WORDS
+    script::has_words(text, MIN_ARTICLE_WORDS)
 }
 
 /// A body whose top block has more linked text than this share is a listing, not an article.
