@@ -27,13 +27,13 @@ use politeness::schedule::{admit, Admission, AdmitCrawl};
 use url::Url;
 
 use crate::normalize::{normalize_with, Rules};
-use crate::scope::{in_scope, Patterns};
+use crate::scope::Scope;
 
 pub struct FrontierStage {
     store: Store,
     keys: Keys,
-    /// Compiled include/exclude patterns per crawl (crawls are few).
-    patterns: Mutex<HashMap<String, Arc<Patterns>>>,
+    /// Compiled scopes per crawl (crawls are few).
+    scopes: Mutex<HashMap<u64, Arc<Scope>>>,
     /// URL hashes this process admitted (or found admitted) for good: a
     /// batch's links found here skip the store. Exact, because the seen set
     /// only grows and a hash is in it only with its task queued (one
@@ -48,8 +48,8 @@ pub struct FrontierStage {
     page_limit: tokio::sync::Mutex<()>,
 }
 
-/// Crawls whose patterns are kept compiled before the cache is cleared.
-const PATTERN_CACHE_MAX: usize = 1000;
+/// Crawls whose scopes are kept compiled before the cache is cleared.
+const SCOPE_CACHE_MAX: usize = 1000;
 
 /// URL hashes the seen cache holds before it is cleared (about 40 MB).
 pub const SEEN_CACHE_MAX: usize = 1 << 20;
@@ -59,7 +59,7 @@ impl FrontierStage {
         FrontierStage {
             store,
             keys: Keys::new(namespace),
-            patterns: Mutex::new(HashMap::new()),
+            scopes: Mutex::new(HashMap::new()),
             seen_cache: Mutex::new(HashSet::new()),
             page_limit: tokio::sync::Mutex::new(()),
         }
@@ -100,7 +100,7 @@ impl Stage for FrontierStage {
 
         // Normalize, scope, and drop repeats within the batch.
         let base = batch.source.as_deref().and_then(|s| Url::parse(s).ok());
-        let patterns = self.patterns(&batch.crawl)?;
+        let scope = self.scope(&batch.crawl)?;
         let rules = Rules {
             strip_params: batch.crawl.strip_params.clone(),
             sort_query: batch.crawl.sort_query,
@@ -116,7 +116,7 @@ impl Stage for FrontierStage {
                     continue;
                 }
             };
-            if !in_scope(&url, &batch.crawl) || !patterns.allows(&url) {
+            if !scope.allows(&url) {
                 tally.out_of_scope += 1;
                 continue;
             }
@@ -196,21 +196,28 @@ impl Stage for FrontierStage {
 }
 
 impl FrontierStage {
-    /// The crawl's compiled patterns; a pattern that does not compile makes
-    /// the batch malformed (dead-lettered with the reason).
-    fn patterns(&self, crawl: &CrawlSpec) -> Result<Arc<Patterns>, StageError> {
-        let key = format!(
-            "{}\u{0}{:?}\u{0}{:?}",
-            crawl.name, crawl.include, crawl.exclude
-        );
-        let mut cache = self.patterns.lock().unwrap_or_else(|p| p.into_inner());
+    /// The crawl's compiled scope; a pattern that does not compile makes the batch
+    /// malformed (dead-lettered with the reason). Kept by a hash of the crawl's name,
+    /// domains and patterns (a crawl seeded again with other domains gets a new scope).
+    fn scope(&self, crawl: &CrawlSpec) -> Result<Arc<Scope>, StageError> {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        (
+            &crawl.name,
+            &crawl.allow_domains,
+            &crawl.include,
+            &crawl.exclude,
+        )
+            .hash(&mut hasher);
+        let key = hasher.finish();
+        let mut cache = self.scopes.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(p) = cache.get(&key) {
             return Ok(p.clone());
         }
-        let compiled = Arc::new(Patterns::compile(crawl).map_err(|e| {
+        let compiled = Arc::new(Scope::compile(crawl).map_err(|e| {
             StageError::Malformed(format!("crawl {:?}: bad pattern: {e}", crawl.name))
         })?);
-        if cache.len() >= PATTERN_CACHE_MAX {
+        if cache.len() >= SCOPE_CACHE_MAX {
             cache.clear();
         }
         cache.insert(key, compiled.clone());
