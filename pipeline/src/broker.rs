@@ -838,8 +838,38 @@ impl Delivery {
     }
 }
 
-/// A message of the memory bus with its number.
-type Numbered = (u64, Vec<u8>);
+/// Messages of a persistent bus's queue kept in memory with their payload; a message
+/// published past them waits by its number alone, its payload read back from the store
+/// when it is handed out. So a backlog (a million outlink batches waiting for the
+/// frontier) takes 16 bytes a message of memory, not its size.
+pub const MEMORY_BUS_WINDOW: usize = 1_000;
+
+/// The messages waiting in one queue of the memory bus, in order: each with its number and
+/// its payload, or (spilled: a persistent bus past [`MEMORY_BUS_WINDOW`]) without it.
+#[derive(Default)]
+struct Waiting {
+    items: VecDeque<(u64, Option<Vec<u8>>)>,
+    /// How many of `items` hold their payload.
+    held: usize,
+}
+
+impl Waiting {
+    /// Appends a message; with `spill`, without its payload once the window is full.
+    fn push(&mut self, id: u64, payload: Vec<u8>, spill: bool) {
+        if spill && self.held >= MEMORY_BUS_WINDOW {
+            self.items.push_back((id, None));
+        } else {
+            self.held += 1;
+            self.items.push_back((id, Some(payload)));
+        }
+    }
+
+    fn pop(&mut self) -> Option<(u64, Option<Vec<u8>>)> {
+        let item = self.items.pop_front()?;
+        self.held -= usize::from(item.1.is_some());
+        Some(item)
+    }
+}
 
 /// A dead letter of the memory bus: its queue, payload and reason.
 type MemoryDeadLetter = (Queue, Vec<u8>, Option<String>);
@@ -855,7 +885,7 @@ pub struct MemoryBus {
 #[derive(Default)]
 struct MemoryInner {
     /// Per queue, the messages waiting, with their numbers.
-    queues: Mutex<HashMap<Queue, VecDeque<Numbered>>>,
+    queues: Mutex<HashMap<Queue, Waiting>>,
     dead: Mutex<Vec<MemoryDeadLetter>>,
     /// Wakes consumers when a message arrives.
     arrived: Notify,
@@ -923,7 +953,10 @@ impl MemoryBus {
                 inner
                     .unfinished
                     .fetch_add(kept.len() as i64, Ordering::SeqCst);
-                queues.insert(q, kept.into_iter().collect());
+                let waiting = queues.entry(q).or_default();
+                for (id, payload) in kept {
+                    waiting.push(id, payload, true);
+                }
                 for (f, v) in replies[1].pairs().map_err(err)? {
                     let id = u64::from_str_radix(&String::from_utf8_lossy(&f), 16).unwrap_or(0);
                     last = last.max(id);
@@ -969,11 +1002,12 @@ impl MemoryBus {
                 source,
             })?;
         }
+        let spill = self.inner.disk.is_some();
         let mut queues = self.inner.queues.lock().unwrap_or_else(|p| p.into_inner());
         let q = queues.entry(queue).or_default();
-        for m in numbered {
+        for (id, payload) in numbered {
             self.inner.unfinished.fetch_add(1, Ordering::SeqCst);
-            q.push_back(m);
+            q.push(id, payload, spill);
         }
         drop(queues);
         self.inner.arrived.notify_waiters();
@@ -985,13 +1019,41 @@ impl MemoryBus {
             let notified = self.inner.arrived.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            {
+            let popped = {
                 let mut queues = self.inner.queues.lock().unwrap_or_else(|p| p.into_inner());
-                if let Some(m) = queues.get_mut(&queue).and_then(|q| q.pop_front()) {
-                    return m;
-                }
+                queues.get_mut(&queue).and_then(Waiting::pop)
+            };
+            match popped {
+                Some((id, Some(payload))) => return (id, payload),
+                Some((id, None)) => match self.read_back(queue, id) {
+                    Ok(payload) => return (id, payload),
+                    // Kept from its publish to its ack, so only a failing store loses it:
+                    // a dead letter that says so, and the crawl goes on.
+                    Err(reason) => {
+                        tracing::error!(queue = queue.stage(), id, %reason, "a spilled message could not be read back");
+                        self.dead_letter(queue, id, Vec::new(), Some(reason));
+                        continue;
+                    }
+                },
+                None => {}
             }
             notified.await;
+        }
+    }
+
+    /// The payload of spilled message `id` of `queue`, from the store.
+    fn read_back(&self, queue: Queue, id: u64) -> Result<Vec<u8>, String> {
+        let disk = self.inner.disk.as_ref().ok_or("no store to read it from")?;
+        let replies = disk
+            .exec(&[crate::store::Op::HGet {
+                key: bus_key(queue),
+                field: field(id),
+            }])
+            .map_err(|e| format!("reading it from the state: {e}"))?;
+        match replies.first().map(|r| r.data()) {
+            Some(Ok(Some(payload))) => Ok(payload),
+            Some(Err(e)) => Err(format!("reading it from the state: {e}")),
+            _ => Err("the state no longer holds it".into()),
         }
     }
 
@@ -1064,8 +1126,9 @@ impl MemoryBus {
 
     fn requeue(&self, queue: Queue, id: u64, data: Vec<u8>) {
         // Still unfinished (and still kept): it goes back to the queue.
+        let spill = self.inner.disk.is_some();
         let mut queues = self.inner.queues.lock().unwrap_or_else(|p| p.into_inner());
-        queues.entry(queue).or_default().push_back((id, data));
+        queues.entry(queue).or_default().push(id, data, spill);
         drop(queues);
         self.inner.arrived.notify_waiters();
     }
@@ -1103,7 +1166,7 @@ impl MemoryBus {
         for q in Queue::ALL {
             out.push(QueueDepth {
                 queue: q.stage().to_string(),
-                ready: queues.get(&q).map_or(0, |d| d.len() as u64),
+                ready: queues.get(&q).map_or(0, |d| d.items.len() as u64),
                 consumers: 0,
             });
             out.push(QueueDepth {
@@ -1145,5 +1208,53 @@ mod tests {
         d.dead_letter().await.unwrap();
         bus.wait_idle().await;
         assert_eq!(bus.dead_letters().len(), 1);
+    }
+
+    /// A persistent bus holds at most its window of payloads in memory: a backlog three
+    /// times as long is handed out in order, every payload read back whole, and the same
+    /// after the bus is opened again on the store (a resumed crawl).
+    #[tokio::test]
+    async fn persistent_bus_spills_past_its_window() {
+        let dir = std::env::temp_dir().join(format!("bus-spill-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let n = MEMORY_BUS_WINDOW * 3;
+        let payload = |i: usize| format!("message {i} ").repeat(1 + i % 7).into_bytes();
+        {
+            let disk = crate::store::DiskStore::open(&dir).unwrap();
+            let bus = MemoryBus::persistent(disk).unwrap();
+            let broker = Broker::Memory(bus.clone());
+            let session = broker.open().await.unwrap();
+            let all: Vec<Vec<u8>> = (0..n).map(payload).collect();
+            for chunk in all.chunks(100) {
+                session.publish(Queue::Frontier, chunk).await.unwrap();
+            }
+            let held = |bus: &MemoryBus| {
+                let queues = bus.inner.queues.lock().unwrap();
+                queues.get(&Queue::Frontier).map_or(0, |w| w.held)
+            };
+            assert_eq!(held(&bus), MEMORY_BUS_WINDOW, "payloads held in memory");
+            let mut consumer = session.consume(Queue::Frontier, 10).await.unwrap();
+            for i in 0..n / 2 {
+                let d = consumer.next().await.unwrap().unwrap();
+                assert_eq!(d.data, payload(i), "message {i}");
+                d.ack().await.unwrap();
+            }
+            assert!(held(&bus) <= MEMORY_BUS_WINDOW);
+        }
+        // Opened again: the other half, in order, from the store.
+        let disk = crate::store::DiskStore::open(&dir).unwrap();
+        let bus = MemoryBus::persistent(disk).unwrap();
+        assert_eq!(bus.unfinished(), (n - n / 2) as i64);
+        let broker = Broker::Memory(bus.clone());
+        let session = broker.open().await.unwrap();
+        let mut consumer = session.consume(Queue::Frontier, 10).await.unwrap();
+        for i in n / 2..n {
+            let d = consumer.next().await.unwrap().unwrap();
+            assert_eq!(d.data, payload(i), "message {i} after reopening");
+            d.ack().await.unwrap();
+        }
+        bus.wait_idle().await;
+        assert!(bus.dead_letters().is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -48,6 +48,7 @@
 //! collection empties (and vanishes, as on Redis) without scanning past
 //! deleted entries.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -81,7 +82,21 @@ struct Engine {
     /// write its own journal beside the first's. The kernel releases the
     /// lock when the process ends, `kill -9` included.
     _lock: std::fs::File,
+    /// Per sorted set, a score no live member is below (see [`Floors`]); held for a whole
+    /// [`DiskStore::exec`], which so runs one batch at a time.
+    floors: std::sync::Mutex<Floors>,
 }
+
+/// Where a score-ordered read of a sorted set may start. An LSM keeps a deleted entry as a
+/// tombstone until compaction reaches its last level, and a read in key order walks past
+/// every tombstone in its range: a set whose members keep moving to later scores (the
+/// politeness schedule: each release moves its host on) would leave one tombstone per move
+/// below its live members, and each `ZRANGEBYSCORE -inf now` would walk them all, ever more
+/// of them (a 1M-page crawl slowed to 25 pages/s). So each set has a floor, a score below
+/// which it has no live member: raised to the first live score a read from the floor finds,
+/// lowered by a `ZADD` below it. A set without a floor (after the store is opened) starts at
+/// the lowest score.
+type Floors = std::collections::HashMap<String, i64>;
 
 /// Locks `<dir>/LOCK` for this process, or says who holds the directory.
 fn lock_dir(dir: &Path) -> Result<std::fs::File, StoreError> {
@@ -138,6 +153,7 @@ impl DiskStore {
                 keyspace,
                 kv,
                 _lock: lock,
+                floors: std::sync::Mutex::new(Floors::new()),
             }),
         })
     }
@@ -153,11 +169,18 @@ impl DiskStore {
     /// committed (to the kernel: a killed process loses none of it) or, on
     /// an error, none.
     pub fn exec(&self, ops: &[Op]) -> Result<Vec<Reply>, StoreError> {
+        let mut floors = self
+            .inner
+            .floors
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut txn = Txn {
             tx: self.inner.keyspace.write_tx(),
             kv: &self.inner.kv,
             failed: None,
             wrote: false,
+            floors: &floors,
+            moved_floors: RefCell::new(Floors::new()),
         };
         let now = now_ms();
         let mut replies = Vec::with_capacity(ops.len());
@@ -167,12 +190,21 @@ impl DiskStore {
                 return Err(self.error(e));
             }
         }
-        if txn.wrote {
-            txn.tx
-                .durability(Some(PersistMode::Buffer))
+        let Txn {
+            tx,
+            wrote,
+            moved_floors,
+            ..
+        } = txn;
+        if wrote {
+            tx.durability(Some(PersistMode::Buffer))
                 .commit()
                 .map_err(|e| self.error(e))?;
         }
+        let moved = moved_floors.into_inner();
+        // The floors this batch saw or moved hold for what it committed (nothing else
+        // committed meanwhile: the lock is held).
+        floors.extend(moved);
         Ok(replies)
     }
 
@@ -207,11 +239,14 @@ impl DiskStore {
         pattern: &str,
     ) -> Result<std::collections::BTreeMap<String, Stored>, StoreError> {
         let keys = self.keys_matching(pattern)?;
+        let no_floors = Floors::new();
         let txn = Txn {
             tx: self.inner.keyspace.write_tx(),
             kv: &self.inner.kv,
             failed: None,
             wrote: false,
+            floors: &no_floors,
+            moved_floors: RefCell::new(Floors::new()),
         };
         let mut out = std::collections::BTreeMap::new();
         for key in keys {
@@ -339,7 +374,7 @@ fn from_ordered(bytes: &[u8]) -> Option<i64> {
 }
 
 /// One batch's write transaction, as [`Data`].
-struct Txn<'a> {
+struct Txn<'a, 'f> {
     tx: WriteTransaction<'a>,
     kv: &'a TxPartitionHandle,
     /// An engine error met where [`Data`] has no error to return (`set`,
@@ -347,9 +382,13 @@ struct Txn<'a> {
     failed: Option<String>,
     /// Whether anything was written (a read-only batch commits nothing).
     wrote: bool,
+    /// The sorted sets' floors as committed ([`Floors`]).
+    floors: &'f Floors,
+    /// The floors this batch moved: kept when it commits.
+    moved_floors: RefCell<Floors>,
 }
 
-impl Txn<'_> {
+impl Txn<'_, '_> {
     fn io(&self, e: fjall::Error) -> StoreError {
         StoreError::Disk {
             path: String::new(),
@@ -372,6 +411,20 @@ impl Txn<'_> {
     fn remove(&mut self, k: Vec<u8>) {
         self.wrote = true;
         self.tx.remove(self.kv, k);
+    }
+
+    /// The floor of sorted set `key` ([`Floors`]): `i64::MIN` when none is known.
+    fn floor(&self, key: &str) -> i64 {
+        let moved = self.moved_floors.borrow().get(key).copied();
+        moved
+            .or_else(|| self.floors.get(key).copied())
+            .unwrap_or(i64::MIN)
+    }
+
+    fn set_floor(&self, key: &str, floor: i64) {
+        self.moved_floors
+            .borrow_mut()
+            .insert(key.to_string(), floor);
     }
 
     fn meta(&self, key: &str) -> Result<Option<Meta>, StoreError> {
@@ -522,7 +575,7 @@ impl Txn<'_> {
     }
 }
 
-impl Data for Txn<'_> {
+impl Data for Txn<'_, '_> {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         self.string(key)
     }
@@ -695,6 +748,9 @@ impl Data for Txn<'_> {
         } else {
             self.read(&k)?.and_then(|s| from_ordered(&s))
         };
+        if !(old.is_some() && nx) && score < self.floor(key) {
+            self.set_floor(key, score);
+        }
         match old {
             Some(_) if nx => Ok(false),
             Some(old) => {
@@ -757,19 +813,25 @@ impl Data for Txn<'_> {
         if limit == 0 || self.count(key, Self::zset_count)? == 0 {
             return Ok(out);
         }
-        self.scan(
-            ZORDER,
-            key,
-            &ordered(min),
-            false,
-            &mut |rest, _| match from_ordered(rest) {
+        // From the floor when it is above `min`: no live member is below it.
+        let floor = self.floor(key);
+        let start = min.max(floor);
+        let mut lowest = None;
+        self.scan(ZORDER, key, &ordered(start), false, &mut |rest, _| {
+            let score = from_ordered(rest);
+            lowest = lowest.or(score);
+            match score {
                 Some(score) if score <= max => {
                     out.push((rest[8..].to_vec(), score));
                     out.len() < limit
                 }
                 _ => false,
-            },
-        )?;
+            }
+        })?;
+        // A read from the floor found the lowest live score: the new floor.
+        if let Some(lowest) = lowest.filter(|&l| start == floor && l > floor) {
+            self.set_floor(key, lowest);
+        }
         Ok(out)
     }
 
@@ -865,6 +927,96 @@ mod tests {
             Some(&Stored::List(vec![b"a".to_vec(), b"b".to_vec()]))
         );
         assert_eq!(all.get("s"), None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The sorted sets' floors never hide a member: a set whose members keep moving to
+    /// later scores (tombstones below them), members added below the floor, reads from a
+    /// `min` above and below it, and a batch that raised a floor and then failed, all read
+    /// as the memory store reads the same ops.
+    #[test]
+    fn score_reads_from_the_floor_see_every_member() {
+        let dir = std::env::temp_dir().join(format!("disk-store-floor-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let disk = DiskStore::open(&dir).unwrap();
+        let memory = super::super::memory::MemoryStore::default();
+        let range = |min: i64, max: i64| Op::ZRangeByScore {
+            key: "z".into(),
+            min,
+            max,
+            limit: Some(3),
+        };
+        let add = |score: i64, member: &str| Op::ZAdd {
+            key: "z".into(),
+            members: vec![(score, member.as_bytes().to_vec())],
+        };
+        let mut state = 12345u64;
+        let mut next = |n: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % n
+        };
+        let mut compared = 0;
+        for step in 0..4_000i64 {
+            let member = format!("m{}", next(8));
+            let ops = match next(6) {
+                // Moves on to a later score, as a released host does.
+                0..=2 => vec![
+                    add(step * 10 + next(5) as i64, &member),
+                    range(i64::MIN, step * 10),
+                ],
+                // Added below everything.
+                3 => vec![
+                    add(next(50) as i64 - 25, &member),
+                    range(i64::MIN, i64::MAX),
+                ],
+                4 => vec![
+                    Op::ZRem {
+                        key: "z".into(),
+                        members: vec![member.into_bytes()],
+                    },
+                    range(next(40_000) as i64 - 100, i64::MAX),
+                ],
+                // Removes the lowest, reads (raising the floor past it), then fails: the
+                // removal and the raised floor are both undone.
+                _ => vec![
+                    Op::ZRem {
+                        key: "z".into(),
+                        members: vec![member.into_bytes()],
+                    },
+                    range(i64::MIN, i64::MAX),
+                    Op::RPush {
+                        key: "z".into(),
+                        values: vec![b"x".to_vec()],
+                    },
+                ],
+            };
+            let (d, m) = (disk.exec(&ops), memory.exec(&ops));
+            match (d, m) {
+                (Ok(d), Ok(m)) => {
+                    assert_eq!(d, m, "step {step}: {ops:?}");
+                    compared += 1;
+                }
+                (Err(_), Err(_)) => {
+                    // The memory store applied the ops before the failing one; the disk
+                    // store applied none. Undo the memory store's by the disk's truth.
+                    memory.exec(&[Op::Del { key: "z".into() }]).unwrap();
+                    let whole = disk.snapshot("z").unwrap();
+                    if let Some(Stored::ZSet(members)) = whole.get("z") {
+                        let members = members.iter().map(|(m, s)| (*s, m.clone())).collect();
+                        memory
+                            .exec(&[Op::ZAdd {
+                                key: "z".into(),
+                                members,
+                            }])
+                            .unwrap();
+                    }
+                }
+                (d, m) => panic!("step {step}: disk {d:?}, memory {m:?}"),
+            }
+        }
+        assert!(compared > 3_000, "{compared} batches compared");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
