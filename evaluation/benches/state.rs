@@ -168,23 +168,24 @@ fn crawl(bins: &Path, server: &BenchServer, state: Option<&Path>, log: &Path) ->
 
 /// The pages/s of each tenth of a crawl's pages, from its samples (interpolated).
 fn tenths(c: &Crawl) -> Vec<f64> {
-    let mut points: Vec<(f64, f64)> = c
-        .samples
-        .iter()
-        .map(|s| (s.secs, s.pages as f64))
-        .collect();
+    let mut points: Vec<(f64, f64)> = c.samples.iter().map(|s| (s.secs, s.pages as f64)).collect();
     points.push((c.crawl_secs, c.pages as f64));
     let time_at = |pages: f64| -> f64 {
         let i = points.partition_point(|&(_, p)| p < pages);
         match (i.checked_sub(1).and_then(|j| points.get(j)), points.get(i)) {
-            (Some(&(t0, p0)), Some(&(t1, p1))) if p1 > p0 => t0 + (t1 - t0) * (pages - p0) / (p1 - p0),
+            (Some(&(t0, p0)), Some(&(t1, p1))) if p1 > p0 => {
+                t0 + (t1 - t0) * (pages - p0) / (p1 - p0)
+            }
             (_, Some(&(t, _))) => t,
             _ => c.crawl_secs,
         }
     };
     (0..10)
         .map(|k| {
-            let (a, b) = (c.pages as f64 * k as f64 / 10.0, c.pages as f64 * (k + 1) as f64 / 10.0);
+            let (a, b) = (
+                c.pages as f64 * k as f64 / 10.0,
+                c.pages as f64 * (k + 1) as f64 / 10.0,
+            );
             (b - a) / (time_at(b) - time_at(a)).max(1e-9)
         })
         .collect()
@@ -233,10 +234,17 @@ fn main() {
     if compare {
         let mut rates: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
         for round in 0..2 {
-            for (mode, state) in [(0, None), (1, Some(state_root.join(format!("cmp-{round}"))))] {
+            for (mode, state) in [
+                (0, None),
+                (1, Some(state_root.join(format!("cmp-{round}")))),
+            ] {
                 let log = work.join(format!("cmp-{round}-{mode}.log"));
                 let c = crawl(&bins, &server, state.as_deref(), &log);
-                let label = if state.is_some() { "--state" } else { "in memory" };
+                let label = if state.is_some() {
+                    "--state"
+                } else {
+                    "in memory"
+                };
                 println!(
                     "round {round}, {label}: {} pages in {:.2} s, {:.1} pages/s, peak RSS {:.1} MB, CPU {:.3} ms/page{}",
                     c.pages,
@@ -275,7 +283,11 @@ fn main() {
         c.crawl_secs,
         c.pages_per_sec(),
         c.export_secs,
-        if c.ok { "exit 0" } else { "FAILED (see the log)" }
+        if c.ok {
+            "exit 0"
+        } else {
+            "FAILED (see the log)"
+        }
     );
     println!("| tenth of the pages | pages/s | RSS at its end |");
     println!("|---|---|---|");

@@ -24,6 +24,7 @@
 //!   [`BenchSiteConfig::offsite_links`] links to `*.invalid` (off scope).
 //!   Links to the same host are relative, others absolute.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -69,6 +70,9 @@ pub struct BenchSiteConfig {
     pub script_bytes: usize,
     /// Words changed in a near-duplicate.
     pub edited_words: usize,
+    /// Render each page when it is asked for ([`BenchSite::on_demand`]) instead of all up
+    /// front: for sites too large to hold (a million pages of 30 KB).
+    pub render_on_demand: bool,
 }
 
 impl Default for BenchSiteConfig {
@@ -84,6 +88,7 @@ impl Default for BenchSiteConfig {
             gbk_percent: 5,
             script_bytes: 4_000,
             edited_words: 3,
+            render_on_demand: false,
         }
     }
 }
@@ -118,8 +123,18 @@ pub struct BenchPage {
 pub struct BenchSite {
     pub config: BenchSiteConfig,
     pub port: u16,
+    /// Every page, rendered ([`BenchSite::generate`]); empty for a site rendered on demand
+    /// ([`BenchSite::on_demand`]: ask [`BenchSite::page`]).
     pub pages: Vec<BenchPage>,
+    on_demand: Option<OnDemand>,
     robots: Bytes,
+}
+
+/// What a site rendered on demand keeps: each page's kind and its teaser.
+#[derive(Debug)]
+struct OnDemand {
+    kinds: Vec<BenchPageKind>,
+    teasers: Vec<Teaser>,
 }
 
 /// The address of host `h`.
@@ -144,6 +159,7 @@ enum Story {
     Chinese(ChineseStory),
 }
 
+#[derive(Debug)]
 struct Teaser {
     title: String,
     summary: String,
@@ -160,83 +176,93 @@ main{display:grid;grid-template-columns:minmax(0,2fr) minmax(0,1fr);gap:32px;max
 .teaser__meta{color:#888;font-size:.8rem}.partners a{color:#06c}.site-footer{background:#111;color:#eee;padding:24px}";
 
 impl BenchSite {
-    /// Generates the site with its links naming `port`.
+    /// Generates the site with its links naming `port`, every page rendered up front.
     pub fn generate(config: &BenchSiteConfig, port: u16) -> BenchSite {
-        let (n, hosts) = (config.pages, config.hosts.max(1));
-        assert!(n >= hosts, "at least one page per host");
-        // Which pages are near-duplicates and which are Chinese: exact
-        // shares, drawn among the non-root pages.
-        let mut order: Vec<usize> = (hosts..n).collect();
-        SplitMix64::for_part(config.seed, "bench-kinds", 0).shuffle(&mut order);
-        let duplicates = n * config.duplicate_percent / 100;
-        let gbk = n * config.gbk_percent / 100;
-        let mut kinds = vec![BenchPageKind::Article; n];
-        for &i in order.iter().skip(duplicates).take(gbk) {
-            kinds[i] = BenchPageKind::Gbk;
-        }
-        let originals: Vec<usize> = (0..n)
-            .filter(|i| kinds[*i] == BenchPageKind::Article && !order[..duplicates].contains(i))
-            .collect();
-        let mut pick = SplitMix64::for_part(config.seed, "bench-originals", 0);
-        for &i in order.iter().take(duplicates) {
-            kinds[i] = BenchPageKind::NearDuplicate {
-                of: originals[pick.below(originals.len())],
-            };
-        }
-        // Stories: originals first, then the near-duplicates edit theirs.
-        let mut stories: Vec<Option<Story>> = (0..n)
-            .map(|i| {
-                let mut rng = SplitMix64::for_part(config.seed, "bench-story", i as u64);
-                match kinds[i] {
-                    BenchPageKind::Article => {
-                        Some(Story::English(EnglishStory::generate(&mut rng, None)))
-                    }
-                    BenchPageKind::Gbk => Some(Story::Chinese(ChineseStory::generate(&mut rng))),
-                    BenchPageKind::NearDuplicate { .. } => None,
-                }
-            })
-            .collect();
-        for i in 0..n {
-            if let BenchPageKind::NearDuplicate { of } = kinds[i] {
-                let Some(Story::English(original)) = &stories[of] else {
-                    unreachable!("originals are English articles")
-                };
-                let mut rng = SplitMix64::for_part(config.seed, "bench-edit", i as u64);
-                let (paragraphs, _) =
-                    edit_words(&mut rng, &original.paragraphs, config.edited_words);
-                let mut story = original.clone();
-                story.paragraphs = paragraphs;
-                stories[i] = Some(Story::English(story));
-            }
-        }
-        let stories: Vec<Story> = stories.into_iter().map(Option::unwrap).collect();
-        let teasers: Vec<Teaser> = stories
-            .iter()
-            .map(|story| match story {
-                Story::English(s) => Teaser {
-                    title: s.title.clone(),
-                    summary: s.paragraphs[0]
-                        .split(' ')
-                        .take(6)
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                    date: s.date_display.clone(),
-                },
-                Story::Chinese(s) => Teaser {
-                    title: s.title.clone(),
-                    summary: s.paragraphs[0].chars().take(12).collect(),
-                    date: s.date_display.clone(),
-                },
-            })
-            .collect();
-        let pages = (0..n)
+        let kinds = kinds(config);
+        let stories: Vec<Story> = (0..kinds.len()).map(|i| story(config, &kinds, i)).collect();
+        let teasers: Vec<Teaser> = stories.iter().map(Story::teaser).collect();
+        let pages = (0..kinds.len())
             .map(|i| render_page(config, port, i, kinds[i], &stories[i], &teasers))
             .collect();
         BenchSite {
             config: config.clone(),
             port,
             pages,
+            on_demand: None,
             robots: Bytes::from_static(ROBOTS_TXT.as_bytes()),
+        }
+    }
+
+    /// The same site (page for page the bytes [`BenchSite::generate`] makes), but each page
+    /// rendered when it is asked for: only the pages' kinds and the teasers other pages show
+    /// of them (about 200 bytes a page) are kept, so a site of a million pages fits in a few
+    /// hundred MB. The teasers are made on every core at the start (about a minute for a
+    /// million pages here).
+    pub fn on_demand(config: &BenchSiteConfig, port: u16) -> BenchSite {
+        let kinds = kinds(config);
+        let n = kinds.len();
+        let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+        let chunk = n.div_ceil(threads).max(1);
+        let teasers: Vec<Teaser> = std::thread::scope(|scope| {
+            let kinds = &kinds;
+            let parts: Vec<_> = (0..n)
+                .step_by(chunk)
+                .map(|from| {
+                    scope.spawn(move || {
+                        (from..(from + chunk).min(n))
+                            .map(|i| story(config, kinds, i).teaser())
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|part| part.join().expect("a teaser thread panicked"))
+                .collect()
+        });
+        BenchSite {
+            config: config.clone(),
+            port,
+            pages: Vec::new(),
+            on_demand: Some(OnDemand { kinds, teasers }),
+            robots: Bytes::from_static(ROBOTS_TXT.as_bytes()),
+        }
+    }
+
+    /// How many pages the site has.
+    pub fn len(&self) -> usize {
+        self.config.pages
+    }
+
+    /// Whether the site has no page.
+    pub fn is_empty(&self) -> bool {
+        self.config.pages == 0
+    }
+
+    /// Page `i`: the stored one, or rendered now.
+    pub fn page(&self, i: usize) -> Option<Cow<'_, BenchPage>> {
+        match &self.on_demand {
+            None => self.pages.get(i).map(Cow::Borrowed),
+            Some(plan) => {
+                let kind = *plan.kinds.get(i)?;
+                let story = story(&self.config, &plan.kinds, i);
+                Some(Cow::Owned(render_page(
+                    &self.config,
+                    self.port,
+                    i,
+                    kind,
+                    &story,
+                    &plan.teasers,
+                )))
+            }
+        }
+    }
+
+    /// Page `i`'s kind.
+    pub fn kind(&self, i: usize) -> Option<BenchPageKind> {
+        match &self.on_demand {
+            None => self.pages.get(i).map(|page| page.kind),
+            Some(plan) => plan.kinds.get(i).copied(),
         }
     }
 
@@ -260,7 +286,7 @@ impl BenchSite {
     }
 
     /// The page served on host `h` at `path` (query and fragment ignored).
-    pub fn lookup(&self, h: usize, target: &str) -> Option<&BenchPage> {
+    pub fn lookup(&self, h: usize, target: &str) -> Option<Cow<'_, BenchPage>> {
         let path = target.split(['?', '#']).next().unwrap_or("/");
         let i = if path == "/" {
             h
@@ -271,20 +297,29 @@ impl BenchSite {
             }
             i
         };
-        self.pages.get(i).filter(|page| page.host == h)
+        (i % self.config.hosts.max(1) == h).then(|| self.page(i))?
     }
 
     /// Counts by kind, mean HTML bytes and links per page.
     pub fn summary(&self) -> String {
+        let n = self.len();
         let count = |f: &dyn Fn(&BenchPageKind) -> bool| {
-            self.pages.iter().filter(|page| f(&page.kind)).count()
+            (0..n).filter_map(|i| self.kind(i)).filter(f).count()
         };
-        let bytes: usize = self.pages.iter().map(|page| page.body.len()).sum();
-        let links: usize = self.pages.iter().map(|page| page.links).sum();
-        let n = self.pages.len().max(1);
+        // A site rendered on demand is measured on a thousand of its pages.
+        let step = if self.on_demand.is_some() {
+            (n / 1000).max(1)
+        } else {
+            1
+        };
+        let sample: Vec<Cow<'_, BenchPage>> =
+            (0..n).step_by(step).filter_map(|i| self.page(i)).collect();
+        let bytes: usize = sample.iter().map(|page| page.body.len()).sum();
+        let links: usize = sample.iter().map(|page| page.links).sum();
+        let sampled = sample.len().max(1);
         format!(
-            "{} pages on {} hosts (127.0.0.{}–127.0.0.{}, port {}): {} articles, {} near-duplicates, {} GBK; {:.1} KB and {:.1} links per page on average ({:.1} MB in all)",
-            self.pages.len(),
+            "{} pages on {} hosts (127.0.0.{}–127.0.0.{}, port {}): {} articles, {} near-duplicates, {} GBK; {:.1} KB and {:.1} links per page on average ({:.1} MB in all{})",
+            n,
             self.config.hosts,
             FIRST_HOST_OCTET,
             FIRST_HOST_OCTET as usize + self.config.hosts - 1,
@@ -292,10 +327,84 @@ impl BenchSite {
             count(&|k| *k == BenchPageKind::Article),
             count(&|k| matches!(k, BenchPageKind::NearDuplicate { .. })),
             count(&|k| *k == BenchPageKind::Gbk),
-            bytes as f64 / n as f64 / 1024.0,
-            links as f64 / n as f64,
-            bytes as f64 / 1e6,
+            bytes as f64 / sampled as f64 / 1024.0,
+            links as f64 / sampled as f64,
+            bytes as f64 / sampled as f64 * n as f64 / 1e6,
+            if step > 1 {
+                format!("; sampled on one page in {step}, rendered per request")
+            } else {
+                String::new()
+            },
         )
+    }
+}
+
+/// Which pages are near-duplicates and which are Chinese: exact shares, drawn among the
+/// non-root pages.
+fn kinds(config: &BenchSiteConfig) -> Vec<BenchPageKind> {
+    let (n, hosts) = (config.pages, config.hosts.max(1));
+    assert!(n >= hosts, "at least one page per host");
+    let mut order: Vec<usize> = (hosts..n).collect();
+    SplitMix64::for_part(config.seed, "bench-kinds", 0).shuffle(&mut order);
+    let duplicates = n * config.duplicate_percent / 100;
+    let gbk = n * config.gbk_percent / 100;
+    let mut kinds = vec![BenchPageKind::Article; n];
+    for &i in order.iter().skip(duplicates).take(gbk) {
+        kinds[i] = BenchPageKind::Gbk;
+    }
+    let mut duplicate = vec![false; n];
+    for &i in order.iter().take(duplicates) {
+        duplicate[i] = true;
+    }
+    let originals: Vec<usize> = (0..n)
+        .filter(|&i| kinds[i] == BenchPageKind::Article && !duplicate[i])
+        .collect();
+    let mut pick = SplitMix64::for_part(config.seed, "bench-originals", 0);
+    for &i in order.iter().take(duplicates) {
+        kinds[i] = BenchPageKind::NearDuplicate {
+            of: originals[pick.below(originals.len())],
+        };
+    }
+    kinds
+}
+
+/// Page `i`'s story: its own, or (a near-duplicate) its original's with a few words edited.
+fn story(config: &BenchSiteConfig, kinds: &[BenchPageKind], i: usize) -> Story {
+    let mut rng = SplitMix64::for_part(config.seed, "bench-story", i as u64);
+    match kinds[i] {
+        BenchPageKind::Article => Story::English(EnglishStory::generate(&mut rng, None)),
+        BenchPageKind::Gbk => Story::Chinese(ChineseStory::generate(&mut rng)),
+        BenchPageKind::NearDuplicate { of } => {
+            let Story::English(mut story) = story(config, kinds, of) else {
+                unreachable!("originals are English articles")
+            };
+            let mut rng = SplitMix64::for_part(config.seed, "bench-edit", i as u64);
+            let (paragraphs, _) = edit_words(&mut rng, &story.paragraphs, config.edited_words);
+            story.paragraphs = paragraphs;
+            Story::English(story)
+        }
+    }
+}
+
+impl Story {
+    /// What a page linking to this one shows of it.
+    fn teaser(&self) -> Teaser {
+        match self {
+            Story::English(s) => Teaser {
+                title: s.title.clone(),
+                summary: s.paragraphs[0]
+                    .split(' ')
+                    .take(6)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                date: s.date_display.clone(),
+            },
+            Story::Chinese(s) => Teaser {
+                title: s.title.clone(),
+                summary: s.paragraphs[0].chars().take(12).collect(),
+                date: s.date_display.clone(),
+            },
+        }
     }
 }
 
@@ -483,9 +592,15 @@ impl BenchServer {
         let listeners = bind_all(config.hosts)?;
         let port = listeners[0].local_addr()?.port();
         let config = config.clone();
-        let site = tokio::task::spawn_blocking(move || BenchSite::generate(&config, port))
-            .await
-            .map_err(std::io::Error::other)?;
+        let site = tokio::task::spawn_blocking(move || {
+            if config.render_on_demand {
+                BenchSite::on_demand(&config, port)
+            } else {
+                BenchSite::generate(&config, port)
+            }
+        })
+        .await
+        .map_err(std::io::Error::other)?;
         let site = Arc::new(site);
         let stats = Arc::new(ServeStats {
             started: Instant::now(),
@@ -600,8 +715,8 @@ fn respond(
 /// Pages per kind, keyed for reports.
 pub fn kind_counts(site: &BenchSite) -> HashMap<&'static str, usize> {
     let mut counts = HashMap::new();
-    for page in &site.pages {
-        let name = match page.kind {
+    for kind in (0..site.len()).filter_map(|i| site.kind(i)) {
+        let name = match kind {
             BenchPageKind::Article => "article",
             BenchPageKind::Gbk => "gbk",
             BenchPageKind::NearDuplicate { .. } => "near-duplicate",
@@ -645,6 +760,24 @@ mod tests {
         assert!((24_000..40_000).contains(&mean), "{mean} bytes per page");
     }
 
+    /// A site rendered on demand serves the bytes of the one rendered up front, page for
+    /// page, and the same summary.
+    #[test]
+    fn rendered_on_demand_is_the_same_site() {
+        let whole = BenchSite::generate(&small(), 8080);
+        let lazy = BenchSite::on_demand(&small(), 8080);
+        assert!(lazy.pages.is_empty());
+        assert_eq!(lazy.len(), whole.pages.len());
+        for (i, page) in whole.pages.iter().enumerate() {
+            let served = lazy.lookup(page.host, &page.path).unwrap();
+            assert_eq!(served.body, page.body, "page {i}");
+            assert_eq!((served.kind, served.links), (page.kind, page.links));
+            assert_eq!(lazy.kind(i), Some(page.kind));
+        }
+        assert!(lazy.lookup(1, "/p/10").is_none(), "page 10 is on host 0");
+        assert_eq!(kind_counts(&lazy), kind_counts(&whole));
+    }
+
     #[test]
     fn every_page_is_reachable_from_the_roots() {
         let site = BenchSite::generate(&small(), 8080);
@@ -666,12 +799,8 @@ mod tests {
                 } else {
                     continue;
                 };
-                if let Some(page) = site.lookup(h, path) {
-                    let j = site
-                        .pages
-                        .iter()
-                        .position(|p| std::ptr::eq(p, page))
-                        .unwrap();
+                if site.lookup(h, path).is_some() {
+                    let j = path.strip_prefix("/p/").map_or(h, |j| j.parse().unwrap());
                     stack.push(j);
                 }
             }
