@@ -192,7 +192,7 @@ impl DocRecord {
 
 /// A document's full JSON, zstd-compressed, for [`Body::Inline`].
 pub fn inline(json: &[u8]) -> Body {
-    Body::Inline(zstd::bulk::compress(json, 3).unwrap_or_default())
+    Body::Inline(crate::zstd_contexts::compress(json, 3).unwrap_or_default())
 }
 
 /// Reads the documents of the store: their records, and their full form

@@ -66,6 +66,7 @@ pub mod shutdown;
 pub mod store;
 pub mod topology;
 pub mod worker;
+pub mod zstd_contexts;
 
 pub use broker::{Broker, Delivery};
 pub use config::{ServiceConfig, WorkerConfig};

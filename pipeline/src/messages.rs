@@ -377,7 +377,7 @@ impl RawExchange {
 
 /// `bytes` compressed with zstd level 1, when that makes them smaller.
 fn compress(bytes: &[u8]) -> Option<Vec<u8>> {
-    zstd::bulk::compress(bytes, 1)
+    crate::zstd_contexts::compress(bytes, 1)
         .ok()
         .filter(|c| c.len() < bytes.len())
 }
@@ -391,12 +391,13 @@ fn decompress(bytes: &[u8]) -> Result<Vec<u8>, CodecError> {
         max: MAX_PAGE_HTML_BYTES,
         reason,
     };
-    let decoder = zstd::stream::read::Decoder::new(bytes).map_err(|e| err(e.to_string()))?;
     let mut out = Vec::with_capacity(bytes.len() * 4);
-    decoder
-        .take(MAX_PAGE_HTML_BYTES as u64 + 1)
-        .read_to_end(&mut out)
-        .map_err(|e| err(e.to_string()))?;
+    crate::zstd_contexts::with_decoder(bytes, |decoder| {
+        decoder
+            .take(MAX_PAGE_HTML_BYTES as u64 + 1)
+            .read_to_end(&mut out)
+    })
+    .map_err(|e| err(e.to_string()))?;
     if out.len() > MAX_PAGE_HTML_BYTES {
         return Err(err("too large".into()));
     }
