@@ -291,15 +291,7 @@ fn main() {
         all_pages.len() - pages.len()
     );
 
-    // target/release/deps/neardup_sites-<hash> → target/release, unless
-    // NEARDUP_SITES_BIN_DIR names other binaries (a build to compare with).
-    let bins = match std::env::var_os("NEARDUP_SITES_BIN_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => std::env::current_exe()
-            .ok()
-            .and_then(|e| Some(e.parent()?.parent()?.to_path_buf()))
-            .expect("target directory"),
-    };
+    let bins = evaluation::bins::release_dir("NEARDUP_SITES_BIN_DIR");
     for name in WORKERS.iter().chain(&["crawler"]) {
         assert!(
             bins.join(name).exists(),

@@ -27,20 +27,14 @@
 //! folder in the temporary directory, which keeps the logs), `STATE_BENCH_BIN_DIR` (other binaries).
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use evaluation::bench_site::{BenchServer, BenchSiteConfig};
+use evaluation::bins::{env_usize, Bins};
 
 /// Between two samples of the crawl's progress.
 const SAMPLE: Duration = Duration::from_secs(10);
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// (resident, peak resident) of a process, in KiB.
 fn rss_kib(pid: u32) -> Option<(u64, u64)> {
@@ -105,21 +99,15 @@ impl Crawl {
 }
 
 /// Runs `crawler run` over the site (with `--state dir` when given) to its exit.
-fn crawl(bins: &Path, server: &BenchServer, state: Option<&Path>, log: &Path) -> Crawl {
-    let mut cmd = Command::new(bins.join("crawler"));
-    cmd.env("CRAWLER_ALLOW_PRIVATE", "1")
-        .env("NO_PROXY", "*")
-        .env_remove("HTTP_PROXY")
-        .env_remove("http_proxy")
-        .env_remove("CRAWLER_CONFIG")
-        .env_remove("CRAWLER_STATE")
-        .arg("run");
+fn crawl(bins: &Bins, server: &BenchServer, state: Option<&Path>, log: &Path) -> Crawl {
+    // `crawler run` uses no service: the namespace and the services' URLs are unused.
+    let mut cmd = bins.command("crawler", "statebench");
+    cmd.env_remove("CRAWLER_STATE").arg("run");
     if let Some(dir) = state {
         cmd.arg("--state").arg(dir);
     }
     cmd.args(["--crawl", "bench", "--max-depth", "10", "--delay-ms", "0"])
         .args(server.site.seeds())
-        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(log).expect("the crawl's log"));
     let (_, served_before) = server.served();
@@ -196,13 +184,7 @@ fn main() {
     let pages = env_usize("STATE_BENCH_PAGES", 1_000_000);
     let hosts = env_usize("STATE_BENCH_HOSTS", 100);
     let compare = std::env::var("STATE_BENCH_COMPARE").map_or(pages <= 20_000, |v| v == "1");
-    let bins = match std::env::var_os("STATE_BENCH_BIN_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => std::env::current_exe()
-            .ok()
-            .and_then(|e| Some(e.parent()?.parent()?.to_path_buf()))
-            .expect("target directory"),
-    };
+    let bin_dir = evaluation::bins::release_dir("STATE_BENCH_BIN_DIR");
     let work = std::env::temp_dir().join(format!("state-bench-{}", std::process::id()));
     std::fs::create_dir_all(&work).expect("the bench's folder");
     let state_root = std::env::var_os("STATE_BENCH_DIR")
@@ -228,7 +210,8 @@ fn main() {
         server.site.summary(),
         made.elapsed().as_secs_f64()
     );
-    println!("binaries: {}; work: {}", bins.display(), work.display());
+    println!("binaries: {}; work: {}", bin_dir.display(), work.display());
+    let bins = Bins::from_env(bin_dir, work.clone());
     let _guard = runtime.enter();
 
     if compare {

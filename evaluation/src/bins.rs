@@ -1,10 +1,33 @@
-//! The release binaries a bench runs as processes: each started with the
-//! services' URLs and a namespace, logging into the bench's work folder,
-//! and `crawler stats --json` read back. The pipeline and the real-site
-//! near-duplicate benches share it.
+//! The release binaries a bench runs as processes: where they are
+//! ([`release_dir`]), each started with the services' URLs and a namespace,
+//! logging into the bench's work folder, and `crawler stats --json` read
+//! back; and the benches' numeric settings ([`env_usize`]). The pipeline,
+//! the real-site near-duplicate and the `--state` benches share it.
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+
+/// The folder of the binaries a bench runs: the one `override_var` names (another build,
+/// to compare with), else the bench's own `target/release` (the bench runs as
+/// `target/release/deps/<bench>-<hash>`).
+pub fn release_dir(override_var: &str) -> PathBuf {
+    match std::env::var_os(override_var) {
+        Some(dir) => PathBuf::from(dir),
+        None => std::env::current_exe()
+            .ok()
+            .and_then(|e| Some(e.parent()?.parent()?.to_path_buf()))
+            .expect("target directory"),
+    }
+}
+
+/// The number in the environment variable `name`, or `default` when it is unset or no
+/// number.
+pub fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
 
 /// Where the binaries are, where their logs go, and the services.
 pub struct Bins {

@@ -33,6 +33,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use evaluation::bench_site::{BenchServer, BenchSiteConfig};
+use evaluation::bins::env_usize;
 
 mod distributed;
 
@@ -85,13 +86,6 @@ fn instances() -> Vec<(String, &'static str)> {
 /// to be over (then `crawler stats --wait-idle` confirms it).
 const STILL_FOR: Duration = Duration::from_millis(1500);
 const POLL: Duration = Duration::from_millis(100);
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn env_flag(name: &str) -> bool {
     std::env::var(name).is_ok_and(|v| v == "1")
@@ -305,15 +299,7 @@ fn main() {
         ..BenchSiteConfig::default()
     };
     let timeout = Duration::from_secs(env_usize("PIPELINE_BENCH_TIMEOUT_SECS", 900) as u64);
-    // target/release/deps/pipeline-<hash> → target/release, unless
-    // PIPELINE_BENCH_BIN_DIR names other binaries (a build to compare with).
-    let bins = match std::env::var_os("PIPELINE_BENCH_BIN_DIR") {
-        Some(dir) => std::path::PathBuf::from(dir),
-        None => std::env::current_exe()
-            .ok()
-            .and_then(|e| Some(e.parent()?.parent()?.to_path_buf()))
-            .expect("target directory"),
-    };
+    let bins = evaluation::bins::release_dir("PIPELINE_BENCH_BIN_DIR");
     for name in WORKERS.iter().chain(&["crawler"]) {
         if !bins.join(name).exists() {
             eprintln!(
