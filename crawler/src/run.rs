@@ -62,6 +62,11 @@ pub struct RunArgs {
     pub crawl: crate::seed::CrawlArgs,
 }
 
+/// How many fetched pages may wait for the extractor before the fetcher waits
+/// ([`pipeline::broker::MemoryBus::hold_back`]): enough that the extractor's workers never
+/// wait for a page, few enough that the pages between the two stay a few MB.
+const PAGES_AHEAD: usize = 256;
+
 fn settings<S: Stage>(broker: &Broker, store: &Store) -> WorkerSettings {
     WorkerSettings {
         broker: broker.clone(),
@@ -87,6 +92,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let Broker::Memory(bus) = &broker else {
         anyhow::bail!("the local crawl needs the memory bus");
     };
+    bus.hold_back(PAGES_AHEAD);
     let defaults = FetchSettings::default();
     let client = Client::new(FetchSettings {
         allow_private: args.allow_private,

@@ -71,6 +71,46 @@ fn bytes_under(dir: &Path) -> u64 {
         .sum()
 }
 
+/// What the store holds at the end, live entries by key family and entry kind (uncompressed
+/// key and value bytes): where the bytes on disk come from.
+fn print_usage(store: &Path, pages: u64) {
+    let per_page = |b: u64| b as f64 / pages.max(1) as f64;
+    let mut parts = vec![("journals".to_string(), bytes_under(&store.join("journals")))];
+    if let Ok(entries) = std::fs::read_dir(store.join("partitions")) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            parts.push((format!("partition {name}"), bytes_under(&e.path())));
+        }
+    }
+    let parts: Vec<String> = parts
+        .iter()
+        .map(|(name, b)| format!("{name} {:.0} B/page", per_page(*b)))
+        .collect();
+    println!("the store's files: {}", parts.join(", "));
+    let usage = pipeline::store::DiskStore::open(store).and_then(|s| s.usage());
+    let usage = match usage {
+        Ok(u) => u,
+        Err(e) => {
+            println!("the store's entries could not be read: {e}");
+            return;
+        }
+    };
+    println!("| key family, entry kind | entries | key B | value B | B/page |");
+    println!("|---|---|---|---|---|");
+    let mut total = 0;
+    for (name, (n, k, v)) in &usage {
+        total += k + v;
+        println!(
+            "| {name} | {n} | {k} | {v} | {:.1} |",
+            (k + v) as f64 / pages.max(1) as f64
+        );
+    }
+    println!(
+        "live entries, uncompressed: {:.1} B/page",
+        total as f64 / pages.max(1) as f64
+    );
+}
+
 /// One sample of a crawl in progress.
 #[derive(Clone, Copy)]
 struct Sample {
@@ -308,6 +348,7 @@ fn main() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+    print_usage(&dir.join("store"), c.pages);
     let _ = std::fs::remove_dir_all(&dir);
     println!("(logs kept in {})", work.display());
 }

@@ -844,6 +844,18 @@ impl Delivery {
 /// frontier) takes 16 bytes a message of memory, not its size.
 pub const MEMORY_BUS_WINDOW: usize = 1_000;
 
+/// The queue whose backlog holds back the consumers of `queue` on a bus that holds back
+/// ([`MemoryBus::hold_back`]): the fetcher, cheap per page, would otherwise run ahead of
+/// the extractor, which costs most of a page's CPU, and pile pages up between them (a
+/// 100,000-page `crawler run --state` had 30,000 pages, hundreds of MB, waiting for the
+/// extractor).
+fn held_back_by(queue: Queue) -> Option<Queue> {
+    match queue {
+        Queue::Fetch => Some(Queue::Extract),
+        _ => None,
+    }
+}
+
 /// The messages waiting in one queue of the memory bus, in order: each with its number and
 /// its payload, or (spilled: a persistent bus past [`MEMORY_BUS_WINDOW`]) without it.
 #[derive(Default)]
@@ -897,6 +909,11 @@ struct MemoryInner {
     next_id: std::sync::atomic::AtomicU64,
     /// Where a persistent bus keeps its unfinished messages.
     disk: Option<crate::store::DiskStore>,
+    /// With a limit (not 0), a consumer of a queue [`held_back_by`] another waits while that
+    /// other has this many messages waiting ([`MemoryBus::hold_back`]).
+    hold_back: std::sync::atomic::AtomicUsize,
+    /// Wakes the consumers held back when a message is handed out.
+    taken: Notify,
 }
 
 /// The hash of a persistent bus's unfinished messages of `queue` (field:
@@ -970,6 +987,23 @@ impl MemoryBus {
         })
     }
 
+    /// From now on, a consumer of the fetch queue waits while `limit` pages wait for the
+    /// extractor ([`held_back_by`]): the pages in flight between them, in memory or in the
+    /// state, stay bounded, and the extractor still never waits for work. For a bus whose
+    /// stages all run (`crawler run`): a test that consumes no pages would wait forever.
+    pub fn hold_back(&self, limit: usize) {
+        self.inner.hold_back.store(limit, Ordering::SeqCst);
+    }
+
+    /// Whether a consumer of `queue` must wait now ([`MemoryBus::hold_back`]).
+    fn held_back(&self, queue: Queue, queues: &HashMap<Queue, Waiting>) -> bool {
+        let limit = self.inner.hold_back.load(Ordering::SeqCst);
+        match held_back_by(queue) {
+            Some(next) if limit > 0 => queues.get(&next).is_some_and(|w| w.items.len() >= limit),
+            _ => false,
+        }
+    }
+
     /// Runs `ops` on the bus's store, if it has one; a failure is logged
     /// (the message stays kept and comes back after a restart).
     fn keep(&self, ops: &[crate::store::Op]) {
@@ -1019,10 +1053,26 @@ impl MemoryBus {
             let notified = self.inner.arrived.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
+            let taken = self.inner.taken.notified();
+            tokio::pin!(taken);
+            if held_back_by(queue).is_some() {
+                taken.as_mut().enable();
+            }
             let popped = {
                 let mut queues = self.inner.queues.lock().unwrap_or_else(|p| p.into_inner());
-                queues.get_mut(&queue).and_then(Waiting::pop)
+                if self.held_back(queue, &queues) {
+                    Err(())
+                } else {
+                    Ok(queues.get_mut(&queue).and_then(Waiting::pop))
+                }
             };
+            let Ok(popped) = popped else {
+                taken.await;
+                continue;
+            };
+            if popped.is_some() && Queue::ALL.iter().any(|q| held_back_by(*q) == Some(queue)) {
+                self.inner.taken.notify_waiters();
+            }
             match popped {
                 Some((id, Some(payload))) => return (id, payload),
                 Some((id, None)) => match self.read_back(queue, id) {
@@ -1182,6 +1232,52 @@ impl MemoryBus {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_bus_that_holds_back_hands_out_no_fetch_while_pages_wait() {
+        let broker = Broker::memory();
+        let Broker::Memory(bus) = &broker else {
+            unreachable!()
+        };
+        bus.hold_back(2);
+        let session = broker.open().await.unwrap();
+        session
+            .publish(Queue::Extract, &[b"p1".to_vec(), b"p2".to_vec()])
+            .await
+            .unwrap();
+        session
+            .publish(Queue::Fetch, &[b"t".to_vec()])
+            .await
+            .unwrap();
+        let mut fetches = session.consume(Queue::Fetch, 10).await.unwrap();
+        let wait = std::time::Duration::from_millis(100);
+        assert!(
+            tokio::time::timeout(wait, fetches.next()).await.is_err(),
+            "a fetch task was handed out with 2 pages waiting"
+        );
+        // The extractor takes a page: one waits, under the limit, so the task goes out.
+        let mut pages = session.consume(Queue::Extract, 10).await.unwrap();
+        let page = pages.next().await.unwrap().unwrap();
+        let task = tokio::time::timeout(wait, fetches.next())
+            .await
+            .expect("the task still held back with 1 page waiting")
+            .unwrap()
+            .unwrap();
+        assert_eq!(task.data, b"t");
+        // Other queues are never held back.
+        session
+            .publish(Queue::Extract, &[b"p3".to_vec()])
+            .await
+            .unwrap();
+        session
+            .publish(Queue::Frontier, &[b"u".to_vec()])
+            .await
+            .unwrap();
+        let mut frontier = session.consume(Queue::Frontier, 10).await.unwrap();
+        assert!(tokio::time::timeout(wait, frontier.next()).await.is_ok());
+        page.ack().await.unwrap();
+        task.ack().await.unwrap();
+    }
 
     #[tokio::test]
     async fn memory_bus_counts_unfinished_until_acked() {
