@@ -32,7 +32,8 @@
 //!
 //! # The layout
 //!
-//! One partition; every entry's key starts with a kind byte, then the
+//! Two partitions, `kv` for the crawl's state and `bus` for the in-process bus's
+//! messages ([`Parts`] says why); every entry's key starts with a kind byte, then the
 //! Redis key with its length (so one key's entries are one prefix):
 //!
 //! - `m` key: the key's kind and size: a string's bytes (`s`), a hash's,
@@ -61,16 +62,9 @@ use super::{Op, Reply, StoreError, Stored};
 pub const CACHE_BYTES: u64 = 32 << 20;
 /// The engine's memtables in all: written data not yet flushed to its files.
 pub const WRITE_BUFFER_BYTES: u64 = 32 << 20;
-/// The engine's journal is rotated (its memtables flushed) past this size.
+/// The engine's journal is rotated (its memtables flushed) past this size: what the
+/// journals take on disk at most (128 MB had been 6.7 KB a page of a 20,000-page crawl).
 pub const JOURNAL_BYTES: u64 = 32 << 20;
-/// Each time this many bytes more were written to the bus's partition, its files are
-/// measured: past [`BUS_FILES_FLOOR`] and twice what its last compaction left, it is
-/// compacted whole in the background. Nearly all it wrote is acked messages by then, and
-/// a compaction keeps only the backlog ([`Parts`]); so its files stay within about twice
-/// the backlog, and each compaction rewrites at most what it keeps.
-pub const BUS_CHECK_BYTES: u64 = 16 << 20;
-/// The bus's partition is not compacted while its files are smaller than this.
-pub const BUS_FILES_FLOOR: u64 = 64 << 20;
 
 /// The store in a directory; cheap to clone (all share one engine).
 #[derive(Clone)]
@@ -93,11 +87,6 @@ struct Engine {
     /// Per sorted set, a score no live member is below (see [`Floors`]); held for a whole
     /// [`DiskStore::exec`], which so runs one batch at a time.
     floors: std::sync::Mutex<Floors>,
-    /// Bytes written to the bus's partition, whether its compaction runs, and the bytes of
-    /// its files that the last compaction left.
-    bus_written: std::sync::atomic::AtomicU64,
-    bus_compacting: Arc<std::sync::atomic::AtomicBool>,
-    bus_kept: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// Where a score-ordered read of a sorted set may start. An LSM keeps a deleted entry as a
@@ -173,9 +162,6 @@ impl DiskStore {
                 parts,
                 _lock: lock,
                 floors: std::sync::Mutex::new(Floors::new()),
-                bus_written: Default::default(),
-                bus_compacting: Default::default(),
-                bus_kept: Default::default(),
             }),
         })
     }
@@ -201,7 +187,6 @@ impl DiskStore {
             parts: &self.inner.parts,
             failed: None,
             wrote: false,
-            bus_bytes: 0,
             floors: &floors,
             moved_floors: RefCell::new(Floors::new()),
         };
@@ -216,7 +201,6 @@ impl DiskStore {
         let Txn {
             tx,
             wrote,
-            bus_bytes,
             moved_floors,
             ..
         } = txn;
@@ -225,9 +209,6 @@ impl DiskStore {
                 .commit()
                 .map_err(|e| self.error(e))?;
         }
-        if bus_bytes > 0 {
-            self.wrote_to_bus(bus_bytes);
-        }
         let moved = moved_floors.into_inner();
         // The floors this batch saw or moved hold for what it committed (nothing else
         // committed meanwhile: the lock is held).
@@ -235,47 +216,12 @@ impl DiskStore {
         Ok(replies)
     }
 
-    /// Counts bytes written to the bus's partition, and starts its compaction when due
-    /// ([`BUS_CHECK_BYTES`]).
-    fn wrote_to_bus(&self, bytes: u64) {
-        use std::sync::atomic::Ordering;
-        let before = self.inner.bus_written.fetch_add(bytes, Ordering::Relaxed);
-        if before / BUS_CHECK_BYTES == (before + bytes) / BUS_CHECK_BYTES {
-            return;
-        }
-        let files = self.inner.parts.bus.inner().disk_space();
-        let kept = self.inner.bus_kept.load(Ordering::Relaxed);
-        if files < BUS_FILES_FLOOR.max(2 * kept) {
-            return;
-        }
-        if self.inner.bus_compacting.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        let bus = self.inner.parts.bus.inner().clone();
-        let (running, kept) = (
-            self.inner.bus_compacting.clone(),
-            self.inner.bus_kept.clone(),
-        );
-        let path = self.inner.path.clone();
-        std::thread::spawn(move || {
-            if let Err(e) = compact(&bus, &kept) {
-                tracing::warn!(path = %path.display(), error = %e, "compacting the bus's partition");
-            }
-            running.store(false, Ordering::Release);
-        });
-    }
-
-    /// For a clean stop: writes everything committed to the disk itself (`fsync`), flushes
-    /// the memtables to files (so the journals can go) and compacts the bus's partition
-    /// (nothing in flight is left of it after a whole crawl).
+    /// Writes everything committed to the disk itself (`fsync`), for a clean
+    /// stop.
     pub fn sync(&self) -> Result<(), StoreError> {
-        let parts = &self.inner.parts;
         self.inner
             .keyspace
             .persist(PersistMode::SyncAll)
-            .and_then(|()| parts.kv.inner().rotate_memtable_and_wait())
-            .and_then(|()| parts.bus.inner().rotate_memtable_and_wait())
-            .and_then(|()| compact(parts.bus.inner(), &self.inner.bus_kept))
             .map_err(|e| self.error(e))
     }
 
@@ -309,7 +255,6 @@ impl DiskStore {
             parts: &self.inner.parts,
             failed: None,
             wrote: false,
-            bus_bytes: 0,
             floors: &no_floors,
             moved_floors: RefCell::new(Floors::new()),
         };
@@ -372,11 +317,19 @@ impl DiskStore {
 
 /// The store's two partitions. The in-process bus's messages (keys `bus:*`) live apart
 /// from the crawl's state: each is written when published and deleted when acked, so
-/// nearly all their bytes are garbage soon, and in a partition of their own compaction
-/// drops it among a few live entries (the backlog), instead of carrying it down the
-/// levels of the crawl's growing state (there it made 87% of the files: 6.7 KB a page
-/// against 0.9 KB of live entries at 20,000 pages, `cargo bench -p evaluation --bench
-/// state`).
+/// nearly all their bytes are garbage soon. In one partition with the state, the
+/// messages flushed before their ack (a page written to a file, then its tombstone to
+/// the next) were carried down the levels of the crawl's growing state until compaction
+/// met both: 87% of the files, 6.7 KB a page against 0.9 KB of live entries at 20,000
+/// pages (`cargo bench -p evaluation --bench state`). In a partition of their own, the
+/// engine's own compaction drops them among a few live entries: 47 B a page at 100,000
+/// pages, the whole store 1.7 KB a page from 9.3.
+///
+/// The partition is never compacted by hand: `major_compact` (tried every time the
+/// bus's files doubled, and at a clean stop) brought acked messages back, a few of
+/// 5,000 pages in every crawl, found by the bench's listing of live entries. It drops
+/// a tombstone at the last level while the value it hid can still be in a segment that
+/// another compaction holds.
 struct Parts {
     kv: TxPartitionHandle,
     bus: TxPartitionHandle,
@@ -398,24 +351,6 @@ impl Parts {
     fn both(&self) -> [&TxPartitionHandle; 2] {
         [&self.kv, &self.bus]
     }
-}
-
-/// Compacts the bus's partition whole, and notes the bytes of files it left in `kept`.
-fn compact(
-    bus: &fjall::PartitionHandle,
-    kept: &std::sync::atomic::AtomicU64,
-) -> Result<(), fjall::Error> {
-    let (before, started) = (bus.disk_space(), std::time::Instant::now());
-    bus.major_compact()?;
-    let after = bus.disk_space();
-    kept.store(after, std::sync::atomic::Ordering::Relaxed);
-    tracing::debug!(
-        before,
-        after,
-        secs = started.elapsed().as_secs_f64(),
-        "compacted the bus's partition"
-    );
-    Ok(())
 }
 
 /// Moves the bus's entries that a store of an earlier version kept among the others to
@@ -548,8 +483,6 @@ struct Txn<'a, 'f> {
     failed: Option<String>,
     /// Whether anything was written (a read-only batch commits nothing).
     wrote: bool,
-    /// Bytes written to the bus's partition.
-    bus_bytes: u64,
     /// The sorted sets' floors as committed ([`Floors`]).
     floors: &'f Floors,
     /// The floors this batch moved: kept when it commits.
@@ -573,11 +506,7 @@ impl Txn<'_, '_> {
 
     fn put(&mut self, k: Vec<u8>, v: Vec<u8>) {
         self.wrote = true;
-        let part = self.parts.of(&k);
-        if std::ptr::eq(part, &self.parts.bus) {
-            self.bus_bytes += (k.len() + v.len()) as u64;
-        }
-        self.tx.insert(part, k, v);
+        self.tx.insert(self.parts.of(&k), k, v);
     }
 
     fn remove(&mut self, k: Vec<u8>) {
