@@ -656,7 +656,6 @@ struct WorkerArgs {
 /// from every layer as [`parse`] does, then its logs started.
 pub fn start_worker(binary: &'static str, about: &'static str) -> anyhow::Result<WorkerConfig> {
     use clap::CommandFactory;
-    crate::allocator::tune();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let file = FileLayer::read(config_path(&args), binary)?;
     let command = WorkerArgs::command()

@@ -12,7 +12,6 @@
 //! it owns no stage logic (URL rules, charset vote, extraction, SimHash live in
 //! the stage crates).
 //!
-//! - [`allocator`]: the allocator of every binary linking this crate (mimalloc, tuned).
 //! - [`messages`]: the versioned message types, encoded once (MessagePack with
 //!   named fields; page bodies as raw bytes).
 //! - [`topology`]: queue names, dead-letter exchange and queues, per namespace.
@@ -50,7 +49,6 @@
 //! of [`once`]; every other key is named in [`keys`] and written by the
 //! stage that owns it.
 
-pub mod allocator;
 pub mod backoff;
 pub mod broker;
 pub mod bundle;
