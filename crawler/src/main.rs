@@ -16,17 +16,19 @@
 //! Each subcommand lives in its own module; this file only parses and dispatches.
 
 /// mimalloc, not the system's allocator: `crawler run` hands page-sized buffers between
-/// threads all the time, and glibc's per-thread arenas kept a third of its resident memory
-/// as free fragments (`cargo bench -p evaluation --bench state`, 30,000 pages: see the
-/// README's figures).
+/// threads all the time, and glibc's per-thread arenas kept free fragments (limited to two
+/// arenas, glibc's peak RSS fell from 401 to 286 MB, and the crawl slowed from 602 to 475
+/// pages/s; `STATE_BENCH_PAGES=30000 STATE_BENCH_COMPARE=0 cargo bench -p evaluation
+/// --bench state`).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Gives freed memory back to the system at once, and commits an arena's memory as it is
-/// used, not when it is reserved: `crawler run --state` at 30,000 pages peaked at 321 MB
-/// so against 453 MB with mimalloc's defaults and 401 MB with glibc's allocator, and ran
-/// faster than with glibc's (733 against 602 pages/s, the state bench). mimalloc's option
-/// numbers (`mi_option_e` in its `mimalloc.h`, the same in its v2 and v3).
+/// used, not when it is reserved: `crawler run --state` at 30,000 pages peaked at 366 MB
+/// with these set here (321 MB with them set by environment before start), against
+/// 453 MB with mimalloc's defaults and 401 MB with glibc's allocator, and ran faster than
+/// with glibc's (741 against 602 pages/s, the same bench). mimalloc's option numbers
+/// (`mi_option_e` in its `mimalloc.h`, the same in its v2 and v3).
 fn tune_allocator() {
     const ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
     const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;

@@ -100,15 +100,9 @@ fn print_usage(store: &Path, pages: u64) {
     let mut total = 0;
     for (name, (n, k, v)) in &usage {
         total += k + v;
-        println!(
-            "| {name} | {n} | {k} | {v} | {:.1} |",
-            (k + v) as f64 / pages.max(1) as f64
-        );
+        println!("| {name} | {n} | {k} | {v} | {:.1} |", per_page(k + v));
     }
-    println!(
-        "live entries, uncompressed: {:.1} B/page",
-        total as f64 / pages.max(1) as f64
-    );
+    println!("live entries, uncompressed: {:.1} B/page", per_page(total));
 }
 
 /// One sample of a crawl in progress.

@@ -919,12 +919,12 @@ struct MemoryInner {
 /// The hash of a persistent bus's unfinished messages of `queue` (field:
 /// the message's number, 16 hex digits, so fields sort as published).
 fn bus_key(queue: Queue) -> String {
-    format!("bus:{}", queue.stage())
+    format!("{}{}", crate::store::BUS_KEY_PREFIX, queue.stage())
 }
 
 /// The hash of a persistent bus's dead letters of `queue`.
 fn dead_key(queue: Queue) -> String {
-    format!("bus:{}.dead", queue.stage())
+    format!("{}.dead", bus_key(queue))
 }
 
 fn field(id: u64) -> String {
@@ -988,7 +988,7 @@ impl MemoryBus {
     }
 
     /// From now on, a consumer of the fetch queue waits while `limit` pages wait for the
-    /// extractor ([`held_back_by`]): the pages in flight between them, in memory or in the
+    /// extractor (`held_back_by`): the pages in flight between them, in memory or in the
     /// state, stay bounded, and the extractor still never waits for work. For a bus whose
     /// stages all run (`crawler run`): a test that consumes no pages would wait forever.
     pub fn hold_back(&self, limit: usize) {
@@ -1070,7 +1070,10 @@ impl MemoryBus {
                 taken.await;
                 continue;
             };
-            if popped.is_some() && Queue::ALL.iter().any(|q| held_back_by(*q) == Some(queue)) {
+            if popped.is_some()
+                && self.inner.hold_back.load(Ordering::SeqCst) > 0
+                && Queue::ALL.iter().any(|q| held_back_by(*q) == Some(queue))
+            {
                 self.inner.taken.notify_waiters();
             }
             match popped {

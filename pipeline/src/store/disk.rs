@@ -295,13 +295,14 @@ impl DiskStore {
             let mut parts = key.split(':');
             let first = parts.next().unwrap_or("");
             let family = match (first, parts.next()) {
-                ("bus", Some(stage)) => format!("bus:{stage}"),
+                (bus, Some(stage)) if BUS_KEY_PREFIX.strip_suffix(':') == Some(bus) => {
+                    format!("{BUS_KEY_PREFIX}{stage}")
+                }
                 (_, Some(second)) => second.to_string(),
                 _ => first.to_string(),
             };
-            let e = out
-                .entry(format!("{family} {}", char::from(k[0])))
-                .or_default();
+            let kind = k.first().map_or('?', |b| char::from(*b));
+            let e = out.entry(format!("{family} {kind}")).or_default();
             e.0 += 1;
             e.1 += k.len() as u64;
             e.2 += v.len() as u64;
@@ -335,13 +336,15 @@ struct Parts {
     bus: TxPartitionHandle,
 }
 
-/// What starts a bus key's entries after the kind byte and the key's length.
-const BUS_KEYS: &[u8] = b"bus:";
+/// What the in-process bus's keys start with: their entries go to the store's `bus` partition
+/// (the bus names its keys with it, [`crate::broker`]).
+pub const BUS_KEY_PREFIX: &str = "bus:";
 
 impl Parts {
     /// The partition of an entry (or of a prefix of one key's entries).
     fn of(&self, entry: &[u8]) -> &TxPartitionHandle {
-        if entry.get(5..).is_some_and(|k| k.starts_with(BUS_KEYS)) {
+        let key = entry.get(KEY_START..).unwrap_or_default();
+        if key.starts_with(BUS_KEY_PREFIX.as_bytes()) {
             &self.bus
         } else {
             &self.kv
@@ -360,10 +363,10 @@ fn move_bus_entries(keyspace: &TxKeyspace, parts: &Parts) -> Result<(), fjall::E
     let mut moved = Vec::new();
     // The bus's keys are hashes (`m` and `h` entries) with names under 64 bytes.
     for kind in [META, HASH] {
-        for len in BUS_KEYS.len() as u32..64 {
+        for len in BUS_KEY_PREFIX.len() as u32..64 {
             let mut p = vec![kind];
             p.extend_from_slice(&len.to_be_bytes());
-            p.extend_from_slice(BUS_KEYS);
+            p.extend_from_slice(BUS_KEY_PREFIX.as_bytes());
             for item in tx.prefix(&parts.kv, p) {
                 moved.push(item?);
             }
@@ -444,9 +447,12 @@ impl Meta {
     }
 }
 
+/// Where the key starts in an entry: after its kind byte and its length (a u32).
+const KEY_START: usize = 1 + 4;
+
 /// `kind`, the key's length and the key: the prefix of one key's entries.
 fn prefix(kind: u8, key: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(key.len() + 5 + 16);
+    let mut out = Vec::with_capacity(key.len() + KEY_START + 16);
     out.push(kind);
     out.extend_from_slice(&(key.len() as u32).to_be_bytes());
     out.extend_from_slice(key.as_bytes());

@@ -31,7 +31,7 @@ pub mod design {}
 
 use std::sync::OnceLock;
 
-pub use self::disk::DiskStore;
+pub use self::disk::{DiskStore, BUS_KEY_PREFIX};
 pub use self::memory::{apply, glob_match, now_ms, parse_int, range_of, Data, Memory, MemoryStore};
 /// The Redis settings the per-URL hashes are sized for (`redis-server`
 /// arguments; the README and compose use them): a document record (URL,
