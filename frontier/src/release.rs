@@ -11,7 +11,14 @@
 //!
 //! So the fetch queue holds only tasks whose host is due: a slow host cannot
 //! fill it while others starve. The fetchers' gate
-//! ([`politeness::turn::gate`]) then spaces the requests themselves.
+//! ([`politeness::turn::gate`]) then spaces the requests themselves. And it
+//! holds no more than [`ReleaseSettings::fetch_ahead`] tasks waiting: the
+//! releaser waits while the fetchers have that much work, so the tasks stay
+//! in their hosts' queues (in the store, where politeness still orders them)
+//! rather than piling up in the broker. Without that wait, a crawl whose
+//! hosts are all due at once (no delay, many hosts) moved every task it
+//! discovered into the fetch queue: 523,745 tasks after 3.5 minutes of a
+//! 1M-page `crawler run --state`, against 13,000 pages done.
 
 use std::time::{Duration, Instant};
 
@@ -44,6 +51,15 @@ pub struct ReleaseSettings {
     pub stale_after: Duration,
     /// Pause after a tick that released nothing.
     pub idle_pause: Duration,
+    /// Messages waiting in the fetch queue (not yet handed to a fetcher) at
+    /// which the releaser waits before taking more. A message is one task
+    /// on the in-process bus and a bundle of up to
+    /// [`pipeline::bundle::MAX_ITEMS`] on RabbitMQ (a tick's tasks, bundled).
+    /// 2,000: a few seconds of work for this machine's fetchers, so they
+    /// never wait for the releaser (it ticks every few ms), and a few hundred
+    /// KB of tasks. A tick may pass the mark by its own tasks, and each
+    /// frontier's releaser checks on its own.
+    pub fetch_ahead: u64,
 }
 
 impl Default for ReleaseSettings {
@@ -55,6 +71,7 @@ impl Default for ReleaseSettings {
             park_for: Duration::from_secs(3600),
             stale_after: Duration::from_secs(10),
             idle_pause: Duration::from_millis(20),
+            fetch_ahead: 2_000,
         }
     }
 }
@@ -275,6 +292,19 @@ pub async fn run(
                 last_recrawl = Instant::now();
                 if let Err(e) = release_recrawls(&store, &keys).await {
                     tracing::warn!(error = %e, "cannot read the recrawl schedule");
+                }
+            }
+            match session.ready(Queue::Fetch).await {
+                Ok(n) if n >= settings.fetch_ahead => {
+                    tokio::select! {
+                        _ = tokio::time::sleep(settings.idle_pause) => continue,
+                        _ = shutdown.wait() => break 'sessions,
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot read the fetch queue's depth; reconnecting");
+                    break;
                 }
             }
             let taken = match take_due(&store, &keys, &settings).await {

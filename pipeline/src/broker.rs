@@ -282,6 +282,15 @@ impl Session {
         }
     }
 
+    /// Messages of `queue` waiting to be handed out (not those delivered and
+    /// not yet acked): one passive declare on RabbitMQ, a length in memory.
+    pub async fn ready(&self, queue: Queue) -> Result<u64, BrokerError> {
+        match self {
+            Session::Amqp(s) => s.ready(&queue.name(&s.namespace)).await,
+            Session::Memory(bus) => Ok(bus.ready(queue)),
+        }
+    }
+
     /// The depth of every work and dead-letter queue.
     pub async fn queue_depths(&self) -> Result<Vec<QueueDepth>, BrokerError> {
         match self {
@@ -637,23 +646,30 @@ impl AmqpSession {
             .map_err(|e| self.err(e))
     }
 
+    /// A queue's counts by a passive declare (reads them, creates nothing).
+    async fn counts(&self, name: &str) -> Result<lapin::Queue, BrokerError> {
+        self.publisher
+            .queue_declare(
+                name.into(),
+                QueueDeclareOptions {
+                    passive: true,
+                    ..QueueDeclareOptions::default()
+                },
+                FieldTable::default(),
+            )
+            .await
+            .map_err(|e| self.err(e))
+    }
+
+    async fn ready(&self, name: &str) -> Result<u64, BrokerError> {
+        Ok(self.counts(name).await?.message_count() as u64)
+    }
+
     async fn queue_depths(&self) -> Result<Vec<QueueDepth>, BrokerError> {
         let mut out = Vec::new();
         for q in Queue::ALL {
             for name in [q.name(&self.namespace), q.dead_letter_name(&self.namespace)] {
-                // Passive declare: reads the counts, creates nothing.
-                let info = self
-                    .publisher
-                    .queue_declare(
-                        name.as_str().into(),
-                        QueueDeclareOptions {
-                            passive: true,
-                            ..QueueDeclareOptions::default()
-                        },
-                        FieldTable::default(),
-                    )
-                    .await
-                    .map_err(|e| self.err(e))?;
+                let info = self.counts(&name).await?;
                 out.push(QueueDepth {
                     queue: name,
                     ready: info.message_count() as u64,
@@ -1210,6 +1226,12 @@ impl MemoryBus {
             }
             notified.await;
         }
+    }
+
+    /// Messages of `queue` waiting to be handed out.
+    fn ready(&self, queue: Queue) -> u64 {
+        let queues = self.inner.queues.lock().unwrap_or_else(|p| p.into_inner());
+        queues.get(&queue).map_or(0, |d| d.items.len() as u64)
     }
 
     fn depths(&self) -> Vec<QueueDepth> {

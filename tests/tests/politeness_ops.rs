@@ -6,8 +6,9 @@ use std::time::Duration;
 use frontier::release::{confirm, sweep, take_due, waiting, ReleaseSettings, Taken};
 use pipeline::keys::Keys;
 use pipeline::messages::{decode, encode, FetchTask, VERSION};
+use pipeline::shutdown::Shutdown;
 use pipeline::store::Op;
-use pipeline::{CrawlSpec, Store};
+use pipeline::{Broker, CrawlSpec, Queue, Store};
 use politeness::{record, schedule, turn};
 
 /// The slow host's delay and the sweep's stale time: long enough that the
@@ -127,5 +128,104 @@ async fn redis_store() {
     let env = crawler_tests::TestEnv::new("ops");
     let store = crawler_tests::shared_store().await;
     scenario(store, &env.namespace).await;
+    env.cleanup().await;
+}
+
+/// Tasks queued for the releaser test: 30 tasks on each of 100 hosts with
+/// no delay, all due at once.
+const HOSTS: usize = 100;
+const PER_HOST: usize = 30;
+
+/// The releaser stops taking tasks while the fetch queue holds
+/// `fetch_ahead` messages waiting, and takes more once fetchers have taken
+/// some: the rest stay in their hosts' queues. Without the wait it moves all
+/// 3,000 tasks into the fetch queue within a second. (A message is a task on
+/// the memory bus, a bundle of up to 32 on RabbitMQ.)
+async fn releaser_waits(store: Store, broker: Broker, ns: &str) {
+    let keys = Keys::new(ns);
+    for h in 0..HOSTS {
+        let origin = format!("http://h{h}.test");
+        let tasks = (0..PER_HOST)
+            .map(|n| task(&format!("{origin}/{n}")))
+            .collect();
+        store
+            .one(schedule::enqueue(&keys, &origin, 0, tasks))
+            .await
+            .unwrap();
+    }
+    let total = (HOSTS * PER_HOST) as u64;
+    assert_eq!(waiting(&store, &keys).await.unwrap() as u64, total);
+    // One task per host and one host per shard a tick: a tick takes at most
+    // 64 tasks (at most 64 messages), so the queue passes the mark by less.
+    let settings = ReleaseSettings {
+        hosts_per_shard: 1,
+        burst: 1,
+        fetch_ahead: 10,
+        ..ReleaseSettings::default()
+    };
+    let tick = u64::from(pipeline::keys::HOST_SHARDS);
+    let shutdown = Shutdown::new();
+    let releaser = tokio::spawn(frontier::release::run(
+        store.clone(),
+        broker.clone(),
+        ns.to_string(),
+        settings.clone(),
+        shutdown.clone(),
+    ));
+    let session = broker.open().await.unwrap();
+    let ready = || async { session.ready(Queue::Fetch).await.unwrap() };
+    let mark = settings.fetch_ahead;
+    // Until the releaser reaches the mark, then a second more.
+    let start = std::time::Instant::now();
+    while ready().await < mark {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the releaser released nothing"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let first = ready().await;
+    assert!(
+        first >= mark && first < mark + tick,
+        "the fetch queue holds {first} messages (mark {mark})"
+    );
+    let queued = waiting(&store, &keys).await.unwrap() as u64;
+    assert!(
+        queued > total / 2,
+        "only {queued} of {total} tasks left in the host queues"
+    );
+
+    // A fetcher (one unacked at a time) takes the queue below the mark: the
+    // releaser tops it up to the mark again, and no further.
+    let mut consumer = session.consume(Queue::Fetch, 1).await.unwrap();
+    let taken = first - mark + 3;
+    for _ in 0..taken {
+        consumer.next().await.unwrap().unwrap().ack().await.unwrap();
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let (now, left) = (ready().await, waiting(&store, &keys).await.unwrap() as u64);
+    // RabbitMQ has handed the consumer its next message (unacked, not ready).
+    assert!(
+        now + 1 >= mark && now < mark + tick,
+        "after {taken} taken the fetch queue holds {now} messages (mark {mark})"
+    );
+    assert!(left < queued, "nothing released after {taken} taken");
+    assert!(left > total / 2, "only {left} of {total} tasks left");
+    drop(consumer);
+    shutdown.trigger();
+    releaser.await.unwrap();
+}
+
+#[tokio::test]
+async fn the_releaser_waits_while_the_fetch_queue_is_full_in_memory() {
+    releaser_waits(Store::memory(), Broker::memory(), "mem").await;
+}
+
+#[tokio::test]
+async fn the_releaser_waits_while_the_fetch_queue_is_full_on_rabbitmq() {
+    let env = crawler_tests::TestEnv::new("release-ahead");
+    let store = crawler_tests::shared_store().await;
+    releaser_waits(store, env.broker(), &env.namespace).await;
     env.cleanup().await;
 }
