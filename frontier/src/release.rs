@@ -12,7 +12,7 @@
 //! So the fetch queue holds only tasks whose host is due: a slow host cannot
 //! fill it while others starve. The fetchers' gate
 //! ([`politeness::turn::gate`]) then spaces the requests themselves. And it
-//! holds no more than [`ReleaseSettings::fetch_ahead`] tasks waiting: the
+//! holds about [`ReleaseSettings::fetch_ahead`] messages waiting at most: the
 //! releaser waits while the fetchers have that much work, so the tasks stay
 //! in their hosts' queues (in the store, where politeness still orders them)
 //! rather than piling up in the broker. Without that wait, a crawl whose
@@ -56,9 +56,10 @@ pub struct ReleaseSettings {
     /// on the in-process bus and a bundle of up to
     /// [`pipeline::bundle::MAX_ITEMS`] on RabbitMQ (a tick's tasks, bundled).
     /// 2,000: a few seconds of work for this machine's fetchers, so they
-    /// never wait for the releaser (it ticks every few ms), and a few hundred
-    /// KB of tasks. A tick may pass the mark by its own tasks, and each
-    /// frontier's releaser checks on its own.
+    /// never wait for the releaser (it ticks every few ms). A task is a few
+    /// hundred bytes plus its crawl spec (about 1.4 KB with 100 seed hosts),
+    /// so on the in-process bus this is a few MB. A tick may pass the mark by
+    /// its own tasks, and each frontier's releaser checks on its own.
     pub fetch_ahead: u64,
 }
 

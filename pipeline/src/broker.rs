@@ -1235,18 +1235,23 @@ impl MemoryBus {
     }
 
     fn depths(&self) -> Vec<QueueDepth> {
-        let queues = self.inner.queues.lock().unwrap_or_else(|p| p.into_inner());
-        let dead = self.inner.dead.lock().unwrap_or_else(|p| p.into_inner());
         let mut out = Vec::new();
         for q in Queue::ALL {
             out.push(QueueDepth {
                 queue: q.stage().to_string(),
-                ready: queues.get(&q).map_or(0, |d| d.items.len() as u64),
+                ready: self.ready(q),
                 consumers: 0,
             });
             out.push(QueueDepth {
                 queue: format!("{}.dead", q.stage()),
-                ready: dead.iter().filter(|(dq, _, _)| *dq == q).count() as u64,
+                ready: self
+                    .inner
+                    .dead
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .iter()
+                    .filter(|(dq, _, _)| *dq == q)
+                    .count() as u64,
                 consumers: 0,
             });
         }
