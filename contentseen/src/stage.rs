@@ -19,14 +19,14 @@
 //! document with the same exact hash (`HSETNX exact:<shard>`) is the
 //! original.
 
+use pipeline::crawls::Specs;
 use pipeline::documents::{duplicate_op, inline, Body, DocRecord, Documents, Recrawl, Time};
 use pipeline::keys::{hash_field, url_hash, Keys};
 use pipeline::messages::{encode, Document, FetchTask, RawExchange, VERSION};
 use pipeline::once::{once_with, Also, RECRAWL_IDS};
 use pipeline::store::{arg, int_arg, key_arg, Memory, Op, Reply, Script, ScriptCall, StoreError};
 use pipeline::worker::{Outcome, Stage, StageError};
-use pipeline::CrawlSpec;
-use pipeline::{Queue, Store, StoredDocument};
+use pipeline::{CrawlRef, Queue, Store, StoredDocument};
 
 use crate::bands::Layout;
 use crate::decide::Verdict;
@@ -36,6 +36,8 @@ use crate::table::{Table, SEQUENCE_SHARD_BITS};
 
 pub struct ContentSeenStage {
     store: Store,
+    /// The crawls' settings (their refetch interval).
+    specs: Specs,
     keys: Keys,
     table: Table,
     docs: Documents,
@@ -139,6 +141,7 @@ impl ContentSeenStage {
             table: Table::new(store.clone(), namespace, layout),
             docs: Documents::new(store.clone(), namespace, None),
             reach: Reach::default(),
+            specs: Specs::new(store.clone(), Keys::new(namespace)),
             store,
             keys: Keys::new(namespace),
             warc: None,
@@ -247,16 +250,26 @@ impl ContentSeenStage {
         }
     }
 
+    /// The crawl's refetch interval (its settings' `recrawl_secs`), when
+    /// it refetches its pages.
+    async fn recrawl_of(&self, doc: &Document) -> Result<Option<(CrawlRef, u64)>, StageError> {
+        let Some(crawl) = &doc.spec else {
+            return Ok(None);
+        };
+        let spec = self.specs.get(crawl).await?;
+        Ok(spec.recrawl_secs.map(|secs| (crawl.clone(), secs)))
+    }
+
     /// The next refetch of a stored page, `in_secs` from now.
     fn schedule_op(
         &self,
         doc: &Document,
-        spec: &CrawlSpec,
+        crawl: &CrawlRef,
         in_secs: u64,
     ) -> Result<Op, StageError> {
         let task = FetchTask {
             v: VERSION,
-            crawl: spec.clone(),
+            crawl: crawl.clone(),
             url: doc.url.clone(),
             depth: doc.depth,
             redirects: 0,
@@ -295,8 +308,8 @@ impl ContentSeenStage {
         let Some(mut rec) = self.docs.record(&doc.url).await.map_err(stage)? else {
             return Ok(None);
         };
-        let spec = doc.spec.as_ref();
-        let base = spec.and_then(|s| s.recrawl_secs).unwrap_or(3600).max(1);
+        let recrawls = self.recrawl_of(doc).await?;
+        let base = recrawls.as_ref().map_or(3600, |(_, secs)| *secs).max(1);
         let mut recrawl = rec.recrawl.clone().unwrap_or(Recrawl {
             interval_secs: base,
             unchanged: 0,
@@ -305,9 +318,9 @@ impl ContentSeenStage {
         if rec.fetched_at == Time::of(&doc.fetched_at) {
             // A redelivery of a refetch already applied (the document, its
             // counter and its new interval): schedule it again, nothing more.
-            if let Some(spec) = spec {
+            if let Some((crawl, _)) = &recrawls {
                 self.store
-                    .exec(&[self.schedule_op(doc, spec, recrawl.interval_secs)?])
+                    .exec(&[self.schedule_op(doc, crawl, recrawl.interval_secs)?])
                     .await?;
             }
             return Ok(Some(Outcome::default()));
@@ -373,8 +386,8 @@ impl ContentSeenStage {
                 &[(if unchanged { "unchanged" } else { "changed" }, 1)],
             ),
         )];
-        if let Some(spec) = spec {
-            ops.push(self.schedule_op(doc, spec, recrawl.interval_secs)?);
+        if let Some((crawl, _)) = &recrawls {
+            ops.push(self.schedule_op(doc, crawl, recrawl.interval_secs)?);
         }
         self.store.exec(&ops).await?;
         Ok(Some(Outcome::default()))
@@ -473,13 +486,10 @@ impl Stage for ContentSeenStage {
                 return Ok(outcome);
             }
         }
-        let recrawl = doc
-            .spec
-            .as_ref()
-            .and_then(|s| s.recrawl_secs.map(|secs| (s.clone(), secs)));
+        let recrawl = self.recrawl_of(&doc).await?;
         let mut scheduled = Vec::new();
-        if let Some((spec, secs)) = &recrawl {
-            scheduled.push(self.schedule_op(&doc, spec, *secs)?);
+        if let Some((crawl, secs)) = &recrawl {
+            scheduled.push(self.schedule_op(&doc, crawl, *secs)?);
         }
         let article = doc.article && sketch.tokens > 0;
         let verdict = match self.decide(&sketch, article, me).await? {

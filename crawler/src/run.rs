@@ -131,7 +131,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
             shutdown.clone(),
         )),
         tokio::spawn(run_worker(
-            Arc::new(extractor::stage::ExtractorStage::new(ns)),
+            Arc::new(extractor::stage::ExtractorStage::new(store.clone(), ns)),
             settings::<extractor::stage::ExtractorStage>(&broker, &store),
             shutdown.clone(),
         )),
@@ -152,11 +152,12 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         frontier::release::ReleaseSettings::default(),
         shutdown.clone(),
     ));
+    let keys = pipeline::keys::Keys::new(ns);
+    let crawl = pipeline::crawls::register(&store, &keys, &spec).await?;
     let session = broker.open().await?;
     session
-        .publish(Queue::Frontier, &crate::seed::seed_batches(&spec, &seeds)?)
+        .publish(Queue::Frontier, &crate::seed::seed_batches(&crawl, &seeds)?)
         .await?;
-    let keys = pipeline::keys::Keys::new(ns);
     let done = async {
         // Idle: no message anywhere, and no task waiting for its host's turn.
         loop {

@@ -5,7 +5,7 @@ use std::io::BufRead;
 use anyhow::Context;
 use clap::Args;
 use pipeline::messages::{encode, UrlBatch};
-use pipeline::{CrawlSpec, Link, Queue};
+use pipeline::{CrawlRef, CrawlSpec, Link, Queue};
 
 /// Seeds per published message.
 const SEEDS_PER_MESSAGE: usize = 1000;
@@ -258,14 +258,15 @@ pub fn collect_seeds(
     Ok(seeds)
 }
 
-/// The seed messages of a crawl.
-pub fn seed_batches(spec: &CrawlSpec, seeds: &[String]) -> anyhow::Result<Vec<Vec<u8>>> {
+/// The seed messages of a crawl (its settings stored first:
+/// [`pipeline::crawls::register`]).
+pub fn seed_batches(crawl: &CrawlRef, seeds: &[String]) -> anyhow::Result<Vec<Vec<u8>>> {
     seeds
         .chunks(SEEDS_PER_MESSAGE)
         .map(|chunk| {
             Ok(encode(&UrlBatch {
                 seeds: true,
-                ..UrlBatch::new(spec, 0, chunk.iter().map(Link::new).collect())
+                ..UrlBatch::new(crawl, 0, chunk.iter().map(Link::new).collect())
             })?)
         })
         .collect()
@@ -273,40 +274,33 @@ pub fn seed_batches(spec: &CrawlSpec, seeds: &[String]) -> anyhow::Result<Vec<Ve
 
 pub async fn run(service: &pipeline::ServiceConfig, args: SeedArgs) -> anyhow::Result<()> {
     let (spec, seeds) = args.source.collect(&args.crawl, args.allow_private).await?;
-    let payloads = seed_batches(&spec, &seeds)?;
     let session = service
         .broker()
         .open()
         .await
         .context("connecting to RabbitMQ")?;
-    // The crawl's settings, in the crawl registry (`crawler crawls`, and
-    // the progress against its limit).
-    if let Ok(store) = service.store().await {
-        let keys = pipeline::keys::Keys::new(&service.namespace);
-        // The frontier would drop a cancelled crawl's seeds without a word.
-        let states = pipeline::crawls::read_states(&store, &keys).await;
-        match states.ok().and_then(|s| s.get(&spec.name).copied()) {
-            Some(pipeline::crawls::CrawlState::Cancelled) => anyhow::bail!(
-                "crawl {:?} was cancelled: its messages are dropped; seed a crawl of another name \
-                 (or `crawler reset` the namespace)",
-                spec.name
-            ),
-            Some(pipeline::crawls::CrawlState::Paused) => eprintln!(
-                "crawl {:?} is paused: its URLs wait until `crawler resume --crawl {}`",
-                spec.name, spec.name
-            ),
-            _ => {}
-        }
-        if let Err(e) = store
-            .one(pipeline::store::Op::HSet {
-                key: keys.crawls(),
-                fields: vec![(spec.name.clone(), serde_json::to_vec(&spec)?)],
-            })
-            .await
-        {
-            eprintln!("warning: the crawl's settings were not registered in Redis: {e}");
-        }
+    let store = service.store().await.context("connecting to Redis")?;
+    let keys = pipeline::keys::Keys::new(&service.namespace);
+    // The frontier would drop a cancelled crawl's seeds without a word.
+    let states = pipeline::crawls::read_states(&store, &keys).await;
+    match states.ok().and_then(|s| s.get(&spec.name).copied()) {
+        Some(pipeline::crawls::CrawlState::Cancelled) => anyhow::bail!(
+            "crawl {:?} was cancelled: its messages are dropped; seed a crawl of another name \
+             (or `crawler reset` the namespace)",
+            spec.name
+        ),
+        Some(pipeline::crawls::CrawlState::Paused) => eprintln!(
+            "crawl {:?} is paused: its URLs wait until `crawler resume --crawl {}`",
+            spec.name, spec.name
+        ),
+        _ => {}
     }
+    // The crawl's settings, which every message names (and `crawler
+    // crawls` shows), before any message.
+    let crawl = pipeline::crawls::register(&store, &keys, &spec)
+        .await
+        .context("storing the crawl's settings in Redis")?;
+    let payloads = seed_batches(&crawl, &seeds)?;
     session.publish(Queue::Frontier, &payloads).await?;
     eprintln!(
         "seeded {} URL(s) into crawl {:?} (domains: {}; max depth {}{})",

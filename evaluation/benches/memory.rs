@@ -167,6 +167,10 @@ async fn run(url: &str, pages: u64, in_files: bool) {
         allow_domains: vec!["example".into()],
         ..CrawlSpec::default()
     };
+    let spec = crawl;
+    let crawl = pipeline::crawls::register(&store, &keys, &spec)
+        .await
+        .expect("storing the crawl's settings");
     let release = frontier::release::ReleaseSettings {
         hosts_per_shard: 4096,
         burst: 64,

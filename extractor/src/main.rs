@@ -7,5 +7,8 @@ async fn main() -> anyhow::Result<()> {
         "Extracts title, time, author, body text and outlinks from fetched pages",
     )?;
     let ns = worker.service.namespace.clone();
-    pipeline::worker::serve(&worker, |_store| extractor::stage::ExtractorStage::new(&ns)).await
+    pipeline::worker::serve(&worker, |store| {
+        extractor::stage::ExtractorStage::new(store, &ns)
+    })
+    .await
 }

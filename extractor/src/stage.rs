@@ -1,20 +1,26 @@
 //! The extractor stage: a [`Page`](pipeline::messages::Page) in; a
 //! [`Document`](pipeline::messages::Document) to contentseen and one
 //! [`UrlBatch`](pipeline::messages::UrlBatch) of the page's outlinks (depth + 1) to the frontier.
+//! Reads the crawl's settings (its depth limit) from the store, once per
+//! crawl ([`pipeline::crawls::Specs`]).
 
+use pipeline::crawls::Specs;
 use pipeline::messages::{encode, Document, FetchTask, Page, UrlBatch, VERSION};
 use pipeline::worker::{Outcome, Stage, StageError};
-use pipeline::{keys::Keys, Queue};
+use pipeline::{keys::Keys, Queue, Store};
 use url::Url;
 
 pub struct ExtractorStage {
     keys: Keys,
+    specs: Specs,
 }
 
 impl ExtractorStage {
-    pub fn new(namespace: &str) -> Self {
+    pub fn new(store: Store, namespace: &str) -> Self {
+        let keys = Keys::new(namespace);
         ExtractorStage {
-            keys: Keys::new(namespace),
+            specs: Specs::new(store, keys.clone()),
+            keys,
         }
     }
 }
@@ -28,6 +34,7 @@ impl Stage for ExtractorStage {
         // The raw HTTP exchange (kept when the crawl writes WARC files)
         // goes on to contentseen as it came.
         let raw = page.raw.take();
+        let spec = self.specs.get(&page.crawl).await?;
         let base = Url::parse(&page.final_url)
             .or_else(|_| Url::parse(&page.url))
             .map_err(|e| StageError::Malformed(format!("page URL {:?}: {e}", page.url)))?;
@@ -57,7 +64,7 @@ impl Stage for ExtractorStage {
             site_name: article.site_name,
             images: article.images,
             recrawl: page.recrawl,
-            spec: page.crawl.recrawl_secs.map(|_| page.crawl.clone()),
+            spec: Some(page.crawl.clone()),
             article: article.is_article,
             charset_override: page.charset_override.clone(),
             raw,
@@ -75,7 +82,7 @@ impl Stage for ExtractorStage {
             page.task.clone()
         };
         let next_depth = page.depth + 1;
-        if next_depth <= page.crawl.max_depth && !article.outlinks.is_empty() {
+        if next_depth <= spec.max_depth && !article.outlinks.is_empty() {
             let batch = UrlBatch {
                 // Derived from the page's task, not fresh: a redelivered
                 // page sends the same batch, whose counters (out of scope,
@@ -111,7 +118,7 @@ mod tests {
             <a href=\"/next\">next</a> <a href=\"http://elsewhere.example/\">away</a></article></body></html>";
         Page {
             v: VERSION,
-            crawl: CrawlSpec::default(),
+            crawl: CrawlSpec::default().reference(),
             url: "http://a.example/".into(),
             final_url: "http://a.example/".into(),
             depth: 0,
@@ -140,7 +147,11 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
     async fn a_redelivered_page_sends_the_same_outlink_batch() {
-        let stage = ExtractorStage::new("t");
+        let store = Store::memory();
+        pipeline::crawls::register(&store, &Keys::new("t"), &CrawlSpec::default())
+            .await
+            .unwrap();
+        let stage = ExtractorStage::new(store, "t");
         let first = links(&stage.handle(page("task-1")).await.unwrap());
         let again = links(&stage.handle(page("task-1")).await.unwrap());
         assert_eq!(first.links.len(), 2);

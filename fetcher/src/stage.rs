@@ -24,6 +24,7 @@
 
 use std::time::{Duration, SystemTime};
 
+use pipeline::crawls::Specs;
 use pipeline::keys::{url_hash, Keys};
 use pipeline::messages::{
     encode, now_rfc3339, CrawlSpec, FetchRecord, FetchTask, Page, RawExchange, UrlBatch, VERSION,
@@ -47,6 +48,9 @@ pub struct FetcherStage {
     keys: Keys,
     /// For the politeness gate.
     store: Store,
+    /// The crawls' settings (delay, charset overrides), by the hash tasks
+    /// name them by.
+    specs: Specs,
     /// Pages go out zstd-compressed ([`Page::compressed`]): worth it through
     /// a broker (its cost grows with message size), not in one process.
     compress_pages: bool,
@@ -65,6 +69,7 @@ impl FetcherStage {
         FetcherStage {
             robots: Robots::new(store.clone(), keys.clone(), client.clone()),
             client,
+            specs: Specs::new(store.clone(), keys.clone()),
             keys,
             store,
             compress_pages: true,
@@ -327,6 +332,7 @@ impl FetcherStage {
             Ok(u) => u,
             Err(f) => return self.failed(&task, None, f, None),
         };
+        let spec = self.specs.get(&task.crawl).await?;
         let origin = origin(&url);
         let rules = match self.robots.rules_for(&url).await {
             Ok(rules) => rules,
@@ -348,7 +354,7 @@ impl FetcherStage {
             return self.failed(&task, None, failure, None);
         }
         // Politeness: this host's turn, booked for every fetcher of the cluster.
-        let delay = Duration::from_millis(task.crawl.delay_ms)
+        let delay = Duration::from_millis(spec.delay_ms)
             .max(rules.crawl_delay().map(crawl_delay).unwrap_or_default());
         let lease = delay + self.client.settings().total_timeout;
         if let Turn::Later(wait) = wait_turn(&self.store, &self.keys, &origin, delay, lease).await?
@@ -409,7 +415,7 @@ impl FetcherStage {
             content_type,
             body,
         };
-        let override_rule = charset_override(&task.crawl, &resp.final_url);
+        let override_rule = charset_override(&spec, &resp.final_url);
         let signals = Signals {
             header: resp
                 .content_type

@@ -82,6 +82,14 @@ async fn main() {
     };
     let ns = format!("bench-frontier-{}", &new_id()[..8]);
     let stage = Arc::new(FrontierStage::new(store.clone(), &ns));
+    let crawl =
+        match pipeline::crawls::register(&store, &pipeline::keys::Keys::new(&ns), &crawl).await {
+            Ok(c) => c,
+            Err(e) => {
+                println!("cannot store the crawl's settings ({e}): skipping the Redis figures");
+                return;
+            }
+        };
     let batches: Vec<UrlBatch> = (0..2000u64)
         .map(|b| {
             let links = (0..100u64)

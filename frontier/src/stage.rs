@@ -17,6 +17,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
+use pipeline::crawls::Specs;
 use pipeline::keys::{host_shard, url_hash, Keys};
 use pipeline::messages::{encode, FetchTask, UrlBatch, VERSION};
 use pipeline::once::{once, LINK_IDS};
@@ -32,7 +33,9 @@ use crate::scope::Scope;
 pub struct FrontierStage {
     store: Store,
     keys: Keys,
-    /// Compiled scopes per crawl (crawls are few).
+    /// The crawls' settings, by the hash batches name them by.
+    specs: Specs,
+    /// Compiled scopes per crawl settings (crawls are few).
     scopes: Mutex<HashMap<u64, Arc<Scope>>>,
     /// URL hashes this process admitted (or found admitted) for good: a
     /// batch's links found here skip the store. Exact, because the seen set
@@ -56,9 +59,11 @@ pub const SEEN_CACHE_MAX: usize = 1 << 20;
 
 impl FrontierStage {
     pub fn new(store: Store, namespace: &str) -> Self {
+        let keys = Keys::new(namespace);
         FrontierStage {
+            specs: Specs::new(store.clone(), keys.clone()),
             store,
-            keys: Keys::new(namespace),
+            keys,
             scopes: Mutex::new(HashMap::new()),
             seen_cache: Mutex::new(HashSet::new()),
             page_limit: tokio::sync::Mutex::new(()),
@@ -92,7 +97,8 @@ impl Stage for FrontierStage {
 
     async fn handle(&self, batch: UrlBatch) -> Result<Outcome, StageError> {
         let mut tally = Tally::default();
-        if batch.depth > batch.crawl.max_depth {
+        let spec = self.specs.get(&batch.crawl).await?;
+        if batch.depth > spec.max_depth {
             tally.too_deep = batch.links.len() as i64;
             self.store.exec(&self.counted(&batch, &tally)).await?;
             return Ok(Outcome::default());
@@ -100,10 +106,10 @@ impl Stage for FrontierStage {
 
         // Normalize, scope, and drop repeats within the batch.
         let base = batch.source.as_deref().and_then(|s| Url::parse(s).ok());
-        let scope = self.scope(&batch.crawl)?;
+        let scope = self.scope(batch.crawl.spec, &spec)?;
         let rules = Rules {
-            strip_params: batch.crawl.strip_params.clone(),
-            sort_query: batch.crawl.sort_query,
+            strip_params: spec.strip_params.clone(),
+            sort_query: spec.sort_query,
         };
         let mut candidates: Vec<Candidate> = Vec::new();
         let mut in_batch = HashSet::new();
@@ -143,13 +149,13 @@ impl Stage for FrontierStage {
             candidates.retain(|c| !cache.contains(&c.hash));
         }
         let mut over_limit = Vec::new();
-        let _limit = match (retry, batch.crawl.max_pages) {
+        let _limit = match (retry, spec.max_pages) {
             (false, Some(_)) => Some(self.page_limit.lock().await),
             _ => None,
         };
         if !retry {
-            if let Some(max) = batch.crawl.max_pages {
-                over_limit = self.page_limit(&batch.crawl, &mut candidates, max).await?;
+            if let Some(max) = spec.max_pages {
+                over_limit = self.page_limit(&spec, &mut candidates, max).await?;
                 tally.over_limit = over_limit.len() as i64;
             }
         }
@@ -174,8 +180,8 @@ impl Stage for FrontierStage {
         }
         let crawl = AdmitCrawl {
             name: &batch.crawl.name,
-            delay_ms: batch.crawl.delay_ms,
-            max_per_host: batch.crawl.max_pages_per_host,
+            delay_ms: spec.delay_ms,
+            max_per_host: spec.max_pages_per_host,
         };
         let mut ops: Vec<Op> = by_shard
             .iter()
@@ -197,19 +203,9 @@ impl Stage for FrontierStage {
 
 impl FrontierStage {
     /// The crawl's compiled scope; a pattern that does not compile makes the batch
-    /// malformed (dead-lettered with the reason). Kept by a hash of the crawl's name,
-    /// domains and patterns (a crawl seeded again with other domains gets a new scope).
-    fn scope(&self, crawl: &CrawlSpec) -> Result<Arc<Scope>, StageError> {
-        use std::hash::{Hash, Hasher};
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        (
-            &crawl.name,
-            &crawl.allow_domains,
-            &crawl.include,
-            &crawl.exclude,
-        )
-            .hash(&mut hasher);
-        let key = hasher.finish();
+    /// malformed (dead-lettered with the reason). Kept by the hash of the crawl's
+    /// settings, `key` (a crawl seeded again with other domains gets a new scope).
+    fn scope(&self, key: u64, crawl: &CrawlSpec) -> Result<Arc<Scope>, StageError> {
         let mut cache = self.scopes.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(p) = cache.get(&key) {
             return Ok(p.clone());
@@ -325,20 +321,41 @@ mod tests {
     use pipeline::messages::decode;
     use pipeline::{CrawlSpec, Link};
 
-    fn batch(id: &str, depth: u32, urls: &[&str]) -> UrlBatch {
-        let crawl = CrawlSpec {
+    /// The tests' crawl: example.com, depth 2, five pages.
+    fn spec() -> CrawlSpec {
+        CrawlSpec {
             name: "t".into(),
             allow_domains: vec!["example.com".into()],
             max_depth: 2,
             max_pages: Some(5),
             delay_ms: 0,
             ..CrawlSpec::default()
-        };
+        }
+    }
+
+    /// A stage over a fresh memory store with [`spec`] registered.
+    async fn stage() -> FrontierStage {
+        let stage = FrontierStage::new(Store::memory(), "t");
+        pipeline::crawls::register(&stage.store, &stage.keys, &spec())
+            .await
+            .unwrap();
+        stage
+    }
+
+    fn batch_of(crawl: &CrawlSpec, id: &str, depth: u32, urls: &[&str]) -> UrlBatch {
         UrlBatch {
             id: id.into(),
             source: Some("http://example.com/".into()),
-            ..UrlBatch::new(&crawl, depth, urls.iter().map(|u| Link::new(*u)).collect())
+            ..UrlBatch::new(
+                &crawl.reference(),
+                depth,
+                urls.iter().map(|u| Link::new(*u)).collect(),
+            )
         }
+    }
+
+    fn batch(id: &str, depth: u32, urls: &[&str]) -> UrlBatch {
+        batch_of(&spec(), id, depth, urls)
     }
 
     /// Everything the stage scheduled so far, as the releaser hands it out.
@@ -368,7 +385,7 @@ mod tests {
 
     #[tokio::test]
     async fn admits_each_url_once_in_scope_and_within_limits() {
-        let stage = FrontierStage::new(Store::memory(), "t");
+        let stage = stage().await;
         stage
             .handle(batch(
                 "b1",
@@ -411,7 +428,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_redelivered_batch_loses_nothing_and_repeats_nothing() {
-        let stage = FrontierStage::new(Store::memory(), "t");
+        let stage = stage().await;
         let b = batch("same-id", 1, &["/a", "/b", "http://other.org/"]);
         stage.handle(b.clone()).await.unwrap();
         let mut got = fetched(&stage).await;
@@ -431,8 +448,19 @@ mod tests {
 
     #[tokio::test]
     async fn per_host_limits_and_patterns() {
-        let stage = FrontierStage::new(Store::memory(), "t");
-        let mut b = batch(
+        let stage = stage().await;
+        let patterns = CrawlSpec {
+            max_pages: None,
+            max_pages_per_host: Some(2),
+            include: vec!["/news/".into()],
+            exclude: vec![r"\.pdf$".into()],
+            ..spec()
+        };
+        pipeline::crawls::register(&stage.store, &stage.keys, &patterns)
+            .await
+            .unwrap();
+        let b = batch_of(
+            &patterns,
             "b1",
             1,
             &[
@@ -444,10 +472,6 @@ mod tests {
                 "http://b.example.com/news/x.pdf",
             ],
         );
-        b.crawl.max_pages = None;
-        b.crawl.max_pages_per_host = Some(2);
-        b.crawl.include = vec!["/news/".into()];
-        b.crawl.exclude = vec![r"\.pdf$".into()];
         stage.handle(b).await.unwrap();
         let mut got = fetched(&stage).await;
         got.sort();
@@ -460,17 +484,31 @@ mod tests {
             ]
         );
         // A bad pattern: the batch is malformed, not a crash.
-        let mut bad = batch("b2", 1, &["/x"]);
-        bad.crawl.include = vec!["(".into()];
+        let bad = CrawlSpec {
+            include: vec!["(".into()],
+            ..spec()
+        };
+        pipeline::crawls::register(&stage.store, &stage.keys, &bad)
+            .await
+            .unwrap();
         assert!(matches!(
-            stage.handle(bad).await,
+            stage.handle(batch_of(&bad, "b2", 1, &["/x"])).await,
             Err(StageError::Malformed(_))
         ));
+        // Settings never stored (a reset namespace): malformed, with why.
+        let unknown = CrawlSpec {
+            max_depth: 1,
+            ..spec()
+        };
+        match stage.handle(batch_of(&unknown, "b3", 1, &["/y"])).await {
+            Err(StageError::Malformed(why)) => assert!(why.contains("not in the store"), "{why}"),
+            other => panic!("{:?}", other.map(|_| ())),
+        }
     }
 
     #[tokio::test]
     async fn a_task_handed_back_keeps_its_identity() {
-        let stage = FrontierStage::new(Store::memory(), "t");
+        let stage = stage().await;
         stage.handle(batch("b1", 1, &["/a"])).await.unwrap();
         let first = released_tasks(&stage).await;
         assert_eq!(first.len(), 1);
@@ -495,7 +533,7 @@ mod tests {
 
     #[tokio::test]
     async fn retries_skip_the_seen_check() {
-        let stage = FrontierStage::new(Store::memory(), "t");
+        let stage = stage().await;
         stage.handle(batch("b1", 1, &["/a"])).await.unwrap();
         assert_eq!(fetched(&stage).await.len(), 1);
         let mut retry = batch("b2", 1, &["/a"]);

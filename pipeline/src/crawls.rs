@@ -10,16 +10,23 @@
 //! without work) the messages of a cancelled crawl; the messages of a
 //! paused crawl already in RabbitMQ are finished.
 //!
-//! Redis keys: `crawl_control` (read and written), the stats shards
-//! (counted by the stages' steps through [`counts`], summed by
+//! A crawl's settings: `crawler seed` and `crawler run` store them once
+//! ([`register`]) before any message of the crawl exists; messages name
+//! them by a [`CrawlRef`] and stages read them through [`Specs`], a cache
+//! that asks the store once per crawl and worker.
+//!
+//! Redis keys: `crawl_control` (read and written), `specs` and `crawls`
+//! (written by [`register`], read by [`Specs`] and `crawler crawls`), the
+//! stats shards (counted by the stages' steps through [`counts`], summed by
 //! [`read_counters`]).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::keys::{Keys, HOST_SHARDS};
-use crate::store::{Op, Reply, Store};
+use crate::messages::{CrawlRef, CrawlSpec};
+use crate::store::{Op, Reply, Store, StoreError};
 
 /// What a crawl may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -192,6 +199,146 @@ pub async fn read_counters(
     Ok(out)
 }
 
+/// Stores a crawl's settings, before any of its messages is published:
+/// under their hash (what messages name), then in the crawl registry
+/// (`crawler crawls`, newest settings per name). Two steps, each
+/// idempotent: a seeding that dies between them is completed by seeding
+/// again. Returns how messages name the crawl.
+pub async fn register(
+    store: &Store,
+    keys: &Keys,
+    spec: &CrawlSpec,
+) -> Result<CrawlRef, StoreError> {
+    let crawl = spec.reference();
+    store.one(spec_op(keys, spec)).await?;
+    // A struct of strings and numbers: its JSON cannot fail.
+    let json = serde_json::to_vec(spec).unwrap_or_default();
+    store
+        .one(Op::HSet {
+            key: keys.crawls(),
+            fields: vec![(spec.name.clone(), json)],
+        })
+        .await?;
+    Ok(crawl)
+}
+
+/// The op that stores `spec` under its hash.
+fn spec_op(keys: &Keys, spec: &CrawlSpec) -> Op {
+    Op::HSet {
+        key: keys.crawl_specs(),
+        fields: vec![(
+            format!("{:016x}", spec.hash()),
+            rmp_serde::to_vec_named(spec).unwrap_or_default(),
+        )],
+    }
+}
+
+/// Why a message's crawl settings could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecError {
+    /// Not stored: the namespace was reset after the message was written,
+    /// or the message was made by hand. The message is dead-lettered; seed
+    /// the crawl again and replay it.
+    #[error(
+        "crawl {name:?}: its settings ({spec:016x}) are not in the store; seed the crawl again \
+         (`crawler seed`), then replay the dead letters"
+    )]
+    Missing { name: String, spec: u64 },
+    #[error("crawl {name:?}: its stored settings ({spec:016x}) do not read: {reason}")]
+    Corrupt {
+        name: String,
+        spec: u64,
+        reason: String,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<SpecError> for crate::worker::StageError {
+    fn from(e: SpecError) -> Self {
+        match e {
+            SpecError::Store(e) => e.into(),
+            other => crate::worker::StageError::Malformed(other.to_string()),
+        }
+    }
+}
+
+/// The crawls' settings as a stage reads them: from the store once per
+/// crawl (settings never change under one hash), then from memory.
+pub struct Specs {
+    store: Store,
+    keys: Keys,
+    known: Mutex<HashMap<u64, Arc<CrawlSpec>>>,
+}
+
+impl Specs {
+    /// Settings kept at most; past this the cache starts again (crawls
+    /// are few; this bounds a stream of messages naming made-up hashes).
+    const MAX_KNOWN: usize = 1024;
+
+    pub fn new(store: Store, keys: Keys) -> Self {
+        Specs {
+            store,
+            keys,
+            known: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The settings `crawl` names. Settings carried inline (a version 1
+    /// message) are stored under their hash first, for the messages this
+    /// one leads to, which name them.
+    pub async fn get(&self, crawl: &CrawlRef) -> Result<Arc<CrawlSpec>, SpecError> {
+        if let Some(spec) = self.cached(crawl.spec) {
+            return Ok(spec);
+        }
+        let spec = match &crawl.inline {
+            Some(spec) => {
+                self.store.one(spec_op(&self.keys, spec)).await?;
+                spec.clone()
+            }
+            None => {
+                let data = self
+                    .store
+                    .one(Op::HGet {
+                        key: self.keys.crawl_specs(),
+                        field: format!("{:016x}", crawl.spec),
+                    })
+                    .await?
+                    .data()?
+                    .ok_or_else(|| SpecError::Missing {
+                        name: crawl.name.clone(),
+                        spec: crawl.spec,
+                    })?;
+                let spec: CrawlSpec =
+                    rmp_serde::from_slice(&data).map_err(|e| SpecError::Corrupt {
+                        name: crawl.name.clone(),
+                        spec: crawl.spec,
+                        reason: e.to_string(),
+                    })?;
+                if spec.name != crawl.name {
+                    return Err(SpecError::Corrupt {
+                        name: crawl.name.clone(),
+                        spec: crawl.spec,
+                        reason: format!("they are crawl {:?}'s", spec.name),
+                    });
+                }
+                Arc::new(spec)
+            }
+        };
+        let mut known = self.known.lock().unwrap_or_else(|p| p.into_inner());
+        if known.len() >= Self::MAX_KNOWN {
+            known.clear();
+        }
+        known.insert(crawl.spec, spec.clone());
+        Ok(spec)
+    }
+
+    fn cached(&self, spec: u64) -> Option<Arc<CrawlSpec>> {
+        let known = self.known.lock().unwrap_or_else(|p| p.into_inner());
+        known.get(&spec).cloned()
+    }
+}
+
 /// The crawl states as a worker sees them: read from the store at most
 /// every [`CrawlStates::REFRESH`], so checking each message costs nothing
 /// but a lock. A crawl cancelled is seen by every worker within that time.
@@ -245,6 +392,65 @@ impl CrawlStates {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn settings_are_read_by_the_hash_messages_name() {
+        let store = Store::memory();
+        let keys = Keys::new("t");
+        let spec = CrawlSpec {
+            name: "news".into(),
+            max_depth: 7,
+            ..CrawlSpec::default()
+        };
+        let specs = Specs::new(store.clone(), keys.clone());
+        // Not registered: a clear error, dead-lettered by the stages.
+        let missing = specs.get(&spec.reference()).await.unwrap_err();
+        assert!(matches!(missing, SpecError::Missing { .. }), "{missing}");
+        assert!(matches!(
+            crate::worker::StageError::from(missing),
+            crate::worker::StageError::Malformed(_)
+        ));
+        let crawl = register(&store, &keys, &spec).await.unwrap();
+        assert_eq!(crawl, spec.reference());
+        assert_eq!(*specs.get(&crawl).await.unwrap(), spec);
+        // Seeded again with other settings: both stay readable.
+        let deeper = CrawlSpec {
+            max_depth: 9,
+            ..spec.clone()
+        };
+        let second = register(&store, &keys, &deeper).await.unwrap();
+        assert_ne!(second.spec, crawl.spec);
+        assert_eq!(specs.get(&second).await.unwrap().max_depth, 9);
+        assert_eq!(
+            Specs::new(store.clone(), keys.clone())
+                .get(&crawl)
+                .await
+                .unwrap()
+                .max_depth,
+            7
+        );
+        // Inline settings (a version 1 message) are stored for what follows.
+        let inline = CrawlSpec {
+            name: "blogs".into(),
+            ..CrawlSpec::default()
+        };
+        let old = CrawlRef {
+            inline: Some(Arc::new(inline.clone())),
+            ..inline.reference()
+        };
+        assert_eq!(*specs.get(&old).await.unwrap(), inline);
+        let fresh = Specs::new(store.clone(), keys.clone());
+        assert_eq!(*fresh.get(&inline.reference()).await.unwrap(), inline);
+        // Settings stored under a hash that names another crawl.
+        let wrong = CrawlRef {
+            name: "other".into(),
+            ..crawl.clone()
+        };
+        assert!(matches!(
+            fresh.get(&wrong).await,
+            Err(SpecError::Corrupt { .. })
+        ));
+    }
 
     #[tokio::test]
     async fn states_round_trip_through_every_shard() {

@@ -247,6 +247,15 @@ impl Keys {
         format!("{}:crawls", self.ns)
     }
 
+    /// Every crawl's settings as messages name them: a hash from
+    /// [`crate::messages::CrawlSpec::hash`] (16 hex digits) to the settings
+    /// (MessagePack). Written when a crawl is seeded, never changed: a
+    /// crawl seeded again with other settings adds an entry, and the
+    /// messages of both stay readable.
+    pub fn crawl_specs(&self) -> String {
+        format!("{}:specs", self.ns)
+    }
+
     /// Count of URLs released for fetching in a crawl (max-pages).
     pub fn crawl_pages(&self, crawl: &str) -> String {
         format!("{}:crawl:{crawl}:pages", self.ns)

@@ -71,7 +71,7 @@ pub mod zstd_contexts;
 pub use broker::{Broker, Delivery};
 pub use config::{ServiceConfig, WorkerConfig};
 pub use messages::{
-    CrawlSpec, Document, FetchTask, Link, Page, RawExchange, StoredDocument, UrlBatch,
+    CrawlRef, CrawlSpec, Document, FetchTask, Link, Page, RawExchange, StoredDocument, UrlBatch,
 };
 pub use store::Store;
 pub use topology::Queue;

@@ -99,16 +99,31 @@ pub fn bin(name: &str) -> PathBuf {
     bin_dir().join(name)
 }
 
+/// The settings of a test crawl named `crawl`: the defaults, without
+/// delay between requests.
+pub fn test_crawl(crawl: &str) -> pipeline::CrawlSpec {
+    pipeline::CrawlSpec {
+        name: crawl.into(),
+        delay_ms: 0,
+        ..pipeline::CrawlSpec::default()
+    }
+}
+
+/// Stores [`test_crawl`]`(crawl)` in namespace `namespace` of `store`, as
+/// `crawler seed` does, so the stages can read what [`fetch_task`]s name.
+pub async fn register_test_crawl(store: &pipeline::Store, namespace: &str, crawl: &str) {
+    let keys = pipeline::keys::Keys::new(namespace);
+    pipeline::crawls::register(store, &keys, &test_crawl(crawl))
+        .await
+        .expect("storing the crawl's settings");
+}
+
 /// A first fetch task (depth `depth`, no redirect, no retry) of `url` in
-/// a crawl named `crawl` without delay between requests.
+/// the crawl [`test_crawl`]`(crawl)` (register it: [`register_test_crawl`]).
 pub fn fetch_task(crawl: &str, url: &str, depth: u32) -> pipeline::FetchTask {
     pipeline::FetchTask {
         v: pipeline::messages::VERSION,
-        crawl: pipeline::CrawlSpec {
-            name: crawl.into(),
-            delay_ms: 0,
-            ..pipeline::CrawlSpec::default()
-        },
+        crawl: test_crawl(crawl).reference(),
         url: url.to_string(),
         depth,
         redirects: 0,

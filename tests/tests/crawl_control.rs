@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 use crawler_tests::TestEnv;
 use pipeline::keys::Keys;
-use pipeline::messages::{encode, VERSION};
+use pipeline::messages::encode;
 use pipeline::store::Op;
-use pipeline::{Broker, CrawlSpec, FetchTask, Queue, Store};
+use pipeline::{Broker, FetchTask, Queue, Store};
 use serde_json::Value;
 use testsite::{serve, ServerHandle, Site, SiteConfig};
 
@@ -212,18 +212,8 @@ async fn a_cancelled_crawl_loses_its_queued_urls_and_messages_while_another_goes
     // cached crawl states are refreshed: acked without work.
     tokio::time::sleep(pipeline::crawls::CrawlStates::REFRESH + Duration::from_millis(500)).await;
     let task = FetchTask {
-        v: VERSION,
-        crawl: CrawlSpec {
-            name: "a".into(),
-            delay_ms: 0,
-            ..CrawlSpec::default()
-        },
-        url: site_a.url("/article/15"),
-        depth: 1,
-        redirects: 0,
-        attempt: 0,
-        recrawl: false,
         id: "cancelled-task".into(),
+        ..crawler_tests::fetch_task("a", &site_a.url("/article/15"), 1)
     };
     let session = Broker::amqp(&env.amqp_url, &env.namespace)
         .open()

@@ -20,37 +20,55 @@ async fn dead_letters_say_why_and_can_be_replayed() {
     let env = TestEnv::new("deadletters");
     let mut frontier = env.start("frontier", &[]);
     let session = Broker::amqp(AMQP_URL, &env.namespace).open().await.unwrap();
-    // Bytes that are no message at all, and a batch whose crawl has a
-    // pattern that does not compile.
+    // Bytes that are no message at all, a batch whose crawl has a pattern
+    // that does not compile, and one whose crawl's settings were never
+    // stored (as after a `crawler reset`).
     let crawl = CrawlSpec {
         name: "dl".into(),
         include: vec!["(unclosed".into()],
         ..CrawlSpec::default()
     };
+    let store = env.store().await;
+    let crawl =
+        pipeline::crawls::register(&store, &pipeline::keys::Keys::new(&env.namespace), &crawl)
+            .await
+            .unwrap();
     let bad_pattern = UrlBatch {
         seeds: true,
         source: Some("http://127.0.0.1:9/source".into()),
         ..UrlBatch::new(&crawl, 0, vec![Link::new("http://127.0.0.1:9/a")])
     };
+    let unknown = UrlBatch {
+        seeds: true,
+        ..UrlBatch::new(
+            &crawler_tests::test_crawl("never-seeded").reference(),
+            0,
+            vec![Link::new("http://127.0.0.1:9/b")],
+        )
+    };
     session
         .publish(
             Queue::Frontier,
-            &[b"\xC1 not msgpack".to_vec(), encode(&bad_pattern).unwrap()],
+            &[
+                b"\xC1 not msgpack".to_vec(),
+                encode(&bad_pattern).unwrap(),
+                encode(&unknown).unwrap(),
+            ],
         )
         .await
         .unwrap();
 
-    // Both end in the frontier's dead-letter queue, each with its reason.
+    // All end in the frontier's dead-letter queue, each with its reason.
     let deadline = Instant::now() + Duration::from_secs(60);
     let listed = loop {
         let listed = lines(&env.crawler_ok(&["dead-letters", "--stage", "frontier"]));
-        if listed.len() >= 2 {
+        if listed.len() >= 3 {
             break listed;
         }
         assert!(Instant::now() < deadline, "dead letters: {listed:?}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
-    assert_eq!(listed.len(), 2, "{listed:?}");
+    assert_eq!(listed.len(), 3, "{listed:?}");
     let reason = |i: usize| listed[i]["reason"].as_str().unwrap_or("").to_string();
     assert!(
         reason(0).contains("undecodable frontier message"),
@@ -61,8 +79,12 @@ async fn dead_letters_say_why_and_can_be_replayed() {
     assert!(listed[1]["failed_at"]
         .as_str()
         .is_some_and(|t| t.len() >= 20));
+    assert!(
+        reason(2).contains("\"never-seeded\"") && reason(2).contains("not in the store"),
+        "{listed:?}"
+    );
     // Listing does not take them; other stages have none.
-    assert_eq!(lines(&env.crawler_ok(&["dead-letters"])).len(), 2);
+    assert_eq!(lines(&env.crawler_ok(&["dead-letters"])).len(), 3);
     assert!(lines(&env.crawler_ok(&["dead-letters", "--stage", "fetch"])).is_empty());
     let bad = env.crawler(&["dead-letters", "--stage", "nowhere"]);
     assert!(!bad.status.success());
@@ -71,7 +93,7 @@ async fn dead_letters_say_why_and_can_be_replayed() {
     // Replayed (with no frontier running, so they wait in its queue).
     frontier.kill();
     let replayed = lines(&env.crawler_ok(&["dead-letters", "--replay"]));
-    assert_eq!(replayed.len(), 2);
+    assert_eq!(replayed.len(), 3);
     assert!(replayed.iter().all(|l| l["replayed"] == true));
     assert!(lines(&env.crawler_ok(&["dead-letters"])).is_empty());
     let depths = session.queue_depths().await.unwrap();
@@ -82,7 +104,7 @@ async fn dead_letters_say_why_and_can_be_replayed() {
             .map(|d| d.ready)
             .unwrap_or(u64::MAX)
     };
-    assert_eq!(ready(&Queue::Frontier.name(&env.namespace)), 2);
+    assert_eq!(ready(&Queue::Frontier.name(&env.namespace)), 3);
     assert_eq!(ready(&Queue::Frontier.dead_letter_name(&env.namespace)), 0);
     env.cleanup().await;
 }

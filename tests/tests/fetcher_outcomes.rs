@@ -75,6 +75,7 @@ impl Fetcher {
         let store = crawler_tests::shared_store().await;
         let client = Client::new(settings).unwrap();
         let stage = FetcherStage::new(store.clone(), &env.namespace, client);
+        crawler_tests::register_test_crawl(&store, &env.namespace, "fetcher-test").await;
         Fetcher {
             keys: Keys::new(&env.namespace),
             env,

@@ -70,6 +70,7 @@ async fn the_fetcher_binary_survives_hostile_servers_in_bounded_time_and_memory(
         ],
     );
     let store = crawler_tests::shared_store().await;
+    crawler_tests::register_test_crawl(&store, &env.namespace, "hostile").await;
     let keys = Keys::new(&env.namespace);
     let session = Broker::amqp(AMQP_URL, &env.namespace).open().await.unwrap();
 

@@ -142,6 +142,13 @@ async fn release_through_two_frontiers(
         delay_ms: 0,
         ..CrawlSpec::default()
     };
+    let crawl = pipeline::crawls::register(
+        &env.store().await,
+        &pipeline::keys::Keys::new(&env.namespace),
+        &crawl,
+    )
+    .await
+    .unwrap();
     let session = Broker::amqp(crawler_tests::AMQP_URL, &env.namespace)
         .open()
         .await

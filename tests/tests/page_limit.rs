@@ -9,20 +9,23 @@ use pipeline::messages::UrlBatch;
 use pipeline::worker::Stage;
 use pipeline::{CrawlSpec, Link};
 
-fn batch(id: &str, urls: &[String]) -> UrlBatch {
-    let crawl = CrawlSpec {
+fn spec() -> CrawlSpec {
+    CrawlSpec {
         name: "limited".into(),
         allow_domains: vec!["example.com".into()],
         max_depth: 5,
         max_pages: Some(25),
         delay_ms: 0,
         ..CrawlSpec::default()
-    };
+    }
+}
+
+fn batch(id: &str, urls: &[String]) -> UrlBatch {
     UrlBatch {
         id: id.into(),
         source: Some(format!("http://example.com/{id}")),
         ..UrlBatch::new(
-            &crawl,
+            &spec().reference(),
             1,
             urls.iter().map(|u| Link::new(u.clone())).collect(),
         )
@@ -35,6 +38,9 @@ async fn overlapping_batches_admit_exactly_the_page_limit() {
         let env = TestEnv::in_process(&format!("page_limit_{round}"));
         let store = crawler_tests::shared_store().await;
         let stage = FrontierStage::new(store.clone(), &env.namespace);
+        pipeline::crawls::register(&store, &Keys::new(&env.namespace), &spec())
+            .await
+            .expect("storing the crawl's settings");
         let url = |i: usize| format!("http://example.com/page-{i}");
         // Two pages whose links share ten new URLs; 30 distinct in all,
         // over the limit of 25.

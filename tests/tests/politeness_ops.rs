@@ -20,7 +20,7 @@ const STALE_MS: u64 = 1_000;
 fn task(url: &str) -> Vec<u8> {
     encode(&FetchTask {
         v: VERSION,
-        crawl: CrawlSpec::default(),
+        crawl: CrawlSpec::default().reference(),
         url: url.into(),
         depth: 0,
         redirects: 0,

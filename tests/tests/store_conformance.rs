@@ -526,7 +526,8 @@ fn task_of(crawl: &str, url: &str) -> Vec<u8> {
         crawl: pipeline::CrawlSpec {
             name: crawl.into(),
             ..pipeline::CrawlSpec::default()
-        },
+        }
+        .reference(),
         url: url.into(),
         depth: 0,
         redirects: 0,

@@ -26,7 +26,7 @@ pub struct Decided {
 /// stored. Needs a multi-threaded Tokio runtime (the extractor stage runs
 /// extraction in `block_in_place`).
 pub async fn run(set: &EvalSet, store: Store, namespace: &str) -> Result<Vec<Decided>, String> {
-    let extractor = extractor::stage::ExtractorStage::new(namespace);
+    let extractor = extractor::stage::ExtractorStage::new(store.clone(), namespace);
     let contentseen = contentseen::ContentSeenStage::new(
         store.clone(),
         namespace,
@@ -37,6 +37,9 @@ pub async fn run(set: &EvalSet, store: Store, namespace: &str) -> Result<Vec<Dec
         max_depth: 0,
         ..CrawlSpec::default()
     };
+    let crawl = pipeline::crawls::register(&store, &pipeline::keys::Keys::new(namespace), &crawl)
+        .await
+        .map_err(|e| format!("storing the crawl's settings: {e}"))?;
     let mut texts = Vec::with_capacity(set.pages.len());
     for p in &set.pages {
         let header = p.served.content_type.as_deref();
