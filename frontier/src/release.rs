@@ -56,9 +56,9 @@ pub struct ReleaseSettings {
     /// on the in-process bus and a bundle of up to
     /// [`pipeline::bundle::MAX_ITEMS`] on RabbitMQ (a tick's tasks, bundled).
     /// 2,000: a few seconds of work for this machine's fetchers, so they
-    /// never wait for the releaser (it ticks every few ms). A task is a few
-    /// hundred bytes plus its crawl spec (about 1.4 KB with 100 seed hosts),
-    /// so on the in-process bus this is a few MB. A tick may pass the mark by
+    /// never wait for the releaser (it ticks every few ms). A task is about
+    /// 130 bytes (it names its crawl's settings, not carries them), so on
+    /// the in-process bus this is well under a MB. A tick may pass the mark by
     /// its own tasks, and each frontier's releaser checks on its own.
     pub fetch_ahead: u64,
 }
