@@ -19,7 +19,9 @@
 /// threads all the time, and glibc's per-thread arenas kept free fragments (limited to two
 /// arenas, glibc's peak RSS fell from 401 to 286 MB, and the crawl slowed from 602 to 475
 /// pages/s; `STATE_BENCH_PAGES=30000 STATE_BENCH_COMPARE=0 cargo bench -p evaluation
-/// --bench state`).
+/// --bench state`). The feature `system-allocator` leaves it out, for heap profilers that
+/// see only the system's `malloc` (heaptrack).
+#[cfg(not(feature = "system-allocator"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -29,6 +31,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// 453 MB with mimalloc's defaults and 401 MB with glibc's allocator, and ran faster than
 /// with glibc's (741 against 602 pages/s, the same bench). mimalloc's option numbers
 /// (`mi_option_e` in its `mimalloc.h`, the same in its v2 and v3).
+#[cfg(not(feature = "system-allocator"))]
 fn tune_allocator() {
     const ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
     const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
@@ -188,6 +191,7 @@ impl Command {
 }
 
 fn main() {
+    #[cfg(not(feature = "system-allocator"))]
     tune_allocator();
     cli();
 }
