@@ -32,7 +32,15 @@ pub const DEFAULT_MAX_REDIRECTS: usize = 10;
 /// Default [`FetchSettings::max_retries`].
 pub const DEFAULT_MAX_RETRIES: u32 = 3;
 /// Idle keep-alive connections kept per host (connection reuse across tasks).
-pub const POOL_IDLE_PER_HOST: usize = 8;
+/// A polite crawl has one request at a time in flight per host, so one idle
+/// connection is reused; two leave room for a host the crawl lets go faster.
+/// Each idle connection keeps its read buffer (hyper grows it up to 400 KB):
+/// with 8, `crawler run --state` over 100 hosts peaked at 395.0 MB of RSS at
+/// 100,000 pages, with 2 at 342.3 MB, at the same speed (863.9 and 856.0
+/// pages/s; `STATE_BENCH_PAGES=100000 STATE_BENCH_COMPARE=0 cargo bench -p
+/// evaluation --bench state`, one run each, 2026-11-28; heaptrack of a
+/// 30,000-page run had put 41 MB of the 165 MB heap peak in hyper's buffers).
+pub const POOL_IDLE_PER_HOST: usize = 2;
 /// How long an idle keep-alive connection is kept.
 pub const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
