@@ -222,12 +222,18 @@ pub async fn register(
     Ok(crawl)
 }
 
+/// The field of [`Keys::crawl_specs`] that holds the settings of this hash:
+/// the one place writer ([`spec_op`]) and reader ([`Specs::get`]) agree on.
+fn spec_field(hash: u64) -> String {
+    format!("{hash:016x}")
+}
+
 /// The op that stores `spec` under its hash.
 fn spec_op(keys: &Keys, spec: &CrawlSpec) -> Op {
     Op::HSet {
         key: keys.crawl_specs(),
         fields: vec![(
-            format!("{:016x}", spec.hash()),
+            spec_field(spec.hash()),
             rmp_serde::to_vec_named(spec).unwrap_or_default(),
         )],
     }
@@ -301,7 +307,7 @@ impl Specs {
                     .store
                     .one(Op::HGet {
                         key: self.keys.crawl_specs(),
-                        field: format!("{:016x}", crawl.spec),
+                        field: spec_field(crawl.spec),
                     })
                     .await?
                     .data()?
