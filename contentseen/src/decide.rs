@@ -148,6 +148,16 @@ pub enum Verdict {
     },
 }
 
+impl Verdict {
+    /// The original's URL hash, for a duplicate.
+    pub fn original(&self) -> Option<u64> {
+        match self {
+            Verdict::Original => None,
+            Verdict::Duplicate { of, .. } => Some(*of),
+        }
+    }
+}
+
 /// For a document looked up by `probe`, starting from `own`: the number of
 /// its fingerprint's record (with the second signal's estimate when the
 /// record is another document's, [`crate::table::own_record`]) or its own,

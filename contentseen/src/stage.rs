@@ -507,57 +507,19 @@ impl Stage for ContentSeenStage {
             }
             Decided::New(verdict) => verdict,
         };
-        let (of, distance, radius, jaccard) = match &verdict {
-            Verdict::Original => (None, None, None, None),
-            Verdict::Duplicate {
-                of,
-                distance,
-                jaccard,
-                radius,
-            } => (
-                Some(*of),
-                Some(*distance),
-                Some(*radius),
-                jaccard.map(|j| j as f32),
-            ),
-        };
+        let of = verdict.original();
         let original = match of {
             Some(h) => Some(self.original(h).await?),
             None => None,
         };
-        let mut stored = StoredDocument {
-            url: doc.url.clone(),
-            final_url: doc.final_url,
-            status: doc.status,
-            encoding: doc.encoding,
-            charset_override: doc.charset_override,
-            title: doc.title,
-            published: doc.published,
-            author: doc.author,
-            authors: doc.authors,
-            // A near-duplicate's text is not stored again.
-            text: if of.is_some() {
-                String::new()
-            } else {
-                doc.text
-            },
-            simhash: format!("{:016x}", fp.value()),
-            duplicate_of: original.as_ref().map(|o| o.url.clone()),
-            distance,
-            fetched_at: doc.fetched_at,
-            crawl: doc.crawl,
-            depth: doc.depth,
-            lang: doc.lang,
-            site_name: doc.site_name,
-            images: doc.images,
-            changed_at: None,
-            unchanged: 0,
+        let mut stored = stored_document(
+            doc,
+            &verdict,
+            original.as_ref().map(|o| o.url.clone()),
+            format!("{:016x}", fp.value()),
+            sketch.tokens,
             article,
-            tokens: u32::try_from(sketch.tokens).unwrap_or(u32::MAX),
-            radius,
-            jaccard,
-            warc_record_id: None,
-        };
+        );
         if let (Some(writer), Some(raw)) = (&self.warc, &raw) {
             let original_doc = match &original {
                 Some(r) => Some(
@@ -607,6 +569,60 @@ impl Stage for ContentSeenStage {
         pipeline::fault::point(pipeline::fault::TEXT_WRITTEN_NOT_RECORDED);
         self.store.exec(&[store_op]).await?;
         Ok(Outcome::default())
+    }
+}
+
+/// The document as stored: its fields, its verdict's, and its text unless
+/// it is a near-duplicate (whose text is not stored again).
+fn stored_document(
+    doc: Document,
+    verdict: &Verdict,
+    duplicate_of: Option<String>,
+    simhash: String,
+    tokens: usize,
+    article: bool,
+) -> StoredDocument {
+    let (distance, radius, jaccard) = match verdict {
+        Verdict::Original => (None, None, None),
+        Verdict::Duplicate {
+            distance,
+            jaccard,
+            radius,
+            ..
+        } => (Some(*distance), Some(*radius), jaccard.map(|j| j as f32)),
+    };
+    StoredDocument {
+        url: doc.url,
+        final_url: doc.final_url,
+        status: doc.status,
+        encoding: doc.encoding,
+        charset_override: doc.charset_override,
+        title: doc.title,
+        published: doc.published,
+        author: doc.author,
+        authors: doc.authors,
+        // A near-duplicate's text is not stored again.
+        text: if verdict.original().is_some() {
+            String::new()
+        } else {
+            doc.text
+        },
+        simhash,
+        duplicate_of,
+        distance,
+        fetched_at: doc.fetched_at,
+        crawl: doc.crawl,
+        depth: doc.depth,
+        lang: doc.lang,
+        site_name: doc.site_name,
+        images: doc.images,
+        changed_at: None,
+        unchanged: 0,
+        article,
+        tokens: u32::try_from(tokens).unwrap_or(u32::MAX),
+        radius,
+        jaccard,
+        warc_record_id: None,
     }
 }
 

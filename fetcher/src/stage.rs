@@ -36,7 +36,9 @@ use pipeline::{Queue, Store};
 use url::Url;
 
 use crate::gate::{release_turn, wait_turn, Turn};
-use crate::http::{is_html, is_transient_http, Client, FetchFailure, FetchStatus, Overflow};
+use crate::http::{
+    is_html, is_transient_http, Client, FetchFailure, FetchStatus, Head, Overflow, WireHead,
+};
 use crate::politeness::{backoff_after, crawl_delay, now_unix_ms, parse_retry_after, HostFeedback};
 use crate::robots::{origin, Robots, RobotsError, Rules};
 use charset::overrides::{self, CharsetOverride};
@@ -371,6 +373,19 @@ impl FetcherStage {
         if let Some(target) = &head.location {
             return self.redirect(&task, &origin, head.status, target);
         }
+        self.answered(&task, &spec, &origin, &url, head).await
+    }
+
+    /// A response that is no redirect: a failure unless it is a 2xx HTML
+    /// page, whose body is then read and decoded ([`FetcherStage::page`]).
+    async fn answered(
+        &self,
+        task: &FetchTask,
+        spec: &CrawlSpec,
+        origin: &str,
+        url: &Url,
+        head: Head,
+    ) -> Result<Outcome, StageError> {
         let status = head.status;
         if !(200..300).contains(&status) {
             // 429 and 503 ask us to come back later: when Retry-After says,
@@ -385,7 +400,7 @@ impl FetcherStage {
                 http_status: Some(status),
                 ..FetchFailure::new(FetchStatus::HttpError, format!("HTTP {status}"))
             };
-            return self.failed(&task, Some(&origin), failure, backoff);
+            return self.failed(task, Some(origin), failure, backoff);
         }
         if !is_html(head.content_type.as_deref()) {
             // Not decoded, not even downloaded: the body is dropped unread.
@@ -399,7 +414,7 @@ impl FetcherStage {
                     ),
                 )
             };
-            return self.failed(&task, Some(&origin), failure, None);
+            return self.failed(task, Some(origin), failure, None);
         }
         let final_url = head.final_url.clone();
         let content_type = head.content_type.clone();
@@ -407,7 +422,7 @@ impl FetcherStage {
         let cap = self.client.settings().max_body_bytes;
         let body = match head.body(cap, Overflow::Fail).await {
             Ok(b) => b,
-            Err(f) => return self.failed(&task, Some(&origin), f, None),
+            Err(f) => return self.failed(task, Some(origin), f, None),
         };
         let resp = Response {
             status,
@@ -415,7 +430,21 @@ impl FetcherStage {
             content_type,
             body,
         };
-        let override_rule = charset_override(&spec, &resp.final_url);
+        self.page(task, spec, origin, url, resp, wire)
+    }
+
+    /// A downloaded page: its charset decided and its text decoded, the
+    /// page for the extractor, and the fetch record.
+    fn page(
+        &self,
+        task: &FetchTask,
+        spec: &CrawlSpec,
+        origin: &str,
+        url: &Url,
+        resp: Response,
+        wire: Option<WireHead>,
+    ) -> Result<Outcome, StageError> {
+        let override_rule = charset_override(spec, &resp.final_url);
         let signals = Signals {
             header: resp
                 .content_type
@@ -450,14 +479,14 @@ impl FetcherStage {
             task: task.identity(),
             zstd: false,
             raw: wire.map(|wire| RawExchange {
-                request: self.client.request_head(&url, wire.version),
+                request: self.client.request_head(url, wire.version),
                 response: wire.with_length(resp.body.len()),
                 body: resp.body,
                 zstd: false,
             }),
         };
         let record = self.record(
-            &task,
+            task,
             &FetchRecord {
                 url: task.url.clone(),
                 outcome: FetchStatus::Ok.as_str().to_string(),
@@ -482,7 +511,7 @@ impl FetcherStage {
                     page
                 })?,
             )],
-            after_ack: vec![HostFeedback::new(&self.keys, &origin).answered()],
+            after_ack: vec![HostFeedback::new(&self.keys, origin).answered()],
         })
     }
 }
