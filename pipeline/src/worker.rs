@@ -130,19 +130,22 @@ pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Sh
     let crawls = Arc::new(CrawlStates::new(settings.store.clone(), keys.clone()));
     let metrics = Metrics::new(S::QUEUE.stage());
     let metrics_server = settings.metrics_addr.map(|addr| {
-        let m = metrics.clone();
-        let broker = settings.broker.clone();
-        tokio::spawn(async move {
-            let depths = tokio::spawn(poll_queue_depths(broker));
-            if let Err(e) = crate::metrics::serve(m, addr).await {
-                tracing::error!(%addr, error = %e, "cannot serve metrics");
-            }
-            depths.abort();
-        })
+        tokio::spawn(serve_metrics(
+            metrics.clone(),
+            addr,
+            settings.broker.clone(),
+        ))
     });
     // Deliveries in hand, and messages handled (a bundle holds many).
     let permits = Arc::new(Semaphore::new(concurrency));
-    let handling = Arc::new(Semaphore::new(concurrency));
+    let shared = Arc::new(Shared {
+        stage,
+        store: settings.store.clone(),
+        handling: Semaphore::new(concurrency),
+        crawls,
+        metrics,
+        inflight: inflight.clone(),
+    });
     let mut backoff = Backoff::default();
     tracing::info!(worker = %worker_id, concurrency, prefetch = settings.prefetch, "worker started");
 
@@ -182,28 +185,8 @@ pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Sh
             };
             match item {
                 Some(Ok(delivery)) => {
-                    inflight.fetch_add(1, Ordering::SeqCst);
-                    let handling = handling.clone();
-                    let stage = stage.clone();
-                    let session = session.clone();
-                    let store = settings.store.clone();
-                    let inflight = inflight.clone();
-                    let metrics = metrics.clone();
-                    let crawls = crawls.clone();
-                    tokio::spawn(async move {
-                        let messages = crate::bundle::count(&delivery.data);
-                        metrics.started(messages);
-                        let t = std::time::Instant::now();
-                        let (outcome, buried) =
-                            process(&*stage, &session, &store, delivery, &handling, &crawls).await;
-                        let took = t.elapsed();
-                        metrics.finished(outcome, messages.saturating_sub(buried), took);
-                        if buried > 0 {
-                            metrics.finished(MessageOutcome::DeadLettered, buried, took);
-                        }
-                        inflight.fetch_sub(1, Ordering::SeqCst);
-                        drop(permit);
-                    });
+                    shared.inflight.fetch_add(1, Ordering::SeqCst);
+                    tokio::spawn(shared.clone().deliver(session.clone(), delivery, permit));
                 }
                 Some(Err(e)) => {
                     tracing::warn!(error = %e, "consumer failed; reconnecting");
@@ -241,6 +224,60 @@ pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Sh
         .exec(&crate::live::leave(&keys, &worker_id))
         .await;
     tracing::info!(worker = %worker_id, "worker stopped");
+}
+
+/// What the task of every delivery of a worker shares.
+struct Shared<S> {
+    stage: Arc<S>,
+    store: Store,
+    /// Messages being handled (a bundle holds many).
+    handling: Semaphore,
+    crawls: Arc<CrawlStates>,
+    metrics: Arc<Metrics>,
+    /// Deliveries in hand, for the heartbeat.
+    inflight: Arc<AtomicI64>,
+}
+
+impl<S: Stage> Shared<S> {
+    /// One delivery handled to its end ([`process`]), counted in the
+    /// metrics; then it is no longer in flight and its permit is free.
+    async fn deliver(
+        self: Arc<Self>,
+        session: Session,
+        delivery: Delivery,
+        permit: tokio::sync::OwnedSemaphorePermit,
+    ) {
+        let messages = crate::bundle::count(&delivery.data);
+        self.metrics.started(messages);
+        let t = std::time::Instant::now();
+        let (outcome, buried) = process(
+            &*self.stage,
+            &session,
+            &self.store,
+            delivery,
+            &self.handling,
+            &self.crawls,
+        )
+        .await;
+        let took = t.elapsed();
+        self.metrics
+            .finished(outcome, messages.saturating_sub(buried), took);
+        if buried > 0 {
+            self.metrics
+                .finished(MessageOutcome::DeadLettered, buried, took);
+        }
+        self.inflight.fetch_sub(1, Ordering::SeqCst);
+        drop(permit);
+    }
+}
+
+/// Serves the metrics at `addr`, with the queue depths polled beside.
+async fn serve_metrics(metrics: Arc<Metrics>, addr: std::net::SocketAddr, broker: Broker) {
+    let depths = tokio::spawn(poll_queue_depths(broker));
+    if let Err(e) = crate::metrics::serve(metrics, addr).await {
+        tracing::error!(%addr, error = %e, "cannot serve metrics");
+    }
+    depths.abort();
 }
 
 /// Reads the namespace's queue depths into the metrics every
