@@ -16,6 +16,7 @@ use std::time::Duration;
 use clap::Args;
 use contentseen::bands::Layout;
 use fetcher::http::{Client, FetchSettings};
+use pipeline::broker::MemoryBus;
 use pipeline::shutdown::Shutdown;
 use pipeline::worker::{run as run_worker, Stage, WorkerSettings};
 use pipeline::{Broker, Queue, Store};
@@ -158,22 +159,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     session
         .publish(Queue::Frontier, &crate::seed::seed_batches(&crawl, &seeds)?)
         .await?;
-    let done = async {
-        // Idle: no message anywhere, and no task waiting for its host's turn.
-        loop {
-            bus.wait_idle().await;
-            match frontier::release::waiting(&store, &keys).await {
-                Ok(0) if bus.unfinished() == 0 => break,
-                Ok(_) => tokio::time::sleep(Duration::from_millis(10)).await,
-                Err(e) => {
-                    eprintln!("reading the host queues: {e}");
-                    break;
-                }
-            }
-        }
-    };
     tokio::select! {
-        _ = done => {}
+        _ = until_idle(bus, &store, &keys) => {}
         _ = tokio::signal::ctrl_c() => eprintln!("interrupted: writing what was stored so far"),
     }
     shutdown.trigger();
@@ -185,18 +172,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         writer.close()?;
         eprintln!("WARC files in {}", dir.display());
     }
-    let dead = bus.dead_letters();
-    if !dead.is_empty() {
-        eprintln!("{} message(s) could not be processed:", dead.len());
-        for d in &dead {
-            eprintln!(
-                "  {}: {}",
-                d.stage,
-                d.reason.as_deref().unwrap_or("(no reason recorded)")
-            );
-        }
-    }
-
+    report_dead_letters(bus);
     let docs = crate::export::documents(&store, ns, text_dir.as_deref());
     let n = match &args.state {
         None => {
@@ -218,6 +194,37 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     };
     eprintln!("crawl done: {n} document(s) stored");
     Ok(())
+}
+
+/// Returns when the crawl is idle: no message anywhere, and no task
+/// waiting for its host's turn (or the host queues cannot be read).
+async fn until_idle(bus: &MemoryBus, store: &Store, keys: &pipeline::keys::Keys) {
+    loop {
+        bus.wait_idle().await;
+        match frontier::release::waiting(store, keys).await {
+            Ok(0) if bus.unfinished() == 0 => break,
+            Ok(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+            Err(e) => {
+                eprintln!("reading the host queues: {e}");
+                break;
+            }
+        }
+    }
+}
+
+/// The messages the stages could not process, with why.
+fn report_dead_letters(bus: &MemoryBus) {
+    let dead = bus.dead_letters();
+    if !dead.is_empty() {
+        eprintln!("{} message(s) could not be processed:", dead.len());
+        for d in &dead {
+            eprintln!(
+                "  {}: {}",
+                d.stage,
+                d.reason.as_deref().unwrap_or("(no reason recorded)")
+            );
+        }
+    }
 }
 
 /// The hash in the disk store where `crawler run --state` keeps how far
