@@ -202,6 +202,23 @@ mod tests {
     }
 
     #[test]
+    fn a_head_never_closed_ends_at_the_content() {
+        // No `</head>`, no `<body>`: the first element of the content closes the head, as
+        // a browser's parser does; a tracking pixel in the head's `<noscript>` does not.
+        let html = "<!DOCTYPE html><html><head><title>Gute Löhne</title>\
+            <meta property='og:title' content='Gute Löhne'><link rel=icon href=/f.ico>\
+            <noscript><div><img src=/pixel.gif></div></noscript><meta name=author content='Jane Roe'><br>\
+            <div class=article><h1>Gute Löhne</h1><p>Das Zentrum lud zur Gesprächsrunde ein, und die Teilnehmenden \
+            sprachen darüber, wie Arbeitgeber in Zeiten des Fachkräftemangels genügend Personal finden.</p>\
+            <p>Mit dabei war der Personalchef des beliebtesten Unternehmens, der von seinen Erfahrungen erzählte.</p></div></html>";
+        let a = extract(html, &url());
+        assert!(a.text.contains("Gesprächsrunde"), "{:?}", a.text);
+        assert_eq!(a.title.as_deref(), Some("Gute Löhne"));
+        assert_eq!(a.author.as_deref(), Some("Jane Roe"));
+        assert!(!a.text.contains("pixel"));
+    }
+
+    #[test]
     fn never_panics_on_garbage() {
         let inputs = [
             "",

@@ -1,7 +1,8 @@
 //! The publish time: meta tags (`article:published_time`, `pubdate`, `datePublished`, ...),
 //! JSON-LD `datePublished`, `<time datetime>`, then dates written in the text around the body
-//! (`2019-02-20 02:26:00`, `2019年02月20日 02:26`, `Feb 20, 2019`, `20/02/2019`), the one
-//! nearest the body winning and never one inside a paragraph of the body. The result is
+//! (`2019-02-20 02:26:00`, `2019年02月20日 02:26`, `Feb 20, 2019`, `20/02/2019`,
+//! `31.10.23`), the one nearest the body winning and never one inside a paragraph of the
+//! body. The result is
 //! RFC 3339: `2019-02-20T02:26:00` (offset only when the page gives one), or `2019-02-20`
 //! when the page gives no time.
 
@@ -772,6 +773,7 @@ fn months() -> &'static str {
 struct Patterns {
     ymd: Regex,
     dmy: Regex,
+    dmy_short: Regex,
     mdy_words: Regex,
     dmy_words: Regex,
 }
@@ -785,6 +787,7 @@ fn patterns() -> &'static Patterns {
             dmy: build(format!(
                 r"(\d{{1,2}})\s?[/.]\s?(\d{{1,2}})\s?[/.]\s?((?:19|20)\d{{2}})(?-u:\b){TIME}"
             )),
+            dmy_short: build(format!(r"(?-u:\b)(\d{{2}})\.(\d{{2}})\.(\d{{2}})(?-u:\b){TIME}")),
             mdy_words: build(format!(
                 r"(?i)(?-u:\b)({months})(?:\.|(?-u:\b)|\s)\s*(\d{{1,2}})(?:st|nd|rd|th)?,?\s+((?:19|20)\d{{2}}){TIME}",
                 months = months()
@@ -800,11 +803,6 @@ fn patterns() -> &'static Patterns {
 /// Every date in `s`: (byte offset, RFC 3339 value, has a time of day).
 fn dates_in(s: &str) -> Vec<(usize, String, bool)> {
     let mut out = Vec::new();
-    // Every pattern holds a year, `19` or `20` and two digits: a text without either pair
-    // is not searched four times.
-    if !(s.contains("19") || s.contains("20")) {
-        return out;
-    }
     let p = patterns();
     let digit_before = |at: usize| {
         s[..at]
@@ -812,6 +810,30 @@ fn dates_in(s: &str) -> Vec<(usize, String, bool)> {
             .next_back()
             .is_some_and(|c| c.is_ascii_digit())
     };
+    // "31.10.23": day, month and a year of two digits, as German and Swiss sites write a
+    // date line; never part of a longer run of numbers (a version, an address).
+    if s.contains('.') {
+        for c in p.dmy_short.captures_iter(s) {
+            let Some(m) = c.get(0) else { continue };
+            let dot_or_digit = |c: char| c == '.' || c.is_ascii_digit();
+            let numbers_go_on = s[m.end()..].starts_with('.')
+                && s[m.end() + 1..].starts_with(|c: char| c.is_ascii_digit())
+                || s[..m.start()].ends_with(dot_or_digit);
+            if numbers_go_on {
+                continue;
+            }
+            let year = num(&c, 3) + if num(&c, 3) < 50 { 2000 } else { 1900 };
+            if let Some(v) = build(year, num(&c, 2), num(&c, 1), &c) {
+                out.push((m.start(), v.0, v.1));
+            }
+        }
+    }
+    // Every other pattern holds a year, `19` or `20` and two digits: a text without either
+    // pair is not searched four times.
+    if !(s.contains("19") || s.contains("20")) {
+        out.sort_by_key(|(m, _, _)| *m);
+        return out;
+    }
     for c in p.ymd.captures_iter(s) {
         let m = c.get(0).map_or(0, |m| m.start());
         if digit_before(m) {
@@ -1069,6 +1091,34 @@ mod tests {
         }
         assert_eq!(parse("12019-02-30"), None);
         assert_eq!(parse("2019-13-01"), None);
+    }
+
+    #[test]
+    fn a_year_of_two_digits_after_day_and_month() {
+        assert_eq!(parse("31.10.23").as_deref(), Some("2023-10-31"));
+        assert_eq!(
+            parse("Von: Björn Jahner | 31.10.23 13:30").as_deref(),
+            Some("2023-10-31T13:30:00")
+        );
+        assert_eq!(parse("09.03.98").as_deref(), Some("1998-03-09"));
+        // A longer run of numbers (a version, an address), or no day and month.
+        assert_eq!(parse("Version 1.10.11.23"), None);
+        assert_eq!(parse("10.11.12.4"), None);
+        assert_eq!(parse("192.31.10.23"), None);
+        assert_eq!(parse("45.13.22"), None);
+        let page = crate::scan::scan(
+            "<body><h1>Grab-Bote fliegt nach Singapur</h1><div>Von: Björn Jahner | 31.10.23</div>\
+             <p>Ein Fahrer eines Lieferdienstes ist nach Singapur geflogen, um eine Bestellung \
+             auszuliefern, die ein Kunde aufgegeben hatte, so die Geschichte im Netz.</p></body>",
+        );
+        let span = Some((
+            page.text.find("Ein Fahrer").unwrap_or(0) as u32,
+            page.text.len() as u32,
+        ));
+        assert_eq!(
+            published(&page, span).map(|f| f.value).as_deref(),
+            Some("2023-10-31")
+        );
     }
 
     #[test]

@@ -97,7 +97,7 @@ fn headline_of(page: &Page, site_name: Option<&str>, host: Option<&str>) -> Opti
         }
     }
     if let Some((_, h)) = best {
-        return Some(h);
+        return Some(declared_within(&h, &references).unwrap_or(h));
     }
     let first_h1 = || {
         page.nodes
@@ -130,6 +130,50 @@ fn headline_of(page: &Page, site_name: Option<&str>, host: Option<&str>) -> Opti
         // No title anywhere but the page: its first h1.
         None => first_h1(),
     }
+}
+
+/// Most words of a part a heading adds to a declared title ([`declared_within`]).
+pub const MAX_ADDED_WORDS: usize = 3;
+
+/// The declared title (`og:title`, `<title>`, JSON-LD's headline) that `heading` holds
+/// whole, with a short part added before or after it at a [`SEPARATORS`] (at most
+/// [`MAX_ADDED_WORDS`] words: a site's name or a section's label, "Local News | Brothel
+/// busted", "Atomkraft nicht nachhaltig | Umweltbundesamt", a hidden "| FASSETTE.NET"):
+/// the headline without it. `None` when no declared title is so held.
+fn declared_within(heading: &str, references: &[&str]) -> Option<String> {
+    references.iter().find_map(|r| {
+        let r = r.trim();
+        if r.is_empty() || r.len() >= heading.len() {
+            return None;
+        }
+        let (added, after) = match heading.strip_prefix(r) {
+            Some(rest) => (rest, true),
+            None => (heading.strip_suffix(r)?, false),
+        };
+        // A space between the title and the separator, or a separator that joins no word
+        // ("Corona-Lockdown" is one word after the title "Corona").
+        let spaced = if after {
+            added.starts_with(char::is_whitespace)
+        } else {
+            added.ends_with(char::is_whitespace)
+        };
+        let added = added.trim();
+        let part = SEPARATORS
+            .iter()
+            .map(|s| s.trim())
+            .filter(|sep| spaced || ["|", "｜", "│", "_"].contains(sep))
+            .find_map(|sep| {
+                if after {
+                    added.strip_prefix(sep)
+                } else {
+                    added.strip_suffix(sep)
+                }
+            })?;
+        let words = part.split_whitespace().count();
+        (1..=MAX_ADDED_WORDS)
+            .contains(&words)
+            .then(|| r.to_string())
+    })
 }
 
 /// Whether `t` names the site: the same letters as its `og:site_name`, or letters (four or
@@ -415,6 +459,39 @@ fn collapse(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_site_or_section_added_to_the_declared_title_is_cut() {
+        let refs = [
+            "Brothel busted in Boston | Boston Herald",
+            "Brothel busted in Boston",
+        ];
+        assert_eq!(
+            declared_within("Local News | Brothel busted in Boston", &refs).as_deref(),
+            Some("Brothel busted in Boston")
+        );
+        assert_eq!(
+            declared_within("Brothel busted in Boston | FASSETTE.NET", &refs).as_deref(),
+            Some("Brothel busted in Boston")
+        );
+        // The heading is the declared title, a word joined to it, or more than a label.
+        assert_eq!(declared_within("Brothel busted in Boston", &refs), None);
+        assert_eq!(declared_within("Corona-Lockdown", &["Corona"]), None);
+        assert_eq!(
+            declared_within(
+                "Kim Jong Un: Der Diktator ist zurück - Donald Trump ist glücklich",
+                &["Kim Jong Un: Der Diktator ist zurück"]
+            ),
+            None
+        );
+        let html = r#"<html><head><title>EU-Taxonomie: Atomkraft nicht nachhaltig | Umweltbundesamt</title>
+            <meta property="og:title" content="EU-Taxonomie: Atomkraft nicht nachhaltig"></head>
+            <body><h1>EU-Taxonomie: Atomkraft nicht nachhaltig | Umweltbundesamt</h1></body></html>"#;
+        assert_eq!(
+            title(&crate::scan::scan(html), None, None).as_deref(),
+            Some("EU-Taxonomie: Atomkraft nicht nachhaltig")
+        );
+    }
 
     #[test]
     fn a_date_before_the_headline() {

@@ -617,7 +617,8 @@ fn by_words() -> impl Iterator<Item = &'static &'static str> {
 const LABEL_LOOKAHEAD: usize = 3;
 
 /// The byline a line of text may hold, as a line that opens with one of [`by_words`]:
-/// the line itself; a label alone on its line ("Autor:", "Von:", "By") joined to the next
+/// the line itself; a phrase with a colon ("Verfasst von: Olga"); a label alone on its
+/// line ("Autor:", "Von:", "By") joined to the next
 /// line that is not empty; a label glued to the name ("ByAlex Roe"); the name after a
 /// date line's date ("06.11.2023 13:30 von Olga", "25.10.2022 - Reiner Nagel", "Posted on
 /// September 21, 2020 by Adi Tzlil"). `None` when the line has no byline's shape.
@@ -639,6 +640,14 @@ fn byline_text<'a>(
     }
     if let Some(by) = kind_by(line) {
         return Some(Cow::Owned(by));
+    }
+    // "Verfasst von: mitundvoneinander", "Written by: Jane Roe": the phrase with a colon.
+    if let Some((phrase, rest)) = BY_PHRASES.iter().find_map(|p| {
+        line.strip_prefix(p.trim_end())
+            .and_then(|rest| rest.strip_prefix(':'))
+            .map(|rest| (p, rest.trim_start()))
+    }) {
+        return (!rest.is_empty()).then(|| Cow::Owned(format!("{phrase}{rest}")));
     }
     if let Some(spaced) = glued_label(line) {
         return Some(Cow::Owned(spaced));
@@ -1001,6 +1010,11 @@ mod tests {
                 Some("Götz Warnke"),
             ),
             ("<h5>Autor: </h5>Peter Maahn/SP-X", Some("Peter Maahn")),
+            // A phrase with a colon, then a handle and the date.
+            (
+                "<p>Verfasst von: mitundvoneinander | 31. Dezember 2008</p>",
+                Some("mitundvoneinander"),
+            ),
             // After a phrase, a handle.
             (
                 "<p>Geschrieben von <a href=/u>Cooper</a> am 25.08.2015</p>",

@@ -210,6 +210,24 @@ impl Tag {
     }
 
     /// Elements that close an open `<p>` when they start (HTML "close a p element").
+    /// The elements the HTML tree builder keeps in an open `<head>` (a `<link>` is
+    /// [`Tag::Other`]): any other start tag is body content, and closes the head ("in
+    /// head" insertion mode, a page that never writes `</head>` nor `<body>`).
+    pub(super) fn stays_in_head(self) -> bool {
+        matches!(
+            self,
+            Tag::Head
+                | Tag::Title
+                | Tag::Meta
+                | Tag::Base
+                | Tag::Script
+                | Tag::Style
+                | Tag::Noscript
+                | Tag::Template
+                | Tag::Other
+        )
+    }
+
     pub(super) fn closes_p(self) -> bool {
         self.is_p_closing_block() || self == Tag::Dialog
     }

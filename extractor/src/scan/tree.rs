@@ -1,6 +1,7 @@
 //! The stack of open elements. `lol_html` builds no tree and does not report elements closed
-//! implicitly (`<p>a<p>b`, `<li>a<li>b`), so the pass keeps its own stack and applies the
-//! implied-end-tag rules of the HTML tree builder that matter for text structure.
+//! implicitly (`<p>a<p>b`, `<li>a<li>b`, a `<head>` never closed before the page's content),
+//! so the pass keeps its own stack and applies the implied-end-tag rules of the HTML tree
+//! builder that matter for text structure.
 
 use super::tags::TAG_KINDS;
 use super::{Event, Scan, Tag};
@@ -41,6 +42,15 @@ impl Scan {
 
     /// The implied end tags of the HTML parsing algorithm that matter for text structure.
     pub(super) fn close_implied(&mut self, tag: Tag) {
+        // Body content closes a head left open (inside a `<noscript>` or `<template>` of the
+        // head, where a tracking pixel's `<img>` sits, it does not).
+        if self.is_open(Tag::Head)
+            && !tag.stays_in_head()
+            && !self.is_open(Tag::Noscript)
+            && !self.is_open(Tag::Template)
+        {
+            self.close_in_scope(|t| t == Tag::Head, |_| false);
+        }
         if tag.closes_p() && self.is_open(Tag::P) {
             self.close_in_scope(|t| t == Tag::P, |t| t == Tag::Button);
         }
