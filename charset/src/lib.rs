@@ -360,33 +360,7 @@ impl<'b> Ballot<'b> {
             );
             return self.finish_latin_checked(same_text, reason);
         }
-        let strong_latin = self.declared.iter().find(|declared| {
-            !declared.weak
-                && declared.decodes_cleanly == Some(true)
-                && declared.encoding.is_some_and(is_latin_script)
-        });
-        if let Some(latin) = strong_latin
-            .and_then(|declared| declared.encoding)
-            .filter(|_| is_latin_script(guess))
-        {
-            // Both Latin: the detector's disagreement alone does not refute
-            // the declaration; the language tie-breaker may.
-            let chosen = language::best_latin(bytes, &[latin, guess], language::MARGIN)
-                .map_or(latin, |(e, _)| e);
-            let reason = if same_decoder(chosen, latin) {
-                format!(
-                    "the declared {} and the detected {} are both Latin-script: a few accented letters cannot refute the declaration",
-                    latin.name(),
-                    guess.name()
-                )
-            } else {
-                format!(
-                    "the declared {} and the detected {} are both Latin-script; {} reads as one language's letters, clearly better",
-                    latin.name(),
-                    guess.name(),
-                    chosen.name()
-                )
-            };
+        if let Some((chosen, reason)) = self.latin_declaration(guess) {
             return self.finish(chosen, reason);
         }
         if let Some(&unknown_to_detector) = clean_declared.iter().find(|&&d| {
@@ -402,6 +376,53 @@ impl<'b> Ballot<'b> {
             );
             return self.finish(unknown_to_detector, reason);
         }
+        self.detector_or_declared(guess, guess_is_clean, &clean_declared)
+    }
+
+    /// A strong Latin-script declaration that decodes cleanly, against a
+    /// Latin-script guess: the detector's disagreement alone does not refute
+    /// it; the language tie-breaker may.
+    fn latin_declaration(&self, guess: &'static Encoding) -> Option<(&'static Encoding, String)> {
+        let bytes = self.bytes;
+        let latin = self
+            .declared
+            .iter()
+            .find(|declared| {
+                !declared.weak
+                    && declared.decodes_cleanly == Some(true)
+                    && declared.encoding.is_some_and(is_latin_script)
+            })
+            .and_then(|declared| declared.encoding)
+            .filter(|_| is_latin_script(guess))?;
+        let chosen = language::best_latin(bytes, &[latin, guess], language::MARGIN)
+            .map_or(latin, |(e, _)| e);
+        let reason = if same_decoder(chosen, latin) {
+            format!(
+                "the declared {} and the detected {} are both Latin-script: a few accented letters cannot refute the declaration",
+                latin.name(),
+                guess.name()
+            )
+        } else {
+            format!(
+                "the declared {} and the detected {} are both Latin-script; {} reads as one language's letters, clearly better",
+                latin.name(),
+                guess.name(),
+                chosen.name()
+            )
+        };
+        Some((chosen, reason))
+    }
+
+    /// The end of the legacy path: the detector's guess when it decodes
+    /// cleanly (or a Latin-script relative that reads clearly better),
+    /// else a declaration that decodes cleanly, else the guess.
+    fn detector_or_declared(
+        self,
+        guess: &'static Encoding,
+        guess_is_clean: bool,
+        clean_declared: &[&'static Encoding],
+    ) -> Decision {
+        let bytes = self.bytes;
         if guess_is_clean {
             if is_latin_script(guess) {
                 // chardetng names few of the Latin family: the language
