@@ -137,39 +137,7 @@ pub(super) fn chinese_byline(
         let (label, rank) = LABELS[found.pattern().as_usize()];
         let at = found.start();
         let pos = lo + at;
-        let after = &window[at + label.len()..];
-        let names = if rank == 2 {
-            // "ggjjzhzz 发表于 2005-9-15": the name comes before.
-            let before = &window[floor(window, at.saturating_sub(40))..at];
-            let last = before.split_whitespace().last().unwrap_or("");
-            let latin_start = last
-                .char_indices()
-                .rev()
-                .take_while(|(_, c)| c.is_ascii_alphanumeric())
-                .last()
-                .map_or(last.len(), |(i, _)| i);
-            let latin = &last[latin_start..];
-            if latin.len() >= 3 {
-                vec![latin.to_string()]
-            } else if name_re.is_match(last) {
-                vec![last.to_string()]
-            } else {
-                Vec::new()
-            }
-        } else if rank == 0 && after.starts_with([' ', '　']) && !label.ends_with(['/', '／']) {
-            // "《棱镜》作者 周纯", "专栏作者 王文": a name with a surname after a space.
-            names_after(after, name_re, true, false)
-        } else if rank == 0 && !after.starts_with(['：', ':', '/', '／']) {
-            // "作者须知", "作者手记": not a byline.
-            Vec::new()
-        } else {
-            let names = names_after(after, name_re, rank > 0, rank != 4);
-            if names.is_empty() && rank == 0 {
-                pen_name(after).into_iter().collect()
-            } else {
-                names
-            }
-        };
+        let names = names_at_label(window, at, label, rank, name_re);
         if names.is_empty() {
             continue;
         }
@@ -201,48 +169,9 @@ pub(super) fn chinese_byline(
         let (Some(all), Some(m)) = (c.get(0), c.get(1)) else {
             continue;
         };
-        // "[关注] 性问题成了民工之痛": a tag in front of a headline, not a byline.
-        let line_start = window[..all.start()].rfind('\n').map_or(0, |i| i + 1);
-        let rest_of_line = window[all.end()..].split('\n').next().unwrap_or("");
-        if window[line_start..all.start()].trim().is_empty()
-            && rest_of_line.trim().chars().count() >= 6
-        {
+        let Some(names) = bracket_names(page, window, lo, all, m, name_re) else {
             continue;
-        }
-        // "各级党委（党组）要按照…": a bracket inside a sentence, not a byline.
-        let before = window[line_start..all.start()].trim_end();
-        if before.chars().next_back().is_some_and(super::is_han)
-            && rest_of_line.trim().chars().count() >= 6
-        {
-            continue;
-        }
-        let words: Vec<&str> = m.as_str().split_whitespace().collect();
-        // "（刘通摄）": a photographer's credit.
-        if words.iter().any(|w| w.ends_with('摄')) {
-            continue;
-        }
-        let names: Vec<&str> = words
-            .iter()
-            .copied()
-            .filter(|w| {
-                !NOT_NAMES.contains(w)
-                    && name_re.is_match(w)
-                    && w.chars().count() <= 3
-                    && w.chars().next().is_some_and(|c| SURNAMES.contains(c))
-            })
-            .collect();
-        let others_ok = words
-            .iter()
-            .all(|w| names.contains(w) || w.ends_with("报道") || *w == "摄");
-        if names.is_empty() || !others_ok {
-            continue;
-        }
-        // "刘欢的家(组图)</a>(房产)": a tag after a linked headline, not a byline.
-        // (Checked last: it walks the events.)
-        if after_link(page, (lo + all.start()) as u32) {
-            continue;
-        }
-
+        };
         // Far from the body, a bracket is a tag in a list of headlines ("(房产)").
         let pos = (lo + m.start()) as u32;
         let far = pos + NEAR_BODY < start || pos > end + NEAR_BODY;
@@ -256,6 +185,100 @@ pub(super) fn chinese_byline(
         }
     }
     best.and_then(|(_, n)| clean(&n, checks))
+}
+
+/// The names a label found at byte `at` of `window` introduces: after it,
+/// or (rank 2, "发表于") the user name before it.
+fn names_at_label(window: &str, at: usize, label: &str, rank: u8, name_re: &Regex) -> Vec<String> {
+    let after = &window[at + label.len()..];
+    if rank == 2 {
+        // "ggjjzhzz 发表于 2005-9-15": the name comes before.
+        let before = &window[floor(window, at.saturating_sub(40))..at];
+        let last = before.split_whitespace().last().unwrap_or("");
+        let latin_start = last
+            .char_indices()
+            .rev()
+            .take_while(|(_, c)| c.is_ascii_alphanumeric())
+            .last()
+            .map_or(last.len(), |(i, _)| i);
+        let latin = &last[latin_start..];
+        if latin.len() >= 3 {
+            vec![latin.to_string()]
+        } else if name_re.is_match(last) {
+            vec![last.to_string()]
+        } else {
+            Vec::new()
+        }
+    } else if rank == 0 && after.starts_with([' ', '　']) && !label.ends_with(['/', '／']) {
+        // "《棱镜》作者 周纯", "专栏作者 王文": a name with a surname after a space.
+        names_after(after, name_re, true, false)
+    } else if rank == 0 && !after.starts_with(['：', ':', '/', '／']) {
+        // "作者须知", "作者手记": not a byline.
+        Vec::new()
+    } else {
+        let names = names_after(after, name_re, rank > 0, rank != 4);
+        if names.is_empty() && rank == 0 {
+            pen_name(after).into_iter().collect()
+        } else {
+            names
+        }
+    }
+}
+
+/// The names of a bracket (`all`, its inside `m`) of `window` (at byte
+/// `lo` of the page's text), when it is a byline: not a tag before a
+/// headline or after a linked one, not a bracket inside a sentence, not a
+/// photographer's credit; names with a surname, and nothing else but
+/// "报道" and "摄".
+fn bracket_names<'a>(
+    page: &Page,
+    window: &'a str,
+    lo: usize,
+    all: regex::Match<'a>,
+    m: regex::Match<'a>,
+    name_re: &Regex,
+) -> Option<Vec<&'a str>> {
+    // "[关注] 性问题成了民工之痛": a tag in front of a headline, not a byline.
+    let line_start = window[..all.start()].rfind('\n').map_or(0, |i| i + 1);
+    let rest_of_line = window[all.end()..].split('\n').next().unwrap_or("");
+    if window[line_start..all.start()].trim().is_empty() && rest_of_line.trim().chars().count() >= 6
+    {
+        return None;
+    }
+    // "各级党委（党组）要按照…": a bracket inside a sentence, not a byline.
+    let before = window[line_start..all.start()].trim_end();
+    if before.chars().next_back().is_some_and(super::is_han)
+        && rest_of_line.trim().chars().count() >= 6
+    {
+        return None;
+    }
+    let words: Vec<&str> = m.as_str().split_whitespace().collect();
+    // "（刘通摄）": a photographer's credit.
+    if words.iter().any(|w| w.ends_with('摄')) {
+        return None;
+    }
+    let names: Vec<&str> = words
+        .iter()
+        .copied()
+        .filter(|w| {
+            !NOT_NAMES.contains(w)
+                && name_re.is_match(w)
+                && w.chars().count() <= 3
+                && w.chars().next().is_some_and(|c| SURNAMES.contains(c))
+        })
+        .collect();
+    let others_ok = words
+        .iter()
+        .all(|w| names.contains(w) || w.ends_with("报道") || *w == "摄");
+    if names.is_empty() || !others_ok {
+        return None;
+    }
+    // "刘欢的家(组图)</a>(房产)": a tag after a linked headline, not a byline.
+    // (Checked last: it walks the events.)
+    if after_link(page, (lo + all.start()) as u32) {
+        return None;
+    }
+    Some(names)
 }
 
 /// The text just before byte `pos` of the page's text (spaces aside) is link text.

@@ -282,11 +282,22 @@ fn line_density_fallback(page: &Page, base: &Url, no_boilerplate: bool) -> Body 
     body
 }
 
+/// The scores of [`select`]: which nodes are out of the running, and the
+/// candidates' scores (their paragraphs' own scores, shared with their
+/// ancestors up to [`SCORE_LEVELS`] levels, less with each level).
+struct Scores {
+    /// Nodes out of the running: skipped, chrome, and (first try) negative class names.
+    out: Vec<bool>,
+    score: Vec<f32>,
+    scored: Vec<bool>,
+    /// The scored nodes (sorted by [`select`]).
+    candidates: Vec<u32>,
+}
+
 /// Scores paragraphs into their ancestors (Readability, with punctuation as the symbol
-/// density) and picks the best subtree and the siblings that continue it.
-pub fn select(page: &Page, st: &[Stats], filter_unlikely: bool) -> Option<Selection> {
+/// density).
+fn scores(page: &Page, st: &[Stats], filter_unlikely: bool) -> Scores {
     let n = page.nodes.len();
-    // Nodes out of the running: skipped, chrome, and (first try) negative class names.
     let mut out = vec![false; n];
     for i in 1..n {
         let node = &page.nodes[i];
@@ -334,56 +345,25 @@ pub fn select(page: &Page, st: &[Stats], filter_unlikely: bool) -> Option<Select
             level += 1;
         }
     }
-    // In document order: the first of equal scores wins, as in a walk over all nodes.
-    candidates.sort_unstable();
-    let mut best: Option<(u32, f32)> = None;
-    for &c in &candidates {
-        let i = c as usize;
-        score[i] *= 1.0 - st[i].link_density();
-        if best.is_none_or(|(_, b)| score[i] > b) {
-            best = Some((c, score[i]));
-        }
+    Scores {
+        out,
+        score,
+        scored,
+        candidates,
     }
-    let (mut top, top_score) = best?;
-    let twins = Twins::of(page, st, &candidates, &out, top);
-    let mut chunks = Vec::new();
-    if twins.are_posts() {
-        if let Some(&first) = twins
-            .nodes
-            .iter()
-            .find(|&&j| score[j as usize] >= top_score * SECTION_SHARE)
-        {
-            top = first;
-        }
-    } else {
-        let threshold = (top_score * 0.2).max(10.0);
-        chunks.extend(twins.nodes.iter().copied().filter(|&j| {
-            j != top
-                && score[j as usize] >= threshold
-                && st[j as usize].link_density() < SIBLING_LINK_DENSITY
-        }));
-    }
-    // A top candidate alone in its parent: the parent is the article.
-    loop {
-        let p = page.nodes[top as usize].parent;
-        if p == NONE
-            || p == 0
-            || matches!(page.nodes[p as usize].tag, Tag::Body | Tag::Html)
-            || st[p as usize].children != 1
-        {
-            break;
-        }
-        top = p;
-    }
+}
+
+/// The children of the top's parent that [`select`] keeps: the top, strong
+/// candidates and sections holding one, plain paragraphs, and short
+/// paragraphs in the template of kept ones.
+fn siblings(page: &Page, st: &[Stats], scores: &Scores, top: u32, top_score: f32) -> Vec<u32> {
+    let Scores {
+        out,
+        score,
+        scored,
+        candidates,
+    } = scores;
     let parent = page.nodes[top as usize].parent;
-    if parent == NONE || parent == 0 {
-        return Some(Selection {
-            top,
-            parent: top,
-            include: vec![top],
-            lead: None,
-        });
-    }
     let threshold = (top_score * 0.2).max(10.0);
     let mut include = Vec::new();
     let mut c = parent + 1;
@@ -444,6 +424,66 @@ pub fn select(page: &Page, st: &[Stats], filter_unlikely: bool) -> Option<Select
         }
         c = s.end;
     }
+    include
+}
+
+/// Scores paragraphs into their ancestors (Readability, with punctuation as the symbol
+/// density) and picks the best subtree and the siblings that continue it.
+pub fn select(page: &Page, st: &[Stats], filter_unlikely: bool) -> Option<Selection> {
+    let mut scores = scores(page, st, filter_unlikely);
+    // In document order: the first of equal scores wins, as in a walk over all nodes.
+    scores.candidates.sort_unstable();
+    let score = &mut scores.score;
+    let mut best: Option<(u32, f32)> = None;
+    for &c in &scores.candidates {
+        let i = c as usize;
+        score[i] *= 1.0 - st[i].link_density();
+        if best.is_none_or(|(_, b)| score[i] > b) {
+            best = Some((c, score[i]));
+        }
+    }
+    let (mut top, top_score) = best?;
+    let score = &scores.score;
+    let twins = Twins::of(page, st, &scores.candidates, &scores.out, top);
+    let mut chunks = Vec::new();
+    if twins.are_posts() {
+        if let Some(&first) = twins
+            .nodes
+            .iter()
+            .find(|&&j| score[j as usize] >= top_score * SECTION_SHARE)
+        {
+            top = first;
+        }
+    } else {
+        let threshold = (top_score * 0.2).max(10.0);
+        chunks.extend(twins.nodes.iter().copied().filter(|&j| {
+            j != top
+                && score[j as usize] >= threshold
+                && st[j as usize].link_density() < SIBLING_LINK_DENSITY
+        }));
+    }
+    // A top candidate alone in its parent: the parent is the article.
+    loop {
+        let p = page.nodes[top as usize].parent;
+        if p == NONE
+            || p == 0
+            || matches!(page.nodes[p as usize].tag, Tag::Body | Tag::Html)
+            || st[p as usize].children != 1
+        {
+            break;
+        }
+        top = p;
+    }
+    let parent = page.nodes[top as usize].parent;
+    if parent == NONE || parent == 0 {
+        return Some(Selection {
+            top,
+            parent: top,
+            include: vec![top],
+            lead: None,
+        });
+    }
+    let mut include = siblings(page, st, &scores, top, top_score);
     // Chunks of the article outside the top's parent (each chunk in its own grid row).
     let inside = |j: u32, roots: &[u32]| roots.iter().any(|&r| j >= r && j < st[r as usize].end);
     for j in chunks {
