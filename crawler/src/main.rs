@@ -40,9 +40,6 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// test `the_allocator_is_tuned_before_it_starts` fails on another major version).
 #[cfg(not(feature = "system-allocator"))]
 extern "C" fn tune_allocator() {
-    const ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
-    const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-    const ALLOW_THP: libmimalloc_sys::mi_option_t = 43;
     // SAFETY: sets three of mimalloc's options, plain integers in a static table that its
     // initialisation reads (and keeps, once set); any value is valid for each.
     unsafe {
@@ -51,6 +48,14 @@ extern "C" fn tune_allocator() {
         libmimalloc_sys::mi_option_set(ALLOW_THP, 0);
     }
 }
+
+/// mimalloc's options that [`tune_allocator`] sets, by their number in its v3.
+#[cfg(not(feature = "system-allocator"))]
+const ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
+#[cfg(not(feature = "system-allocator"))]
+const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+#[cfg(not(feature = "system-allocator"))]
+const ALLOW_THP: libmimalloc_sys::mi_option_t = 43;
 
 /// [`tune_allocator`] as a constructor of priority 98: the dynamic loader runs the
 /// prioritized `.init_array` entries first, so it runs before mimalloc's own constructor
@@ -338,9 +343,9 @@ mod tests {
         let (version, eager, purge, thp) = unsafe {
             (
                 libmimalloc_sys::mi_version(),
-                libmimalloc_sys::mi_option_get(4),
-                libmimalloc_sys::mi_option_get(15),
-                libmimalloc_sys::mi_option_get(43),
+                libmimalloc_sys::mi_option_get(ARENA_EAGER_COMMIT),
+                libmimalloc_sys::mi_option_get(PURGE_DELAY),
+                libmimalloc_sys::mi_option_get(ALLOW_THP),
             )
         };
         assert_eq!(version / 10_000, 3, "the option numbers are mimalloc v3's");

@@ -32,7 +32,6 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use contentseen::bands::Layout;
-use contentseen::decide::Verdict;
 use contentseen::reach::Reach;
 use contentseen::simhash::sketch;
 use contentseen::table::Table;
@@ -275,10 +274,7 @@ async fn run(url: &str, pages: u64, in_files: bool) {
         let mut lines = Vec::with_capacity(n);
         for ((p, s), v) in batch.iter().zip(&sketches).zip(&verdicts) {
             let me = url_hash(&p.url);
-            let of = match v {
-                Verdict::Duplicate { of, .. } => Some(*of),
-                Verdict::Original => None,
-            };
+            let of = v.original();
             let stored = StoredDocument {
                 url: p.url.clone(),
                 final_url: p.url.clone(),

@@ -209,7 +209,6 @@ impl Tag {
         )
     }
 
-    /// Elements that close an open `<p>` when they start (HTML "close a p element").
     /// The elements the HTML tree builder keeps in an open `<head>` (a `<link>` is
     /// [`Tag::Other`]): any other start tag is body content, and closes the head ("in
     /// head" insertion mode, a page that never writes `</head>` nor `<body>`).
@@ -228,6 +227,7 @@ impl Tag {
         )
     }
 
+    /// Elements that close an open `<p>` when they start (HTML "close a p element").
     pub(super) fn closes_p(self) -> bool {
         self.is_p_closing_block() || self == Tag::Dialog
     }
