@@ -51,26 +51,7 @@ pub struct QueryArgs {
 
 pub async fn run(service: &pipeline::ServiceConfig, args: QueryArgs) -> anyhow::Result<()> {
     if let (true, Some(file), Some(url)) = (args.why, &args.from, &args.url) {
-        let url = frontier::normalize::normalize(url, None)
-            .map(|u| u.to_string())
-            .unwrap_or_else(|_| url.clone());
-        let text =
-            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-        let docs: Vec<StoredDocument> = text
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .enumerate()
-            .map(|(i, l)| {
-                serde_json::from_str(l).with_context(|| {
-                    format!("{} line {}: not a stored document", file.display(), i + 1)
-                })
-            })
-            .collect::<anyhow::Result<_>>()?;
-        let find = |u: &str| docs.iter().find(|d| d.url == u);
-        let doc = find(&url).with_context(|| format!("{url}: not in {}", file.display()))?;
-        let original = doc.duplicate_of.as_deref().and_then(find);
-        println!("{}", explain(doc, original));
-        return Ok(());
+        return why_from_file(file, url);
     }
     let store = service.store().await.context("connecting to Redis")?;
     let keys = Keys::new(&service.namespace);
@@ -110,50 +91,7 @@ pub async fn run(service: &pipeline::ServiceConfig, args: QueryArgs) -> anyhow::
         return Ok(());
     }
     if args.duplicates {
-        // From any member of a cluster: a duplicate leads to its original
-        // (duplicates point at the first document of their cluster; a few
-        // hops at most when an original was itself matched later).
-        let mut original = url_hash(&url);
-        for _ in 0..16 {
-            let of = docs
-                .records(&[original])
-                .await?
-                .pop()
-                .flatten()
-                .and_then(|r| r.duplicate_of);
-            match of {
-                Some(of) if of != original => original = of,
-                _ => break,
-            }
-        }
-        let dups = pipeline::documents::duplicates_of(&store, &keys, original).await?;
-        // The cluster but the URL asked about: the original first when the
-        // URL is one of its duplicates.
-        let me = url_hash(&url);
-        let members: Vec<u64> = std::iter::once(original)
-            .filter(|o| *o != me)
-            .chain(dups.into_iter().filter(|d| *d != me))
-            .collect();
-        let mut reader = None;
-        let mut original_url = None;
-        for (h, record) in members.iter().zip(docs.records(&members).await?) {
-            if let Some(r) = record {
-                if *h == original {
-                    original_url = Some(r.url.clone());
-                }
-                println!("{}", serde_json::to_string(&docs.full(&r, &mut reader)?)?);
-            }
-        }
-        if original == me {
-            eprintln!("{} near-duplicate(s) of {url}", members.len());
-        } else {
-            eprintln!(
-                "{url} is a near-duplicate of {}: {} other document(s) in its cluster",
-                original_url.unwrap_or_else(|| format!("{original:016x}")),
-                members.len()
-            );
-        }
-        return Ok(());
+        return duplicates(&store, &keys, &docs, &url).await;
     }
     if let Some(doc) = docs.document(&url).await? {
         println!("{}", serde_json::to_string(&doc)?);
@@ -173,6 +111,80 @@ pub async fn run(service: &pipeline::ServiceConfig, args: QueryArgs) -> anyhow::
             "{url}: not stored and never fetched in namespace {:?}",
             service.namespace
         ),
+    }
+    Ok(())
+}
+
+/// `--why --from FILE`: the verdict of `url` explained from the JSON lines
+/// of `crawler run` or `crawler export`.
+fn why_from_file(file: &std::path::Path, url: &str) -> anyhow::Result<()> {
+    let url = frontier::normalize::normalize(url, None)
+        .map(|u| u.to_string())
+        .unwrap_or_else(|_| url.to_string());
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let docs: Vec<StoredDocument> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .enumerate()
+        .map(|(i, l)| {
+            serde_json::from_str(l).with_context(|| {
+                format!("{} line {}: not a stored document", file.display(), i + 1)
+            })
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let find = |u: &str| docs.iter().find(|d| d.url == u);
+    let doc = find(&url).with_context(|| format!("{url}: not in {}", file.display()))?;
+    let original = doc.duplicate_of.as_deref().and_then(find);
+    println!("{}", explain(doc, original));
+    Ok(())
+}
+
+/// `--duplicates`: the other members of `url`'s cluster, the original
+/// first, one JSON line each; a line on stderr says how many and whose.
+async fn duplicates(store: &Store, keys: &Keys, docs: &Documents, url: &str) -> anyhow::Result<()> {
+    // From any member of a cluster: a duplicate leads to its original
+    // (duplicates point at the first document of their cluster; a few
+    // hops at most when an original was itself matched later).
+    let mut original = url_hash(url);
+    for _ in 0..16 {
+        let of = docs
+            .records(&[original])
+            .await?
+            .pop()
+            .flatten()
+            .and_then(|r| r.duplicate_of);
+        match of {
+            Some(of) if of != original => original = of,
+            _ => break,
+        }
+    }
+    let dups = pipeline::documents::duplicates_of(store, keys, original).await?;
+    // The cluster but the URL asked about: the original first when the
+    // URL is one of its duplicates.
+    let me = url_hash(url);
+    let members: Vec<u64> = std::iter::once(original)
+        .filter(|o| *o != me)
+        .chain(dups.into_iter().filter(|d| *d != me))
+        .collect();
+    let mut reader = None;
+    let mut original_url = None;
+    for (h, record) in members.iter().zip(docs.records(&members).await?) {
+        if let Some(r) = record {
+            if *h == original {
+                original_url = Some(r.url.clone());
+            }
+            println!("{}", serde_json::to_string(&docs.full(&r, &mut reader)?)?);
+        }
+    }
+    if original == me {
+        eprintln!("{} near-duplicate(s) of {url}", members.len());
+    } else {
+        eprintln!(
+            "{url} is a near-duplicate of {}: {} other document(s) in its cluster",
+            original_url.unwrap_or_else(|| format!("{original:016x}")),
+            members.len()
+        );
     }
     Ok(())
 }

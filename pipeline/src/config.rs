@@ -695,7 +695,10 @@ fn parse_command<P: clap::FromArgMatches>(
 /// Sets up `tracing` logs (RUST_LOG filter, default `info`).
 pub fn init_tracing(json: bool) {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    // The embedded store's engine says at `info` each partition it opens
+    // and recovers: six lines before every `crawler query --state`.
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info,fjall=warn,lsm_tree=warn"));
     // Colours only for a terminal: not in files, pipes and log collectors.
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let builder = tracing_subscriber::fmt()

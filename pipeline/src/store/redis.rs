@@ -17,7 +17,7 @@ use redis::aio::ConnectionManager;
 use redis::cluster_async::ClusterConnection;
 use redis::cluster_routing::Slot;
 
-use super::{Op, Reply, StoreError, Stored};
+use super::{Op, Reply, ScriptCall, StoreError, Stored};
 
 /// How long a `WAIT` for replicas may take before the write counts as
 /// failed (the message is then requeued and its steps redone).
@@ -658,15 +658,7 @@ fn add(pipe: &mut redis::Pipeline, op: &Op) {
         Op::SetNx { key, value } => {
             pipe.set_nx(key, value);
         }
-        Op::MGet { keys } => {
-            // `MGET` of no key is a syntax error; the memory store's answer,
-            // an empty Array, from a script that touches nothing.
-            if keys.is_empty() {
-                pipe.cmd("EVAL").arg("return {}").arg(0);
-            } else {
-                pipe.cmd("MGET").arg(keys);
-            }
-        }
+        Op::MGet { keys } => mget(pipe, keys),
         Op::Append { key, value } => {
             pipe.append(key, value);
         }
@@ -737,23 +729,7 @@ fn add(pipe: &mut redis::Pipeline, op: &Op) {
             min,
             max,
             limit,
-        } => {
-            let bound = |v: i64| match v {
-                i64::MIN => "-inf".to_string(),
-                i64::MAX => "+inf".to_string(),
-                v => v.to_string(),
-            };
-            let cmd = pipe
-                .cmd("ZRANGE")
-                .arg(key)
-                .arg(bound(*min))
-                .arg(bound(*max))
-                .arg("BYSCORE");
-            if let Some(n) = limit {
-                cmd.arg("LIMIT").arg(0).arg(*n);
-            }
-            cmd.arg("WITHSCORES");
-        }
+        } => zrange_by_score(pipe, key, (*min, *max), *limit),
         Op::ZRevRange { key, start, stop } => {
             pipe.cmd("ZRANGE")
                 .arg(key)
@@ -762,17 +738,55 @@ fn add(pipe: &mut redis::Pipeline, op: &Op) {
                 .arg("REV")
                 .arg("WITHSCORES");
         }
-        Op::Script(call) => {
-            let mut inv = call.script.compiled().prepare_invoke();
-            for k in &call.keys {
-                inv.key(k);
-            }
-            for a in &call.args {
-                inv.arg(a.as_slice());
-            }
-            pipe.invoke_script(&inv);
-        }
+        Op::Script(call) => script(pipe, call),
     }
+}
+
+/// `MGET`; of no key it is a syntax error, so the memory store's answer,
+/// an empty Array, comes from a script that touches nothing.
+fn mget(pipe: &mut redis::Pipeline, keys: &[String]) {
+    if keys.is_empty() {
+        pipe.cmd("EVAL").arg("return {}").arg(0);
+    } else {
+        pipe.cmd("MGET").arg(keys);
+    }
+}
+
+/// `ZRANGE key min max BYSCORE [LIMIT 0 n] WITHSCORES`, `i64::MIN` and
+/// `i64::MAX` standing for the infinities.
+fn zrange_by_score(
+    pipe: &mut redis::Pipeline,
+    key: &str,
+    (min, max): (i64, i64),
+    limit: Option<u32>,
+) {
+    let bound = |v: i64| match v {
+        i64::MIN => "-inf".to_string(),
+        i64::MAX => "+inf".to_string(),
+        v => v.to_string(),
+    };
+    let cmd = pipe
+        .cmd("ZRANGE")
+        .arg(key)
+        .arg(bound(min))
+        .arg(bound(max))
+        .arg("BYSCORE");
+    if let Some(n) = limit {
+        cmd.arg("LIMIT").arg(0).arg(n);
+    }
+    cmd.arg("WITHSCORES");
+}
+
+/// A script's invocation with its keys and arguments.
+fn script(pipe: &mut redis::Pipeline, call: &ScriptCall) {
+    let mut inv = call.script.compiled().prepare_invoke();
+    for k in &call.keys {
+        inv.key(k);
+    }
+    for a in &call.args {
+        inv.arg(a.as_slice());
+    }
+    pipe.invoke_script(&inv);
 }
 
 fn reply_from_redis(v: redis::Value) -> Reply {
