@@ -125,7 +125,6 @@ mod tests {
             status: 200,
             content_type: Some("text/html".into()),
             encoding: "UTF-8".into(),
-            charset_votes: None,
             charset_override: None,
             fetched_at: now_rfc3339(),
             recrawl: false,

@@ -471,7 +471,6 @@ impl FetcherStage {
             encoding: decision.encoding.clone(),
             // No stage reads the votes: the encoding alone travels (the
             // `crawler charset` tool shows the votes of a saved page).
-            charset_votes: None,
             charset_override: override_rule.map(|rule| rule.to_string()),
             fetched_at: fetched_at.clone(),
             recrawl: task.recrawl,

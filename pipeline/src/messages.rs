@@ -369,9 +369,6 @@ pub struct Page {
     pub content_type: Option<String>,
     /// The encoding the charset vote chose (WHATWG name).
     pub encoding: String,
-    /// Why: each signal's vote, as JSON (see `charset::Decision`).
-    #[serde(default)]
-    pub charset_votes: Option<String>,
     /// The per-site override rule (of [`CrawlSpec::charset_overrides`]) that
     /// decided the encoding, when one did.
     #[serde(default)]
@@ -832,7 +829,6 @@ mod tests {
             status: 200,
             content_type: None,
             encoding: "UTF-8".into(),
-            charset_votes: None,
             charset_override: None,
             fetched_at: now_rfc3339(),
             recrawl: false,
@@ -866,6 +862,27 @@ mod tests {
             ..page
         };
         assert!(matches!(bomb.html(), Err(CodecError::Body { .. })));
+    }
+
+    /// Pages written by a build that still had `charset_votes` (always nil)
+    /// read: messages are maps by field name, and an unknown name is skipped.
+    #[test]
+    fn a_page_with_the_old_charset_votes_field_still_reads() {
+        #[derive(Serialize)]
+        struct Old<'a> {
+            #[serde(flatten)]
+            page: &'a Page,
+            charset_votes: Option<String>,
+        }
+        let page = page(b"<p>x</p>");
+        let old = encode(&Old {
+            page: &page,
+            charset_votes: None,
+        })
+        .unwrap();
+        let needle = b"charset_votes";
+        assert!(old.windows(needle.len()).any(|w| w == needle));
+        assert_eq!(decode::<Page>(&old).unwrap(), page);
     }
 
     #[test]

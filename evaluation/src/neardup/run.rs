@@ -59,7 +59,6 @@ pub async fn run(set: &EvalSet, store: Store, namespace: &str) -> Result<Vec<Dec
             status: 200,
             content_type: p.served.content_type.clone(),
             encoding: decision.encoding,
-            charset_votes: None,
             charset_override: None,
             fetched_at: "2026-01-01T00:00:00Z".into(),
             recrawl: false,
