@@ -116,27 +116,16 @@ mod tests {
 
     #[test]
     fn right_reading_is_common_text_wrong_reading_is_not() {
-        let (big5, _, _) = BIG5.encode(CHINESE);
-        let right = common_share(BIG5, &big5).expect("enough text");
-        let wrong = common_share(GBK, &big5).expect("enough text");
-        assert!(
-            right > 0.4 && wrong < right / 2.0,
-            "right {right}, wrong {wrong}"
-        );
-        let (euc_kr, _, _) = EUC_KR.encode(KOREAN);
-        let right = common_share(EUC_KR, &euc_kr).expect("enough text");
-        let wrong = common_share(GBK, &euc_kr).expect("enough text");
-        assert!(
-            right > 0.4 && wrong < right / 2.0,
-            "right {right}, wrong {wrong}"
-        );
-        let (euc_jp, _, _) = EUC_JP.encode(JAPANESE);
-        let right = common_share(EUC_JP, &euc_jp).expect("enough text");
-        let wrong = common_share(GBK, &euc_jp).expect("enough text");
-        assert!(
-            right > 0.4 && wrong < right / 2.0,
-            "right {right}, wrong {wrong}"
-        );
+        for (encoding, text) in [(BIG5, CHINESE), (EUC_KR, KOREAN), (EUC_JP, JAPANESE)] {
+            let (bytes, _, _) = encoding.encode(text);
+            let right = common_share(encoding, &bytes).expect("enough text");
+            let wrong = common_share(GBK, &bytes).expect("enough text");
+            assert!(
+                right > 0.4 && wrong < right / 2.0,
+                "{}: right {right}, wrong {wrong}",
+                encoding.name()
+            );
+        }
     }
 
     #[test]

@@ -103,6 +103,17 @@ pub struct Signals<'a> {
     pub override_encoding: Option<&'static Encoding>,
 }
 
+impl<'a> Signals<'a> {
+    /// The signals of a page with nothing known of it but what its HTTP
+    /// header claims (if anything).
+    pub fn from_header(header: Option<&'a str>) -> Signals<'a> {
+        Signals {
+            header,
+            ..Signals::default()
+        }
+    }
+}
+
 /// The top-level domain of a host (`example.ru` gives `ru`), the
 /// detector's hint ([`Signals::tld`]); `None` when the last label is not
 /// all letters (an IP address).
@@ -514,10 +525,7 @@ impl<'b> Ballot<'b> {
             );
             return stands.then_some((first, reason));
         };
-        let outshines = |rival: &&'static Encoding| {
-            cjk::common_share(rival, self.bytes).is_some_and(|share| share * 2.0 >= declared_share)
-        };
-        if declared_share < COMMON_SHARE_FLOOR || rivals.iter().any(outshines) {
+        if !self.commoner_than_rivals(declared_share, rivals) {
             return None;
         }
         let reason = format!(
@@ -528,6 +536,20 @@ impl<'b> Ballot<'b> {
             declared_share * 100.0
         );
         Some((first, reason))
+    }
+
+    /// Whether a reading with `share` common characters is common text (at
+    /// least [`COMMON_SHARE_FLOOR`]) and every rival's reading has under
+    /// half that share.
+    fn commoner_than_rivals(
+        &self,
+        share: f64,
+        rivals: impl IntoIterator<Item = &'static Encoding>,
+    ) -> bool {
+        share >= COMMON_SHARE_FLOOR
+            && !rivals.into_iter().any(|rival| {
+                cjk::common_share(rival, self.bytes).is_some_and(|other| other * 2.0 >= share)
+            })
     }
 
     /// A page damaged in a few places: no declaration decodes cleanly, but
@@ -574,12 +596,10 @@ impl<'b> Ballot<'b> {
             return None;
         }
         let declared_share = cjk::common_share(first, self.bytes)?;
-        let outshines = |rival: &&'static Encoding| {
-            !same_decoder(rival, first)
-                && cjk::common_share(rival, self.bytes)
-                    .is_some_and(|share| share * 2.0 >= declared_share)
-        };
-        if declared_share < COMMON_SHARE_FLOOR || evidence::CJK_ENCODINGS.iter().any(outshines) {
+        let rivals = evidence::CJK_ENCODINGS
+            .into_iter()
+            .filter(|rival| !same_decoder(rival, first));
+        if !self.commoner_than_rivals(declared_share, rivals) {
             return None;
         }
         let reason = format!(

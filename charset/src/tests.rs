@@ -33,13 +33,7 @@ fn page(meta: Option<&str>, body: &str, encoding: &'static Encoding) -> Vec<u8> 
 }
 
 fn decided(bytes: &[u8], header: Option<&str>) -> Decision {
-    vote(
-        bytes,
-        &Signals {
-            header,
-            ..Signals::default()
-        },
-    )
+    vote(bytes, &Signals::from_header(header))
 }
 
 /// The vote of the HTTP header's charset.
@@ -315,13 +309,7 @@ fn iso_2022_jp_hides_in_ascii() {
 fn bom_is_decisive_and_stripped() {
     let mut bytes = vec![0xEF, 0xBB, 0xBF];
     bytes.extend_from_slice("<meta charset=big5>привет".as_bytes());
-    let (decision, text) = decide_and_decode(
-        &bytes,
-        &Signals {
-            header: Some("big5"),
-            ..Signals::default()
-        },
-    );
+    let (decision, text) = decide_and_decode(&bytes, &Signals::from_header(Some("big5")));
     assert_eq!(decision.encoding(), UTF_8);
     assert_eq!(text, "<meta charset=big5>привет");
     let mut le = vec![0xFF, 0xFE];
@@ -393,10 +381,7 @@ fn decode_and_fast_path_agree() {
         (page(None, CHINESE_TRADITIONAL, BIG5), None),
         (b"\xEF\xBB\xBFbom".to_vec(), None),
     ] {
-        let signals = Signals {
-            header,
-            ..Signals::default()
-        };
+        let signals = Signals::from_header(header);
         let (decision, text) = decide_and_decode(&bytes, &signals);
         assert_eq!(text, decode(&bytes, &decision));
     }

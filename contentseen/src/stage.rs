@@ -24,7 +24,7 @@ use pipeline::documents::{duplicate_op, inline, Body, DocRecord, Documents, Recr
 use pipeline::keys::{hash_field, url_hash, Keys};
 use pipeline::messages::{encode, Document, FetchTask, RawExchange, VERSION};
 use pipeline::once::{once_with, Also, RECRAWL_IDS};
-use pipeline::store::{arg, int_arg, key_arg, Memory, Op, Reply, Script, ScriptCall, StoreError};
+use pipeline::store::{arg, int_arg, key_args, Memory, Op, Reply, Script, ScriptCall, StoreError};
 use pipeline::worker::{Outcome, Stage, StageError};
 use pipeline::{CrawlRef, Queue, Store, StoredDocument};
 
@@ -90,11 +90,7 @@ fn doc_store_twin(
     args: &[Vec<u8>],
 ) -> Result<Reply, StoreError> {
     let s = &DOC_STORE;
-    let (docs, log, stats) = (
-        key_arg(s, keys, 0)?,
-        key_arg(s, keys, 1)?,
-        key_arg(s, keys, 2)?,
-    );
+    let [docs, log, stats] = key_args(s, keys)?;
     let field = String::from_utf8_lossy(arg(s, args, 0)?).into_owned();
     if m.hget(docs, &field)?.is_some() {
         return Ok(Reply::Int(0));

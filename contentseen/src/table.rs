@@ -68,7 +68,7 @@
 use std::collections::{HashMap, HashSet};
 
 use pipeline::keys::Keys;
-use pipeline::store::{key_arg, Memory, Op, Reply, Script, ScriptCall, StoreError};
+use pipeline::store::{key_args, Memory, Op, Reply, Script, ScriptCall, StoreError};
 use pipeline::worker::StageError;
 use pipeline::Store;
 
@@ -129,8 +129,9 @@ return 1
 }
 
 fn compact_twin(m: &mut Memory<'_>, keys: &[String], _: &[Vec<u8>]) -> Result<Reply, StoreError> {
-    let key = key_arg(&COMPACT, keys, 0)?;
-    key_arg(&COMPACT, keys, 1)?;
+    // The scratch key is required as the script requires it; the twin does
+    // not touch it.
+    let [key, _scratch] = key_args(&COMPACT, keys)?;
     Ok(Reply::Int(i64::from(m.get(key)?.is_some())))
 }
 

@@ -136,10 +136,7 @@ fn strategy_choice(strategy: &str, page: &Page) -> &'static Encoding {
             }
         }
         _ => {
-            let signals = Signals {
-                header: page.header.as_deref(),
-                ..Signals::default()
-            };
+            let signals = Signals::from_header(page.header.as_deref());
             vote(&page.bytes, &signals).encoding()
         }
     }
@@ -270,13 +267,7 @@ fn corpus_with_both_lies(files: &[CorpusFile]) {
     let verbose = std::env::var_os("CHARSET_BENCH_VERBOSE").is_some();
     lying::each_page(files, |built| {
         let file = built.file;
-        let decision = vote(
-            &built.page,
-            &Signals {
-                header: Some(built.header),
-                ..Signals::default()
-            },
-        );
+        let decision = vote(&built.page, &Signals::from_header(Some(built.header)));
         let right = decodes_right(&built.page, decision.encoding(), file.truth);
         let table = if built.lie.is_some() {
             &mut lied
@@ -362,13 +353,7 @@ fn translations_table() {
     let verbose = std::env::var_os("CHARSET_BENCH_VERBOSE").is_some();
     let mut tally = SameLie::default();
     translations::each_page(&documents, |built| {
-        let decision = vote(
-            &built.page,
-            &Signals {
-                header: Some(built.header),
-                ..Signals::default()
-            },
-        );
+        let decision = vote(&built.page, &Signals::from_header(Some(built.header)));
         let right = decodes_right(&built.page, decision.encoding(), built.truth);
         tally.count(built.truth, built.lie, built.document.held, right, || {
             let mut miss = format!(
@@ -425,10 +410,7 @@ fn aeb_table() {
                 lying::tellings(truth, content, |lie, page| {
                     let decision = vote(
                         &page,
-                        &Signals {
-                            header: Some(lie.unwrap_or(truth.name())),
-                            ..Signals::default()
-                        },
+                        &Signals::from_header(Some(lie.unwrap_or(truth.name()))),
                     );
                     let right = decodes_right(&page, decision.encoding(), truth);
                     tally.count(truth, lie, held, right, || {
@@ -594,13 +576,7 @@ fn corpus_with_lying_headers(files: &[CorpusFile]) {
             }
             cases += 1;
             chardetng_right += usize::from(chardetng_is_right);
-            let decision = vote(
-                &file.undeclared,
-                &Signals {
-                    header: Some(lie),
-                    ..Signals::default()
-                },
-            );
+            let decision = vote(&file.undeclared, &Signals::from_header(Some(lie)));
             if decodes_right(&file.undeclared, decision.encoding(), file.truth) {
                 vote_right += 1;
             } else if chardetng_is_right {
@@ -632,13 +608,7 @@ fn skip_rates(lying: &[Page], corpus: &[CorpusFile]) {
     let mut skipped = 0;
     let mut skipped_by_encoding = BTreeMap::<&str, (usize, usize)>::new();
     for page in &control {
-        let decision = vote(
-            &page.bytes,
-            &Signals {
-                header: page.header.as_deref(),
-                ..Signals::default()
-            },
-        );
+        let decision = vote(&page.bytes, &Signals::from_header(page.header.as_deref()));
         right += usize::from(decodes_right(&page.bytes, decision.encoding(), page.truth));
         skipped += usize::from(!decision.detector_ran);
         let entry = skipped_by_encoding.entry(page.truth.name()).or_default();
@@ -712,10 +682,7 @@ fn utf8_pages(aeb: &Path) -> Vec<Vec<u8>> {
 /// MB/s of `decide_and_decode` over `pages`, repeated for about a second.
 fn throughput(pages: &[&[u8]], header: Option<&str>) -> f64 {
     let bytes: usize = pages.iter().map(|p| p.len()).sum();
-    let signals = Signals {
-        header,
-        ..Signals::default()
-    };
+    let signals = Signals::from_header(header);
     let start = Instant::now();
     let mut rounds = 0usize;
     while start.elapsed() < Duration::from_secs(1) || rounds == 0 {

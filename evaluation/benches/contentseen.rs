@@ -556,7 +556,11 @@ async fn memory_of(store: &Store, conn: &mut MultiplexedConnection, pattern: &st
     (total, keys.len())
 }
 
-async fn encodings(conn: &mut MultiplexedConnection, keys: &[String]) -> String {
+/// The `OBJECT ENCODING`s of a sample of the keys matching `pattern` (the
+/// first 500 found), with their counts.
+async fn encodings(store: &Store, conn: &mut MultiplexedConnection, pattern: &str) -> String {
+    let mut keys = store.keys_matching(pattern).await.expect("SCAN");
+    keys.truncate(500);
     let mut count: HashMap<String, usize> = HashMap::new();
     for chunk in keys.chunks(2000) {
         let mut pipe = redis::pipe();
@@ -587,31 +591,17 @@ async fn report_memory(
     let (seq, ns_) = memory_of(store, conn, &format!("{ns}:fpr:*")).await;
     let (lsh, nl) = memory_of(store, conn, &format!("{ns}:lsh:*")).await;
     let delta = store.used_memory().await.expect("INFO memory") - baseline;
-    let sample: Vec<String> = store
-        .keys_matching(&format!("{ns}:bands:0:1*"))
-        .await
-        .expect("SCAN")
-        .into_iter()
-        .take(500)
-        .collect();
-    let seq_sample: Vec<String> = store
-        .keys_matching(&format!("{ns}:fpr:1*"))
-        .await
-        .expect("SCAN")
-        .into_iter()
-        .take(500)
-        .collect();
     let per = |b: u64| b as f64 / fps as f64;
     println!("\n## Redis memory at {fps} fingerprints (MEMORY USAGE of every key, bytes per fingerprint)");
     println!(
         "band tables (hot: read by every lookup): {:.1} B/fp  ({nb} keys; sample encodings: {})",
         per(band),
-        encodings(conn, &sample).await
+        encodings(store, conn, &format!("{ns}:bands:0:1*")).await
     );
     println!(
         "fpr records (fingerprint → number, radius, the {SIGNATURE_BYTES}-byte MinHash signature and the URL hash, read for matches): {:.1} B/fp  ({ns_} keys; sample: {})",
         per(seq),
-        encodings(conn, &seq_sample).await
+        encodings(store, conn, &format!("{ns}:fpr:1*")).await
     );
     println!(
         "MinHash LSH slots ({BANDS} per document, band value → first fingerprint; the second signal): {:.1} B/fp  ({nl} keys)",

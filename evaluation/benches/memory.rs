@@ -126,11 +126,7 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1_000_000);
     let in_files = std::env::var("MEMORY_BENCH_TEXTS").as_deref() != Ok("redis");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let runtime = evaluation::bins::runtime(2);
     let redis = start_redis();
     runtime.block_on(run(&redis.url, pages, in_files));
 }

@@ -23,9 +23,10 @@
 //! `CRAWLER_REDIS_URL`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
+use evaluation::bins::WORKERS;
 use evaluation::neardup_sites::labels::{self, Label};
 use evaluation::neardup_sites::score::{report, score, Scores};
 use evaluation::neardup_sites::sites::{pages, read_sites, table_path, Page, SiteServer};
@@ -36,7 +37,6 @@ use rand::seq::SliceRandom;
 
 /// The crawl both modes run: exactly the seeded pages, no politeness delay.
 const CRAWL: [&str; 6] = ["--crawl", "sites", "--max-depth", "0", "--delay-ms", "0"];
-const WORKERS: [&str; 4] = ["frontier", "fetcher", "extractor", "contentseen"];
 
 fn env_flag(name: &str) -> bool {
     std::env::var(name).is_ok_and(|v| v == "1")
@@ -66,21 +66,14 @@ fn read_docs(path: &Path) -> Result<Vec<StoredDocument>, String> {
 /// `crawler run` over the seeds: its stored documents.
 fn local_run(env: &Env) -> Result<Vec<StoredDocument>, String> {
     let out = env.work.join("run.jsonl");
-    let status = env
-        .command("crawler", "unused")
-        .arg("run")
+    let mut run = env.command("crawler", "unused");
+    run.arg("run")
         .args(CRAWL)
         .arg("--out")
         .arg(&out)
         .arg("--file")
-        .arg(&env.seeds)
-        .stdout(Stdio::null())
-        .stderr(env.log("run"))
-        .status()
-        .map_err(|e| format!("crawler run: {e}"))?;
-    if !status.success() {
-        return Err(format!("crawler run failed: {}", env.tail("run", 15)));
-    }
+        .arg(&env.seeds);
+    env.run_crawler(run, "run", 15)?;
     read_docs(&out)
 }
 
@@ -89,26 +82,12 @@ fn local_run(env: &Env) -> Result<Vec<StoredDocument>, String> {
 fn distributed_in(env: &Env, ns: &str) -> Result<Vec<StoredDocument>, String> {
     let mut children: Vec<Child> = Vec::new();
     for name in WORKERS {
-        children.push(
-            env.command(name, ns)
-                .stdout(Stdio::null())
-                .stderr(env.log(name))
-                .spawn()
-                .map_err(|e| format!("starting {name}: {e}"))?,
-        );
+        children.push(env.start(env.command(name, ns), name)?);
     }
     let result = (|| {
         let ready_by = Instant::now() + Duration::from_secs(60);
         loop {
-            let attached = env.stats_json(ns, &[]).ok().and_then(|v| {
-                v["queues"].as_array().map(|qs| {
-                    qs.iter()
-                        .filter(|q| !q["queue"].as_str().unwrap_or("").ends_with(".dead"))
-                        .filter(|q| q["consumers"].as_u64().unwrap_or(0) > 0)
-                        .count()
-                })
-            });
-            if attached == Some(WORKERS.len()) {
+            if env.attached(ns) == WORKERS.len() {
                 break;
             }
             if Instant::now() > ready_by {
@@ -116,48 +95,17 @@ fn distributed_in(env: &Env, ns: &str) -> Result<Vec<StoredDocument>, String> {
             }
             std::thread::sleep(Duration::from_millis(250));
         }
-        let seed = env
-            .command("crawler", ns)
-            .arg("seed")
-            .args(CRAWL)
-            .arg("--file")
-            .arg(&env.seeds)
-            .stdout(Stdio::null())
-            .stderr(env.log("seed"))
-            .status()
-            .map_err(|e| format!("crawler seed: {e}"))?;
-        if !seed.success() {
-            return Err(format!("crawler seed failed: {}", env.tail("seed", 15)));
-        }
+        let mut seed = env.command("crawler", ns);
+        seed.arg("seed").args(CRAWL).arg("--file").arg(&env.seeds);
+        env.run_crawler(seed, "seed", 15)?;
         env.stats_json(ns, &["--wait-idle", "--timeout-secs", "1800"])?;
         let out = env.work.join("distributed.jsonl");
-        let export = env
-            .command("crawler", ns)
-            .arg("export")
-            .arg("--out")
-            .arg(&out)
-            .stdout(Stdio::null())
-            .stderr(env.log("export"))
-            .status()
-            .map_err(|e| format!("crawler export: {e}"))?;
-        if !export.success() {
-            return Err(format!("crawler export failed: {}", env.tail("export", 15)));
-        }
+        let mut export = env.command("crawler", ns);
+        export.arg("export").arg("--out").arg(&out);
+        env.run_crawler(export, "export", 15)?;
         read_docs(&out)
     })();
-    for c in &mut children {
-        let _ = Command::new("kill")
-            .args(["-TERM", &c.id().to_string()])
-            .status();
-    }
-    for c in &mut children {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while matches!(c.try_wait(), Ok(None)) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = c.kill();
-        let _ = c.wait();
-    }
+    evaluation::bins::stop(&mut children);
     result
 }
 
@@ -292,20 +240,11 @@ fn main() {
     );
 
     let bins = evaluation::bins::release_dir("NEARDUP_SITES_BIN_DIR");
-    for name in WORKERS.iter().chain(&["crawler"]) {
-        assert!(
-            bins.join(name).exists(),
-            "{} is missing: run scripts/neardup-sites.sh, or cargo build --release -p frontier -p fetcher -p extractor -p contentseen -p crawler",
-            bins.join(name).display()
-        );
+    if let Some(missing) = evaluation::bins::missing(&bins, "scripts/neardup-sites.sh") {
+        panic!("{missing}");
     }
-    let work = std::env::temp_dir().join(format!("neardup-sites-{}", std::process::id()));
-    std::fs::create_dir_all(&work).expect("work dir");
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let work = evaluation::bins::work_dir("neardup-sites");
+    let rt = evaluation::bins::runtime(2);
     let server = rt
         .block_on(SiteServer::start(sites.len(), &pages))
         .unwrap_or_else(|e| panic!("serving the sites: {e}"));
@@ -327,37 +266,34 @@ fn main() {
     let scored = |docs: &[StoredDocument]| score(&sites, &pages, &labels, &near, docs);
     let mut failed = false;
     let mut totals = Vec::new();
-    if !env_flag("NEARDUP_SITES_SKIP_RUN") {
-        let t = Instant::now();
-        match local_run(&env) {
-            Ok(docs) => {
-                println!(
-                    "\ncrawler run: {} documents in {:.1} s",
-                    docs.len(),
-                    t.elapsed().as_secs_f64()
-                );
-                totals.push(("crawler run", judge("crawler run", &docs, scored).total));
-            }
-            Err(e) => {
-                failed = true;
-                println!("crawler run FAILED: {e}");
-            }
+    let run_local = || local_run(&env);
+    let run_workers = || distributed(&env, &rt);
+    type Mode<'a> = (
+        &'a str,
+        &'a str,
+        &'a dyn Fn() -> Result<Vec<StoredDocument>, String>,
+    );
+    let modes: [Mode; 2] = [
+        ("crawler run", "NEARDUP_SITES_SKIP_RUN", &run_local),
+        ("workers", "NEARDUP_SITES_SKIP_DISTRIBUTED", &run_workers),
+    ];
+    for (label, skip, run) in modes {
+        if env_flag(skip) {
+            continue;
         }
-    }
-    if !env_flag("NEARDUP_SITES_SKIP_DISTRIBUTED") {
         let t = Instant::now();
-        match distributed(&env, &rt) {
+        match run() {
             Ok(docs) => {
                 println!(
-                    "\nworkers: {} documents in {:.1} s",
+                    "\n{label}: {} documents in {:.1} s",
                     docs.len(),
                     t.elapsed().as_secs_f64()
                 );
-                totals.push(("workers", judge("workers", &docs, scored).total));
+                totals.push((label, judge(label, &docs, scored).total));
             }
             Err(e) => {
                 failed = true;
-                println!("workers FAILED: {e}");
+                println!("{label} FAILED: {e}");
             }
         }
     }

@@ -219,16 +219,11 @@ fn main() {
     let hosts = env_usize("STATE_BENCH_HOSTS", 100);
     let compare = std::env::var("STATE_BENCH_COMPARE").map_or(pages <= 20_000, |v| v == "1");
     let bin_dir = evaluation::bins::release_dir("STATE_BENCH_BIN_DIR");
-    let work = std::env::temp_dir().join(format!("state-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&work).expect("the bench's folder");
+    let work = evaluation::bins::work_dir("state-bench");
     let state_root = std::env::var_os("STATE_BENCH_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| work.clone());
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
+    let runtime = evaluation::bins::runtime(1);
     let config = BenchSiteConfig {
         pages,
         hosts,

@@ -321,11 +321,7 @@ pub struct Count {
 
 impl Count {
     pub fn rate(&self) -> f64 {
-        if self.total == 0 {
-            1.0
-        } else {
-            self.found as f64 / self.total as f64
-        }
+        crate::fraction(self.found, self.total)
     }
 }
 
@@ -348,11 +344,7 @@ impl Scores {
             .map(|(_, c)| c.found)
             .sum();
         let fp = self.distinct.found;
-        if tp + fp == 0 {
-            1.0
-        } else {
-            tp as f64 / (tp + fp) as f64
-        }
+        crate::fraction(tp, tp + fp)
     }
 
     pub fn recall_of(&self, kind: Kind) -> Count {

@@ -35,6 +35,8 @@
 //!   (Debian's documentation packages and the shared news pages, each with
 //!   a mirror), its labels by another extractor, and the scores of a
 //!   crawl's verdicts per site and kind (`--bench neardup_sites`).
+//! - [`fraction`]: the one reading of a rate (precision, recall, Jaccard)
+//!   as part of a whole, 1 when there was nothing to find.
 //!
 //! Reads files only under `../shared/bench` (and the translations under
 //! `/usr/share/locale`, the documentation sites under `/usr/share/doc` and
@@ -55,3 +57,13 @@ pub mod rng;
 pub mod sources;
 pub mod split;
 pub mod translations;
+
+/// `part` of `whole` as a fraction; 1 when `whole` is 0 (nothing to find,
+/// so nothing missed).
+pub fn fraction(part: usize, whole: usize) -> f64 {
+    if whole == 0 {
+        1.0
+    } else {
+        part as f64 / whole as f64
+    }
+}

@@ -458,12 +458,7 @@ fn shingles(text: &str) -> std::collections::HashSet<u64> {
 
 fn jaccard(a: &std::collections::HashSet<u64>, b: &std::collections::HashSet<u64>) -> f64 {
     let inter = a.intersection(b).count();
-    let union = a.len() + b.len() - inter;
-    if union == 0 {
-        1.0
-    } else {
-        inter as f64 / union as f64
-    }
+    crate::fraction(inter, a.len() + b.len() - inter)
 }
 
 /// Every base of every source, distinct from each other (a text sharing

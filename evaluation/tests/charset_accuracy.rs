@@ -38,13 +38,7 @@ fn every_lying_scenario_is_decoded_right() {
         let truth = page
             .truth_encoding()
             .expect("the true encoding is a WHATWG label");
-        let decision = vote(
-            &bytes,
-            &Signals {
-                header: page.header.as_deref(),
-                ..Signals::default()
-            },
-        );
+        let decision = vote(&bytes, &Signals::from_header(page.header.as_deref()));
         let right = decodes_right(&bytes, decision.encoding(), truth);
         let entry = scenarios.entry(page.scenario.clone()).or_default();
         entry.0 += usize::from(right);
@@ -138,13 +132,7 @@ fn corpus_pages_with_right_declarations_are_all_decoded_right() {
         }
         checked += 1;
         for header in [None, Some(declared.name())] {
-            let decision = vote(
-                &file.bytes,
-                &Signals {
-                    header,
-                    ..Signals::default()
-                },
-            );
+            let decision = vote(&file.bytes, &Signals::from_header(header));
             assert!(
                 decodes_right(&file.bytes, decision.encoding(), truth),
                 "{} declared {} (header {header:?}): chose {} ({})",

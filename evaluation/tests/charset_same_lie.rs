@@ -28,13 +28,7 @@ fn same_lie_single_byte_pages_are_decoded_right() {
         if !built.file.truth.is_single_byte() {
             return;
         }
-        let decision = vote(
-            &built.page,
-            &Signals {
-                header: Some(built.header),
-                ..Signals::default()
-            },
-        );
+        let decision = vote(&built.page, &Signals::from_header(Some(built.header)));
         let right = decodes_right(&built.page, decision.encoding(), built.file.truth);
         let cell = if built.lie.is_some() {
             &mut lied[usize::from(built.file.held)]

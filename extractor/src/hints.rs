@@ -190,21 +190,62 @@ fn matcher() -> &'static Matcher {
     })
 }
 
+/// What the matches in one class string have said so far.
+#[derive(Default)]
+struct Seen {
+    hint: Hint,
+    positive: bool,
+    negative: bool,
+    discussion: bool,
+}
+
+impl Seen {
+    /// Notes a match of a substring kind; the whole-word kinds are the caller's to judge
+    /// ([`Kind::NegativeWord`] sets `negative`, [`Kind::LeadWord`] the lead flag).
+    fn note(&mut self, kind: Kind) {
+        match kind {
+            Kind::Positive => self.positive = true,
+            Kind::Negative => self.negative = true,
+            Kind::Author => self.hint.flags |= flag::AUTHOR,
+            Kind::Date => self.hint.flags |= flag::DATE,
+            Kind::Kicker => self.hint.flags |= flag::KICKER,
+            Kind::Discussion => self.discussion = true,
+            Kind::Lead => self.hint.flags |= flag::LEAD,
+            Kind::NegativeWord | Kind::LeadWord => {}
+        }
+    }
+
+    /// The verdict: the class weight for content, against it for boilerplate or a
+    /// discussion, and the discussion flag when nothing marked content.
+    fn hint(self) -> Hint {
+        let mut hint = self.hint;
+        if self.positive {
+            hint.weight += CLASS_WEIGHT;
+        }
+        if self.negative || self.discussion {
+            hint.weight -= CLASS_WEIGHT;
+        }
+        if self.discussion && !self.positive {
+            hint.flags |= flag::DISCUSSION;
+        }
+        hint
+    }
+}
+
 /// Reads a lowercased `id class` string.
 pub fn classify(id_class: &str) -> Hint {
     use aho_corasick::automaton::Automaton;
     use aho_corasick::Anchored;
 
-    let mut hint = Hint::default();
+    let mut seen = Seen::default();
     if id_class.trim().is_empty() {
-        return hint;
+        return seen.hint;
     }
     let m = matcher();
-    let (mut positive, mut negative, mut discussion) = (false, false, false);
     // The search loop of `find_overlapping_iter` without its per-match bookkeeping: the
     // states are walked by hand and only the kinds of their matches are kept.
     let Ok(mut state) = m.dfa.start_state(Anchored::No) else {
-        return hint;
+        return seen.hint;
     };
     let bytes = id_class.as_bytes();
     // Words are the runs of ASCII letters and digits (a non-ASCII character separates
@@ -218,36 +259,21 @@ pub fn classify(id_class: &str) -> Hint {
         for i in 0..m.dfa.match_len(state) {
             let pattern = m.dfa.match_pattern(state, i);
             match m.kinds[pattern.as_usize()] {
-                Kind::Positive => positive = true,
-                Kind::Negative => negative = true,
-                Kind::Author => hint.flags |= flag::AUTHOR,
-                Kind::Date => hint.flags |= flag::DATE,
-                Kind::Kicker => hint.flags |= flag::KICKER,
-                Kind::Discussion => discussion = true,
-                Kind::Lead => hint.flags |= flag::LEAD,
-                Kind::NegativeWord | Kind::LeadWord => {
+                kind @ (Kind::NegativeWord | Kind::LeadWord) => {
                     let start = (at + 1).saturating_sub(m.dfa.pattern_len(pattern));
                     let whole = start.checked_sub(1).is_none_or(|before| !in_word(before))
                         && !in_word(at + 1);
-                    if m.kinds[pattern.as_usize()] == Kind::LeadWord {
-                        hint.flags |= if whole { flag::LEAD } else { 0 };
+                    if kind == Kind::LeadWord {
+                        seen.hint.flags |= if whole { flag::LEAD } else { 0 };
                     } else {
-                        negative |= whole;
+                        seen.negative |= whole;
                     }
                 }
+                kind => seen.note(kind),
             }
         }
     }
-    if positive {
-        hint.weight += CLASS_WEIGHT;
-    }
-    if negative || discussion {
-        hint.weight -= CLASS_WEIGHT;
-    }
-    if discussion && !positive {
-        hint.flags |= flag::DISCUSSION;
-    }
-    hint
+    seen.hint()
 }
 
 #[cfg(test)]
@@ -257,44 +283,25 @@ mod tests {
     /// `classify` as it was first written, with the automaton's own overlapping search and
     /// words split by chars: the hand-walked version must agree with it.
     fn reference(automaton: &aho_corasick::AhoCorasick, id_class: &str) -> Hint {
-        let mut hint = Hint::default();
+        let mut seen = Seen::default();
         if id_class.trim().is_empty() {
-            return hint;
+            return seen.hint;
         }
         let kinds: Vec<Kind> = patterns().map(|(_, k)| k).collect();
-        let (mut positive, mut negative, mut discussion) = (false, false, false);
         for found in automaton.find_overlapping_iter(id_class) {
-            match kinds[found.pattern().as_usize()] {
-                Kind::Positive => positive = true,
-                Kind::Negative => negative = true,
-                Kind::Author => hint.flags |= flag::AUTHOR,
-                Kind::Date => hint.flags |= flag::DATE,
-                Kind::Kicker => hint.flags |= flag::KICKER,
-                Kind::Discussion => discussion = true,
-                Kind::Lead => hint.flags |= flag::LEAD,
-                Kind::NegativeWord | Kind::LeadWord => {}
-            }
+            seen.note(kinds[found.pattern().as_usize()]);
         }
         if id_class
             .split(|c: char| !c.is_ascii_alphanumeric())
             .any(|w| LEAD_WORDS.contains(&w))
         {
-            hint.flags |= flag::LEAD;
+            seen.hint.flags |= flag::LEAD;
         }
-        negative = negative
+        seen.negative = seen.negative
             || id_class
                 .split(|c: char| !c.is_ascii_alphanumeric())
                 .any(|w| NEGATIVE_WORDS.contains(&w));
-        if positive {
-            hint.weight += CLASS_WEIGHT;
-        }
-        if negative || discussion {
-            hint.weight -= CLASS_WEIGHT;
-        }
-        if discussion && !positive {
-            hint.flags |= flag::DISCUSSION;
-        }
-        hint
+        seen.hint()
     }
 
     #[test]

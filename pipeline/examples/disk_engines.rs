@@ -31,6 +31,37 @@ trait Tx {
 /// The ops of one transaction.
 type Step<'a> = &'a mut dyn FnMut(&mut dyn Tx);
 
+/// Bus messages stay this many pages before they are acked.
+const ACK_LAG: u64 = 64;
+
+/// A bus step: the message of page `i` published on `queue`.
+fn publish(run: &mut dyn FnMut(Step), queue: &[u8], i: u64, message: &[u8]) {
+    run(&mut |t| t.put(&[queue, &i.to_be_bytes()].concat(), message));
+}
+
+/// A bus step: the message of page `i` - [`ACK_LAG`] on `queue` acked (removed).
+fn ack(run: &mut dyn FnMut(Step), queue: &[u8], i: u64) {
+    run(&mut |t| t.del(&[queue, &i.saturating_sub(ACK_LAG).to_be_bytes()].concat()));
+}
+
+/// A store batch: the record of URL hash `h` under `prefix` written unless
+/// there is one (looked up first, as the store does).
+fn record_once(run: &mut dyn FnMut(Step), prefix: &[u8], h: u64, record: &[u8]) {
+    run(&mut |t| {
+        let k = [
+            prefix,
+            &(h >> 56).to_be_bytes(),
+            &((h >> 45) & 0x7ff).to_be_bytes(),
+            b"\0",
+            &h.to_be_bytes(),
+        ]
+        .concat();
+        if t.get(&k).is_none() {
+            t.put(&k, record);
+        }
+    });
+}
+
 /// The ops of page `i`, through `run` (one call per transaction).
 fn page(i: u64, run: &mut dyn FnMut(Step)) {
     let h = mix(i);
@@ -49,57 +80,14 @@ fn page(i: u64, run: &mut dyn FnMut(Step)) {
             t.put(&k, b"");
         }
     });
-    run(&mut |t| {
-        t.put(
-            &[b"bus:fetch:".as_slice(), &i.to_be_bytes()].concat(),
-            &[7u8; 200],
-        )
-    });
+    publish(run, b"bus:fetch:", i, &[7u8; 200]);
     // fetcher: URL record, the page message, ack of the task
-    run(&mut |t| {
-        let k = [
-            b"local:url:{u".as_slice(),
-            &(h >> 56).to_be_bytes(),
-            &((h >> 45) & 0x7ff).to_be_bytes(),
-            b"\0",
-            &h.to_be_bytes(),
-        ]
-        .concat();
-        if t.get(&k).is_none() {
-            t.put(&k, &[1u8; 45]);
-        }
-    });
-    run(&mut |t| {
-        t.put(
-            &[b"bus:extract:".as_slice(), &i.to_be_bytes()].concat(),
-            &body,
-        )
-    });
-    run(&mut |t| {
-        t.del(
-            &[
-                b"bus:fetch:".as_slice(),
-                &i.saturating_sub(64).to_be_bytes(),
-            ]
-            .concat(),
-        )
-    });
+    record_once(run, b"local:url:{u", h, &[1u8; 45]);
+    publish(run, b"bus:extract:", i, &body);
+    ack(run, b"bus:fetch:", i);
     // extractor: the document message, ack of the page
-    run(&mut |t| {
-        t.put(
-            &[b"bus:contentseen:".as_slice(), &i.to_be_bytes()].concat(),
-            &doc,
-        )
-    });
-    run(&mut |t| {
-        t.del(
-            &[
-                b"bus:extract:".as_slice(),
-                &i.saturating_sub(64).to_be_bytes(),
-            ]
-            .concat(),
-        )
-    });
+    publish(run, b"bus:contentseen:", i, &doc);
+    ack(run, b"bus:extract:", i);
     // contentseen: bands, fingerprint, export index, document record
     run(&mut |t| {
         for b in 0..4u64 {
@@ -136,28 +124,8 @@ fn page(i: u64, run: &mut dyn FnMut(Step)) {
             &h.to_be_bytes(),
         );
     });
-    run(&mut |t| {
-        let k = [
-            b"local:doc:{u".as_slice(),
-            &(h >> 56).to_be_bytes(),
-            &((h >> 45) & 0x7ff).to_be_bytes(),
-            b"\0",
-            &h.to_be_bytes(),
-        ]
-        .concat();
-        if t.get(&k).is_none() {
-            t.put(&k, &[5u8; 200]);
-        }
-    });
-    run(&mut |t| {
-        t.del(
-            &[
-                b"bus:contentseen:".as_slice(),
-                &i.saturating_sub(64).to_be_bytes(),
-            ]
-            .concat(),
-        )
-    });
+    record_once(run, b"local:doc:{u", h, &[5u8; 200]);
+    ack(run, b"bus:contentseen:", i);
 }
 
 const TABLE: redb::TableDefinition<&[u8], &[u8]> = redb::TableDefinition::new("kv");

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use crate::keys::Keys;
 use crate::store::{
-    arg, int_arg, key_arg, Memory, Op, Reply, Script, ScriptCall, Store, StoreError,
+    arg, int_arg, key_args, Memory, Op, Reply, Script, ScriptCall, Store, StoreError,
 };
 
 /// How often a worker refreshes its heartbeat.
@@ -55,7 +55,7 @@ return #gone
 
 fn beat_twin(m: &mut Memory<'_>, keys: &[String], args: &[Vec<u8>]) -> Result<Reply, StoreError> {
     let s = &BEAT;
-    let (live, in_flight) = (key_arg(s, keys, 0)?, key_arg(s, keys, 1)?);
+    let [live, in_flight] = key_args(s, keys)?;
     let worker = arg(s, args, 0)?.to_vec();
     let n = int_arg(s, args, 1)?;
     let ttl = int_arg(s, args, 2)?;
@@ -101,7 +101,7 @@ return out
 
 fn read_twin(m: &mut Memory<'_>, keys: &[String], _: &[Vec<u8>]) -> Result<Reply, StoreError> {
     let s = &READ;
-    let (live, in_flight) = (key_arg(s, keys, 0)?, key_arg(s, keys, 1)?);
+    let [live, in_flight] = key_args(s, keys)?;
     let now = m.now();
     let mut out = Vec::new();
     for (w, _) in m.zrange_by_score(live, now, i64::MAX, usize::MAX)? {

@@ -25,7 +25,9 @@
 //! entry, for as long as the URL is known, instead of a key of its own.
 
 use crate::keys::Keys;
-use crate::store::{arg, int_arg, key_arg, Memory, Op, Reply, Script, ScriptCall, StoreError};
+use crate::store::{
+    arg, int_arg, key_arg, key_args, Memory, Op, Reply, Script, ScriptCall, StoreError,
+};
 
 /// Ids remembered per stage and URL.
 pub const HISTORY: usize = 4;
@@ -218,7 +220,7 @@ return 1
 
 fn once_twin(m: &mut Memory<'_>, keys: &[String], args: &[Vec<u8>]) -> Result<Reply, StoreError> {
     let s = &ONCE;
-    let (records, stats) = (key_arg(s, keys, 0)?, key_arg(s, keys, 1)?);
+    let [records, stats] = key_args(s, keys)?;
     let field = String::from_utf8_lossy(arg(s, args, 0)?).into_owned();
     let ids_tag = arg(s, args, 1)?.first().copied().unwrap_or(b'?');
     let id = arg(s, args, 2)?.to_vec();

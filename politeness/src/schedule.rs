@@ -28,7 +28,9 @@
 use pipeline::crawls::CrawlState;
 use pipeline::keys::{host_shard, Keys};
 use pipeline::messages::task_crawl;
-use pipeline::store::{arg, int_arg, key_arg, Memory, Op, Reply, Script, ScriptCall, StoreError};
+use pipeline::store::{
+    arg, int_arg, key_arg, key_args, Memory, Op, Reply, Script, ScriptCall, StoreError,
+};
 
 use crate::record::{
     lua_names, BACKOFF_UNTIL_MS, CRAWL_DELAY_MS, DELAY_MS, FAIL_STREAK, NEXT_MS, PARKED_UNTIL_MS,
@@ -265,13 +267,7 @@ return {queued, over}
 
 fn admit_twin(m: &mut Memory<'_>, keys: &[String], args: &[Vec<u8>]) -> Result<Reply, StoreError> {
     let s = &ADMIT;
-    let (schedule, queued_key, lengths, stats, host_pages) = (
-        key_arg(s, keys, 0)?,
-        key_arg(s, keys, 1)?,
-        key_arg(s, keys, 2)?,
-        key_arg(s, keys, 3)?,
-        key_arg(s, keys, 4)?,
-    );
+    let [schedule, queued_key, lengths, stats, host_pages] = key_args(s, keys)?;
     let text = |i: usize| -> Result<String, StoreError> {
         Ok(String::from_utf8_lossy(arg(s, args, i)?).into_owned())
     };
@@ -458,16 +454,7 @@ fn release_twin(
     args: &[Vec<u8>],
 ) -> Result<Reply, StoreError> {
     let s = &RELEASE;
-    let (schedule, releasing, control) = (
-        key_arg(s, keys, 0)?,
-        key_arg(s, keys, 1)?,
-        key_arg(s, keys, 2)?,
-    );
-    let (queued, lengths, parked) = (
-        key_arg(s, keys, 3)?,
-        key_arg(s, keys, 4)?,
-        key_arg(s, keys, 5)?,
-    );
+    let [schedule, releasing, control, queued, lengths, parked] = key_args(s, keys)?;
     let queue_prefix = String::from_utf8_lossy(arg(s, args, 0)?).into_owned();
     let record_prefix = String::from_utf8_lossy(arg(s, args, 1)?).into_owned();
     let max_hosts = int_arg(s, args, 2)?.max(0) as usize;
@@ -592,8 +579,7 @@ return #stale
 
 fn sweep_twin(m: &mut Memory<'_>, keys: &[String], args: &[Vec<u8>]) -> Result<Reply, StoreError> {
     let s = &SWEEP;
-    let (schedule, releasing) = (key_arg(s, keys, 0)?, key_arg(s, keys, 1)?);
-    let (queued, lengths) = (key_arg(s, keys, 2)?, key_arg(s, keys, 3)?);
+    let [schedule, releasing, queued, lengths] = key_args(s, keys)?;
     let queue_prefix = String::from_utf8_lossy(arg(s, args, 0)?).into_owned();
     let older_than = int_arg(s, args, 1)?;
     let batch = int_arg(s, args, 2)?.max(0) as usize;
@@ -660,8 +646,7 @@ fn drop_crawl_twin(
     args: &[Vec<u8>],
 ) -> Result<Reply, StoreError> {
     let s = &DROP_CRAWL;
-    let (schedule, queue) = (key_arg(s, keys, 0)?, key_arg(s, keys, 1)?);
-    let (queued, lengths) = (key_arg(s, keys, 2)?, key_arg(s, keys, 3)?);
+    let [schedule, queue, queued, lengths] = key_args(s, keys)?;
     let origin = arg(s, args, 0)?;
     let crawl = String::from_utf8_lossy(arg(s, args, 1)?).into_owned();
     let tasks = m.lrange(queue, 0, -1)?;
@@ -769,8 +754,7 @@ fn release_recrawls_twin(
     args: &[Vec<u8>],
 ) -> Result<Reply, StoreError> {
     let s = &RELEASE_RECRAWLS;
-    let (recrawl, schedule) = (key_arg(s, keys, 0)?, key_arg(s, keys, 1)?);
-    let (queued, lengths) = (key_arg(s, keys, 2)?, key_arg(s, keys, 3)?);
+    let [recrawl, schedule, queued, lengths] = key_args(s, keys)?;
     let queue_prefix = String::from_utf8_lossy(arg(s, args, 0)?).into_owned();
     let record_prefix = String::from_utf8_lossy(arg(s, args, 1)?).into_owned();
     let max = int_arg(s, args, 2)?.max(0) as usize;

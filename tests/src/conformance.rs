@@ -193,25 +193,24 @@ pub async fn agree(name: &str, case: impl Fn(&str) -> Vec<Step>) -> Run {
     env.cleanup().await;
     let on_memory = run(&Store::memory(), &ns, &steps).await;
     // Namespaces differ between runs of the test, not between the stores.
-    assert_eq!(
-        on_redis.replies, on_memory.replies,
-        "{name}: Redis and memory replied differently"
-    );
-    assert_eq!(
-        on_redis.state, on_memory.state,
-        "{name}: Redis and memory hold different state"
-    );
+    same(name, &on_redis, &on_memory, "memory");
     let dir = std::env::temp_dir().join(format!("conformance-disk-{ns}"));
     let _ = std::fs::remove_dir_all(&dir);
     let on_disk = run(&Store::disk(&dir).expect("disk store"), &ns, &steps).await;
     let _ = std::fs::remove_dir_all(&dir);
-    assert_eq!(
-        on_redis.replies, on_disk.replies,
-        "{name}: Redis and disk replied differently"
-    );
-    assert_eq!(
-        on_redis.state, on_disk.state,
-        "{name}: Redis and disk hold different state"
-    );
+    same(name, &on_redis, &on_disk, "disk");
     on_redis
+}
+
+/// Asserts the store named `other` replied as Redis did and was left in
+/// the same state.
+fn same(name: &str, on_redis: &Run, on_other: &Run, other: &str) {
+    assert_eq!(
+        on_redis.replies, on_other.replies,
+        "{name}: Redis and {other} replied differently"
+    );
+    assert_eq!(
+        on_redis.state, on_other.state,
+        "{name}: Redis and {other} hold different state"
+    );
 }

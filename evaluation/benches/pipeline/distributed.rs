@@ -149,46 +149,15 @@ pub(crate) fn distributed_in(
     let metrics_ports: Vec<u16> = workers.iter().map(|_| free_port()).collect();
     let mut children: Vec<Child> = Vec::new();
     for ((name, binary), port) in workers.iter().zip(&metrics_ports) {
-        let child = env
-            .command(binary, ns)
-            .env("CRAWLER_METRICS_PORT", port.to_string())
-            .stdout(Stdio::null())
-            .stderr(env.log(name))
-            .spawn()
-            .map_err(|e| format!("starting {name}: {e}"))?;
-        children.push(child);
+        let mut worker = env.command(binary, ns);
+        worker.env("CRAWLER_METRICS_PORT", port.to_string());
+        children.push(env.start(worker, name)?);
     }
-    let kill_all = |children: &mut Vec<Child>| {
-        for c in children.iter_mut() {
-            let _ = Command::new("kill")
-                .args(["-TERM", &c.id().to_string()])
-                .status();
-        }
-        for c in children.iter_mut() {
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while matches!(c.try_wait(), Ok(None)) && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    };
     let result = (|| {
         // Ready: every work queue has a consumer.
         let ready_by = Instant::now() + Duration::from_secs(60);
         loop {
-            let consumers = env.stats_json(ns, &[]).ok().map(|v| {
-                v["queues"]
-                    .as_array()
-                    .map(|qs| {
-                        qs.iter()
-                            .filter(|q| !q["queue"].as_str().unwrap_or("").ends_with(".dead"))
-                            .filter(|q| q["consumers"].as_u64().unwrap_or(0) > 0)
-                            .count()
-                    })
-                    .unwrap_or(0)
-            });
-            if consumers == Some(4) {
+            if env.attached(ns) == WORKERS.len() {
                 break;
             }
             for ((name, _), c) in workers.iter().zip(children.iter_mut()) {
@@ -239,18 +208,9 @@ pub(crate) fn distributed_in(
             (start.redis_calls().saturating_sub(quiet.redis_calls() + 1)) as f64 / secs;
         let polls_before = redis.sent();
 
-        let seed = env
-            .command("crawler", ns)
-            .arg("seed")
-            .args(CRAWL_SETTINGS)
-            .args(&env.seeds)
-            .stdout(Stdio::null())
-            .stderr(env.log("seed"))
-            .status()
-            .map_err(|e| format!("crawler seed: {e}"))?;
-        if !seed.success() {
-            return Err(format!("crawler seed failed: {}", env.tail("seed", 10)));
-        }
+        let mut seed = env.command("crawler", ns);
+        seed.arg("seed").args(CRAWL_SETTINGS).args(&env.seeds);
+        env.run_crawler(seed, "seed", 10)?;
         // Poll the counters until they stand still, then confirm with
         // `crawler stats --wait-idle`.
         let mut last = BTreeMap::new();
@@ -388,6 +348,6 @@ pub(crate) fn distributed_in(
         ));
         Ok(())
     })();
-    kill_all(&mut children);
+    evaluation::bins::stop(&mut children);
     result
 }

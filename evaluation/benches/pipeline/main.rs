@@ -33,7 +33,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use evaluation::bench_site::{BenchServer, BenchSiteConfig};
-use evaluation::bins::env_usize;
+use evaluation::bins::{env_usize, WORKERS};
 
 mod distributed;
 
@@ -53,7 +53,6 @@ use table::*;
 
 const AMQP_PORT: u16 = 5672;
 const REDIS_PORT: u16 = 6379;
-const WORKERS: [&str; 4] = ["frontier", "fetcher", "extractor", "contentseen"];
 
 /// The worker processes of the distributed crawl: (label, binary), one of
 /// each worker unless `PIPELINE_BENCH_SCALE` says `name=count,…`.
@@ -300,22 +299,12 @@ fn main() {
     };
     let timeout = Duration::from_secs(env_usize("PIPELINE_BENCH_TIMEOUT_SECS", 900) as u64);
     let bins = evaluation::bins::release_dir("PIPELINE_BENCH_BIN_DIR");
-    for name in WORKERS.iter().chain(&["crawler"]) {
-        if !bins.join(name).exists() {
-            eprintln!(
-                "{} is missing: run scripts/bench-pipeline.sh, or cargo build --release -p frontier -p fetcher -p extractor -p contentseen -p crawler",
-                bins.join(name).display()
-            );
-            std::process::exit(2);
-        }
+    if let Some(missing) = evaluation::bins::missing(&bins, "scripts/bench-pipeline.sh") {
+        eprintln!("{missing}");
+        std::process::exit(2);
     }
-    let work = std::env::temp_dir().join(format!("pipeline-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&work).expect("work dir");
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let work = evaluation::bins::work_dir("pipeline-bench");
+    let rt = evaluation::bins::runtime(2);
     let generated = Instant::now();
     let server = rt
         .block_on(BenchServer::start(&config))

@@ -26,18 +26,10 @@ impl Tally {
         self.fp > 0 || self.fn_ > 0
     }
     pub fn precision(&self) -> f64 {
-        if self.tp + self.fp == 0 {
-            1.0
-        } else {
-            self.tp as f64 / (self.tp + self.fp) as f64
-        }
+        crate::fraction(self.tp, self.tp + self.fp)
     }
     pub fn recall(&self) -> f64 {
-        if self.expected == 0 {
-            1.0
-        } else {
-            self.tp as f64 / self.expected as f64
-        }
+        crate::fraction(self.tp, self.expected)
     }
     fn add(&mut self, o: &Tally) {
         self.pages += o.pages;

@@ -84,19 +84,10 @@ pub struct Tally {
 
 impl Tally {
     pub fn precision(&self) -> f64 {
-        let n = self.right + self.wrong;
-        if n == 0 {
-            1.0
-        } else {
-            self.right as f64 / n as f64
-        }
+        crate::fraction(self.right, self.right + self.wrong)
     }
     pub fn recall(&self) -> f64 {
-        if self.pairs == 0 {
-            1.0
-        } else {
-            self.found as f64 / self.pairs as f64
-        }
+        crate::fraction(self.found, self.pairs)
     }
     fn add(&mut self, o: &Tally) {
         self.right += o.right;

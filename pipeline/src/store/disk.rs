@@ -198,14 +198,7 @@ impl DiskStore {
             .floors
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let mut txn = Txn {
-            tx: self.inner.keyspace.write_tx(),
-            parts: &self.inner.parts,
-            failed: None,
-            wrote: false,
-            floors: &floors,
-            moved_floors: RefCell::new(Floors::new()),
-        };
+        let mut txn = self.txn(&floors);
         let now = now_ms();
         let mut replies = Vec::with_capacity(ops.len());
         for op in ops {
@@ -230,6 +223,18 @@ impl DiskStore {
         // committed meanwhile: the lock is held).
         floors.extend(moved);
         Ok(replies)
+    }
+
+    /// A new transaction, the sorted sets' floors as `floors` holds them.
+    fn txn<'f>(&self, floors: &'f Floors) -> Txn<'_, 'f> {
+        Txn {
+            tx: self.inner.keyspace.write_tx(),
+            parts: &self.inner.parts,
+            failed: None,
+            wrote: false,
+            floors,
+            moved_floors: RefCell::new(Floors::new()),
+        }
     }
 
     /// Writes everything committed to the disk itself (`fsync`), for a clean
@@ -266,14 +271,7 @@ impl DiskStore {
     ) -> Result<std::collections::BTreeMap<String, Stored>, StoreError> {
         let keys = self.keys_matching(pattern)?;
         let no_floors = Floors::new();
-        let txn = Txn {
-            tx: self.inner.keyspace.write_tx(),
-            parts: &self.inner.parts,
-            failed: None,
-            wrote: false,
-            floors: &no_floors,
-            moved_floors: RefCell::new(Floors::new()),
-        };
+        let txn = self.txn(&no_floors);
         let mut out = std::collections::BTreeMap::new();
         for key in keys {
             let stored = match txn.meta(&key)? {

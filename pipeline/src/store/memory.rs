@@ -318,6 +318,30 @@ struct ZSet {
     score: HashMap<Vec<u8>, i64>,
 }
 
+/// The hash a value is, if it is one.
+fn hash_in(v: &mut Value) -> Option<&mut HashMap<String, Vec<u8>>> {
+    match v {
+        Value::Hash(h) => Some(h),
+        _ => None,
+    }
+}
+
+/// The list a value is, if it is one.
+fn list_in(v: &mut Value) -> Option<&mut VecDeque<Vec<u8>>> {
+    match v {
+        Value::List(l) => Some(l),
+        _ => None,
+    }
+}
+
+/// The zset a value is, if it is one.
+fn zset_in(v: &mut Value) -> Option<&mut ZSet> {
+    match v {
+        Value::ZSet(z) => Some(z),
+        _ => None,
+    }
+}
+
 /// The map of keys of the memory store.
 #[derive(Default)]
 struct Values(HashMap<String, Value>);
@@ -335,36 +359,15 @@ impl Values {
     }
 
     fn hash_mut(&mut self, key: &str) -> Result<&mut HashMap<String, Vec<u8>>, StoreError> {
-        self.kind_mut(
-            key,
-            || Value::Hash(HashMap::new()),
-            |v| match v {
-                Value::Hash(h) => Some(h),
-                _ => None,
-            },
-        )
+        self.kind_mut(key, || Value::Hash(HashMap::new()), hash_in)
     }
 
     fn list_mut(&mut self, key: &str) -> Result<&mut VecDeque<Vec<u8>>, StoreError> {
-        self.kind_mut(
-            key,
-            || Value::List(VecDeque::new()),
-            |v| match v {
-                Value::List(l) => Some(l),
-                _ => None,
-            },
-        )
+        self.kind_mut(key, || Value::List(VecDeque::new()), list_in)
     }
 
     fn zset_mut(&mut self, key: &str) -> Result<&mut ZSet, StoreError> {
-        self.kind_mut(
-            key,
-            || Value::ZSet(ZSet::default()),
-            |v| match v {
-                Value::ZSet(z) => Some(z),
-                _ => None,
-            },
-        )
+        self.kind_mut(key, || Value::ZSet(ZSet::default()), zset_in)
     }
 
     fn str_mut(&mut self, key: &str) -> Result<&mut Vec<u8>, StoreError> {
@@ -376,6 +379,23 @@ impl Values {
                 _ => None,
             },
         )
+    }
+
+    /// Takes from the collection at `key` as `take` does (an error when the
+    /// value there is of another kind than `get` picks; `T::default()`
+    /// when there is none), then drops it if emptied, as Redis does.
+    fn take<C, T: Default>(
+        &mut self,
+        key: &str,
+        get: fn(&mut Value) -> Option<&mut C>,
+        take: impl FnOnce(&mut C) -> T,
+    ) -> Result<T, StoreError> {
+        let taken = match self.0.get_mut(key) {
+            Some(v) => take(get(v).ok_or_else(|| StoreError::WrongType(key.to_string()))?),
+            None => T::default(),
+        };
+        self.drop_if_empty(key);
+        Ok(taken)
     }
 
     /// Removes an emptied collection, as Redis does.
@@ -485,13 +505,7 @@ impl Data for Values {
     }
 
     fn hdel(&mut self, key: &str, field: &str) -> Result<bool, StoreError> {
-        let gone = match self.0.get_mut(key) {
-            Some(Value::Hash(h)) => h.remove(field).is_some(),
-            Some(_) => return Err(StoreError::WrongType(key.to_string())),
-            None => false,
-        };
-        self.drop_if_empty(key);
-        Ok(gone)
+        self.take(key, hash_in, |h| h.remove(field).is_some())
     }
 
     fn hlen(&self, key: &str) -> Result<i64, StoreError> {
@@ -550,13 +564,7 @@ impl Data for Values {
     }
 
     fn lpop(&mut self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        let first = match self.0.get_mut(key) {
-            Some(Value::List(l)) => l.pop_front(),
-            Some(_) => return Err(StoreError::WrongType(key.to_string())),
-            None => None,
-        };
-        self.drop_if_empty(key);
-        Ok(first)
+        self.take(key, list_in, VecDeque::pop_front)
     }
 
     fn llen(&self, key: &str) -> Result<i64, StoreError> {
@@ -592,16 +600,10 @@ impl Data for Values {
     }
 
     fn zrem(&mut self, key: &str, member: &[u8]) -> Result<bool, StoreError> {
-        let gone = match self.0.get_mut(key) {
-            Some(Value::ZSet(z)) => match z.score.remove(member) {
-                Some(score) => z.by_score.remove(&(score, member.to_vec())),
-                None => false,
-            },
-            Some(_) => return Err(StoreError::WrongType(key.to_string())),
+        self.take(key, zset_in, |z| match z.score.remove(member) {
+            Some(score) => z.by_score.remove(&(score, member.to_vec())),
             None => false,
-        };
-        self.drop_if_empty(key);
-        Ok(gone)
+        })
     }
 
     fn zscore(&self, key: &str, member: &[u8]) -> Result<Option<i64>, StoreError> {

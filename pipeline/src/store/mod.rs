@@ -627,6 +627,18 @@ pub fn arg<'a>(script: &Script, args: &'a [Vec<u8>], index: usize) -> Result<&'a
         })
 }
 
+/// The first `N` keys of a script call, in order; for twins.
+pub fn key_args<'a, const N: usize>(
+    script: &Script,
+    keys: &'a [String],
+) -> Result<[&'a str; N], StoreError> {
+    let mut out = [""; N];
+    for (index, key) in out.iter_mut().enumerate() {
+        *key = key_arg(script, keys, index)?;
+    }
+    Ok(out)
+}
+
 /// Key `index` of a script call; for twins.
 pub fn key_arg<'a>(
     script: &Script,
