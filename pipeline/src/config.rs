@@ -692,7 +692,8 @@ fn parse_command<P: clap::FromArgMatches>(
     P::from_arg_matches_mut(&mut matches)
 }
 
-/// Sets up `tracing` logs (RUST_LOG filter, default `info`).
+/// Sets up `tracing` logs (RUST_LOG filter; by default `info`, the embedded store's
+/// engine at `warn`).
 pub fn init_tracing(json: bool) {
     use tracing_subscriber::EnvFilter;
     // The embedded store's engine says at `info` each partition it opens
