@@ -44,13 +44,14 @@ async fn main() -> anyhow::Result<()> {
     };
     let text_dir = args.worker.service.text_dir.clone();
     let warc = writer.clone();
-    pipeline::worker::serve_async(&args.worker, |store| async move {
+    pipeline::worker::serve_async(&args.worker, |store, keys| async move {
         let texts = match &text_dir {
             Some(dir) => Some(contentseen::texts::open(&store, &ns, dir).await?),
             None => None,
         };
         Ok::<_, anyhow::Error>(Arc::new(
             contentseen::ContentSeenStage::new(store, &ns, layout)
+                .with_scale(keys.scale())
                 .with_warc(warc)
                 .with_texts(texts, text_dir.as_deref()),
         ))

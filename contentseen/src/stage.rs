@@ -32,7 +32,7 @@ use crate::bands::Layout;
 use crate::decide::Verdict;
 use crate::reach::Reach;
 use crate::simhash::{distance, sketch, Fingerprint, Sketch};
-use crate::table::{Table, SEQUENCE_SHARD_BITS};
+use crate::table::Table;
 
 pub struct ContentSeenStage {
     store: Store,
@@ -143,6 +143,15 @@ impl ContentSeenStage {
             warc: None,
             texts: None,
         }
+    }
+
+    /// This stage with its namespace's scale (`pipeline::scale`): the
+    /// shards of its fingerprint records, LSH and exact tables, and the
+    /// keys of its band tables.
+    pub fn with_scale(mut self, scale: pipeline::scale::Scale) -> Self {
+        self.keys = self.keys.with_scale(scale);
+        self.table = self.table.with_scale(scale);
+        self
     }
 
     /// This stage, writing each new page's WARC records to `writer`
@@ -430,7 +439,7 @@ impl ContentSeenStage {
             }
             None => {
                 let h = sketch.fingerprint.value();
-                let key = self.keys.exact(h >> (64 - SEQUENCE_SHARD_BITS));
+                let key = self.keys.exact(self.keys.shard_of(h));
                 let field = hash_field(h);
                 let replies = self
                     .store

@@ -6,20 +6,24 @@
 //! Every step below touches one key, so the protocol runs on Redis Cluster
 //! as on one node ([`pipeline::store::design`]).
 //!
-//! - `<ns>:bands:<i>:<value>`: for band i of the [`Layout`] and the band's
-//!   value, a string: the members of the fingerprints filed there, in the
-//!   order they were added ([`crate::bands::Band::member`]: the 48 bits
-//!   outside a 16-bit band, 6 bytes each). Added with `APPEND`, read with
+//! - `<ns>:bands:<i>:<value>`: for band i of the [`Layout`] and the top
+//!   [`Scale::band_key_bits`](pipeline::scale::Scale) bits of the band's
+//!   value (all 16 from 10M expected pages), a string: the members of the
+//!   fingerprints filed there, in the order they were added
+//!   ([`crate::bands::Band::member`]: the 48 bits outside a 16-bit key, 6
+//!   bytes each; 7 bytes for a key of 8 to 15 bits). Added with `APPEND`, read with
 //!   `MGET`, every lookup of a batch in one command (Redis spends about as
 //!   much again on dispatching a command as on a read: at 1M fingerprints
 //!   the same 5.1 reads a document took 6.2 µs inside 5.1 `GET`s and 4.1 µs
 //!   inside one `MGET` per batch). A plain string is the cheapest thing
-//!   Redis can hand back. 4 × 65,536 keys with the default layout, spread
+//!   Redis can hand back. 4 × 65,536 keys with the default layout at
+//!   [`Scale::LARGE`](pipeline::scale::Scale::LARGE), spread
 //!   over the whole key space (no hash tag: on a cluster the client splits
 //!   the `MGET` by slot). A redelivered document appends its member again
 //!   (6 bytes; lookups skip repeats).
-//! - `<ns>:fpr:<shard>`: the fingerprint's top [`SEQUENCE_SHARD_BITS`] bits
-//!   pick the shard, a hash from fingerprint (i64) to the record of the
+//! - `<ns>:fpr:<shard>`: the fingerprint's top
+//!   [`Scale::shard_bits`](pipeline::scale::Scale) bits (17 from 10M
+//!   expected pages) pick the shard, a hash from fingerprint (i64) to the record of the
 //!   first document that had it ([`encode_record`]): its sequence number
 //!   and search radius ([`crate::reach`]), its MinHash signature (the
 //!   second signal) and its URL hash. At most 49 bytes, so a shard stays a
@@ -30,7 +34,7 @@
 //!   MinHash LSH bands, a hash from band value (its 32 bits below the
 //!   shard's, as an integer: a 5-byte listpack entry) to the first
 //!   fingerprint that had it (`HSETNX`); shard = the value's top
-//!   [`SEQUENCE_SHARD_BITS`] bits.
+//!   [`Scale::shard_bits`](pipeline::scale::Scale) bits.
 //!
 //! ## Rounds
 //!
@@ -72,16 +76,12 @@ use pipeline::store::{key_args, Memory, Op, Reply, Script, ScriptCall, StoreErro
 use pipeline::worker::StageError;
 use pipeline::Store;
 
-use crate::bands::Layout;
+use crate::bands::{Band, Layout};
 use crate::decide::{earliest, near_duplicates, Seen, Verdict};
 use crate::minhash::{jaccard, Signature, SIGNATURE_BYTES};
 use crate::reach::{Probe, RADIUS_BITS};
 use crate::room;
 use crate::simhash::distance;
-
-/// Shards of the fingerprint → record hash, and of each LSH band: 2^17,
-/// so 10M fingerprints leave each shard a listpack of about 76 entries.
-pub const SEQUENCE_SHARD_BITS: u32 = 17;
 
 /// How many times, and how long, a lookup waits for the record of a match
 /// (an LSH slot's owner, or a fingerprint in its band tables) that is not
@@ -399,8 +399,37 @@ impl Table {
         }
     }
 
+    /// This table at its namespace's scale (`pipeline::scale`).
+    pub fn with_scale(mut self, scale: pipeline::scale::Scale) -> Self {
+        self.keys = self.keys.with_scale(scale);
+        self
+    }
+
     pub fn layout(&self) -> &Layout {
         &self.layout
+    }
+
+    /// The part of band `band` that names its tables: the band's top
+    /// [`pipeline::scale::Scale::band_key_bits`] bits (all of it when it
+    /// is no wider). Its members are the fingerprint's other bits, the
+    /// rest of the band among them, so a table may hold fingerprints of
+    /// other values of the band: a lookup keeps those of its own value
+    /// ([`Table::band_members`]), and finds what it would with a table
+    /// per value.
+    fn stored_band(&self, band: usize) -> Band {
+        let b = self.layout.bands()[band];
+        let bits = self.keys.scale().band_key_bits.clamp(1, b.bits.max(1));
+        Band {
+            shift: b.shift + b.bits - bits,
+            bits,
+        }
+    }
+
+    /// The key of band `band`'s table for band value `value`.
+    fn band_key(&self, band: usize, value: u64) -> String {
+        let b = self.layout.bands()[band];
+        let stored = self.stored_band(band);
+        self.keys.band(band, value >> (b.bits - stored.bits))
     }
 
     pub fn store(&self) -> &Store {
@@ -409,8 +438,7 @@ impl Table {
 
     /// The `fpr` shard key of a fingerprint.
     pub fn sequence_key(&self, fp: u64) -> String {
-        self.keys
-            .fingerprint_sequence(fp >> (64 - SEQUENCE_SHARD_BITS))
+        self.keys.fingerprint_sequence(self.keys.shard_of(fp))
     }
 
     /// The band tables of a fingerprint, each with the member it adds there
@@ -418,8 +446,8 @@ impl Table {
     pub fn band_entries(&self, fp: u64) -> impl Iterator<Item = (String, Vec<u8>)> + '_ {
         self.layout.keys(fp).map(move |(band, value)| {
             (
-                self.keys.band(band, value),
-                self.layout.bands()[band].member(fp),
+                self.band_key(band, value),
+                self.stored_band(band).member(fp),
             )
         })
     }
@@ -429,7 +457,7 @@ impl Table {
     fn lookup_keys(&self, probe: &Probe) -> impl Iterator<Item = ((usize, u64), String)> + '_ {
         self.layout
             .lookup_keys(probe)
-            .map(|(band, value)| ((band, value), self.keys.band(band, value)))
+            .map(|(band, value)| ((band, value), self.band_key(band, value)))
     }
 
     /// The replies of an `MGET` of `n` keys.
@@ -465,14 +493,27 @@ impl Table {
                 .into())
             }
         };
-        self.layout
-            .bands()
-            .get(band)
-            .and_then(|b| b.members(value, bytes))
-            .ok_or_else(|| TableError::BadTable {
-                key: self.keys.band(band, value),
+        let Some(whole) = self.layout.bands().get(band) else {
+            return Err(TableError::BadTable {
+                key: format!("band {band}"),
                 len: bytes.len(),
-            })
+            });
+        };
+        let stored = self.stored_band(band);
+        let members = stored
+            .members(value >> (whole.bits - stored.bits), bytes)
+            .ok_or_else(|| TableError::BadTable {
+                key: self.band_key(band, value),
+                len: bytes.len(),
+            })?;
+        Ok(if stored == *whole {
+            members
+        } else {
+            members
+                .into_iter()
+                .filter(|&c| whole.value(c) == value)
+                .collect()
+        })
     }
 
     /// The MinHash LSH key and field of band `band`'s value `value`: the
@@ -480,8 +521,8 @@ impl Table {
     /// (two values sharing both only add a candidate, which the MinHash
     /// check weighs like any other).
     pub fn lsh_slot(&self, band: usize, value: u64) -> (String, String) {
-        let shard = value >> (64 - SEQUENCE_SHARD_BITS);
-        let field = (value >> (64 - SEQUENCE_SHARD_BITS - 32)) as u32;
+        let shard = self.keys.shard_of(value);
+        let field = (value >> (64 - self.keys.scale().shard_bits - 32)) as u32;
         (
             self.keys.minhash_band(band, shard),
             (field as i32).to_string(),
@@ -540,9 +581,9 @@ impl Table {
         for p in probes {
             for (band, value) in self.layout.keys(p.fingerprint) {
                 let len = get(inserts, at)?.int()?;
-                let added = self.layout.bands()[band].member_bytes();
+                let added = self.stored_band(band).member_bytes();
                 if room::outgrew(usize::try_from(len).unwrap_or(0), added) {
-                    compact.push(self.keys.band(band, value));
+                    compact.push(self.band_key(band, value));
                 }
                 at += 1;
             }
@@ -558,11 +599,35 @@ impl Table {
             }
             taken.push(mine);
         }
+        let seqs = Self::sequences(probes.len(), counter)?;
+        self.warn_when_outgrown(&seqs);
         Ok(Inserted {
-            seqs: Self::sequences(probes.len(), counter)?,
+            seqs,
             taken,
             compact,
         })
+    }
+
+    /// Warns when a batch's numbers cross a multiple of the fingerprints
+    /// the namespace's scale keeps compact (128 a shard, Redis's listpack
+    /// limit): past it the `fpr` and `lsh` shards become hash tables and
+    /// each page costs more Redis memory. The worker whose batch crosses
+    /// warns, once a multiple.
+    fn warn_when_outgrown(&self, seqs: &[i64]) {
+        let scale = self.keys.scale();
+        let compact = 128i64 << scale.shard_bits.min(40);
+        if let (Some(&first), Some(&last)) = (seqs.first(), seqs.last()) {
+            if first > 0 && (first - 1) / compact != last / compact {
+                tracing::warn!(
+                    fingerprints = last,
+                    scale = %scale.encode(),
+                    "the namespace holds more fingerprints than its scale keeps compact \
+                     (pipeline::scale): Redis memory per page grows from here; raise \
+                     hash-max-listpack-entries, or crawl into a new namespace with a \
+                     larger --expected-pages"
+                );
+            }
+        }
     }
 
     /// The sequence numbers of a batch of `n`, from the counter's reply.
@@ -897,6 +962,85 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(v, vec![Verdict::Original, Verdict::Original]);
+    }
+
+    /// Every scale files the same fingerprints under fewer or more keys:
+    /// the verdicts and the read-only lookups are the same at each.
+    #[tokio::test]
+    async fn a_small_scale_decides_as_the_large_one() {
+        use pipeline::scale::Scale;
+        let small = Scale::for_pages(1_000);
+        assert!(small.band_key_bits < 16 && small.shard_bits < Scale::LARGE.shard_bits);
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x
+        };
+        // 60 originals, each with near copies 1 to 6 bits away (some as
+        // short bodies probing flipped keys, radius 7).
+        let mut docs = Vec::new();
+        for i in 0..60 {
+            let fp = next();
+            docs.push((p(fp), format!("o{i}")));
+            for j in 0..4 {
+                let mut near = fp;
+                for _ in 0..=(next() % 6) {
+                    near ^= 1 << (next() % 64);
+                }
+                let probe = if j % 2 == 0 {
+                    p(near)
+                } else {
+                    Probe {
+                        radius: 7,
+                        flips: (1 << (next() % 16)) | (1 << (16 + next() % 16)),
+                        ..p(near)
+                    }
+                };
+                docs.push((probe, format!("o{i}-{j}")));
+            }
+        }
+        let mut verdicts = Vec::new();
+        let mut nears = Vec::new();
+        for scale in [Scale::LARGE, small] {
+            let t = table().with_scale(scale);
+            let mut v = Vec::new();
+            for chunk in docs.chunks(7) {
+                let batch: Vec<(Probe, &str)> =
+                    chunk.iter().map(|(p, u)| (*p, u.as_str())).collect();
+                v.extend(decide(&t, &batch).await.unwrap());
+            }
+            let mut n = Vec::new();
+            for (probe, _) in &docs {
+                let found = t.near(probe).await.unwrap();
+                n.push(
+                    found
+                        .iter()
+                        .map(|m| (m.fingerprint, m.url))
+                        .collect::<Vec<_>>(),
+                );
+            }
+            verdicts.push(v);
+            nears.push(n);
+        }
+        let duplicates = verdicts[0]
+            .iter()
+            .filter(|v| matches!(v, Verdict::Duplicate { .. }))
+            .count();
+        assert!(
+            duplicates > 100,
+            "the set has near-duplicates: {duplicates}"
+        );
+        assert_eq!(verdicts[0], verdicts[1]);
+        assert_eq!(nears[0], nears[1]);
+        // The small scale names fewer band tables: 2^8 a band.
+        let t = table().with_scale(small);
+        let keys: HashSet<String> = docs
+            .iter()
+            .flat_map(|(p, _)| t.band_entries(p.fingerprint).map(|(k, _)| k))
+            .collect();
+        assert!(keys.len() <= 4 << small.band_key_bits, "{}", keys.len());
     }
 
     #[tokio::test]

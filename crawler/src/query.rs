@@ -11,11 +11,12 @@ use clap::Args;
 use contentseen::bands::Layout;
 use contentseen::reach::Reach;
 use contentseen::simhash::{sketch, Fingerprint};
-use contentseen::table::{Table, SEQUENCE_SHARD_BITS};
+use contentseen::table::Table;
 use pipeline::documents::{DocRecord, Documents};
 use pipeline::keys::{hash_field, url_hash, Keys};
 use pipeline::messages::FetchRecord;
 use pipeline::once::{section, FETCH_RECORD};
+use pipeline::scale::Scale;
 use pipeline::store::Op;
 use pipeline::{Store, StoredDocument};
 
@@ -284,15 +285,18 @@ async fn near_text(
 ) -> anyhow::Result<()> {
     let sketch = sketch(text);
     let fp = sketch.fingerprint;
+    let scale = Scale::load(store, docs.keys().clone()).await?.scale();
     let matches: Vec<(u64, u32)> = match Reach::default().probe(&layout, &sketch) {
         Some(probe) => Table::new(store.clone(), namespace, layout)
+            .with_scale(scale)
             .near(&probe)
             .await?
             .into_iter()
             .filter_map(|n| Some((n.url?, n.distance)))
             .collect(),
         None => {
-            let key = docs.keys().exact(fp.value() >> (64 - SEQUENCE_SHARD_BITS));
+            let keys = docs.keys().clone().with_scale(scale);
+            let key = keys.exact(keys.shard_of(fp.value()));
             store
                 .one(Op::HGet {
                     key,

@@ -114,9 +114,17 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         Some(dir) => Some(contentseen::texts::open(&store, ns, dir).await?),
         None => None,
     };
+    // The keys' scale: for the crawl's page limit, else the default; a
+    // resumed --state keeps the one it started with.
+    let expected = spec
+        .max_pages
+        .unwrap_or(pipeline::scale::DEFAULT_EXPECTED_PAGES);
+    let scale = pipeline::scale::Scale::settle(&store, pipeline::keys::Keys::new(ns), expected)
+        .await?
+        .scale();
     let workers = vec![
         tokio::spawn(run_worker(
-            Arc::new(frontier::FrontierStage::new(store.clone(), ns)),
+            Arc::new(frontier::FrontierStage::new(store.clone(), ns).with_scale(scale)),
             settings::<frontier::FrontierStage>(&broker, &store),
             shutdown.clone(),
         )),
@@ -139,6 +147,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         tokio::spawn(run_worker(
             Arc::new(
                 contentseen::ContentSeenStage::new(store.clone(), ns, Layout::default())
+                    .with_scale(scale)
                     .with_warc(warc.clone())
                     .with_texts(texts, text_dir.as_deref()),
             ),

@@ -133,7 +133,13 @@ fn main() {
 
 async fn run(url: &str, pages: u64, in_files: bool) {
     let store = Store::redis(url).await.expect("bench redis");
-    let keys = Keys::new(NS);
+    // The namespace expects the bench's pages (`pipeline::scale`), as a
+    // crawl run with `--expected-pages N` would.
+    let keys = pipeline::scale::Scale::settle(&store, Keys::new(NS), pages)
+        .await
+        .expect("the namespace's scale");
+    let scale = keys.scale();
+    eprintln!("scale: {}", scale.encode());
     // Packs the document records as contentseen does (its dictionary
     // trained on the records written).
     let records = pipeline::documents::Documents::new(store.clone(), NS, None);
@@ -149,11 +155,11 @@ async fn run(url: &str, pages: u64, in_files: bool) {
     } else {
         None
     };
-    let frontier = frontier::FrontierStage::new(store.clone(), NS);
+    let frontier = frontier::FrontierStage::new(store.clone(), NS).with_scale(scale);
     let client =
         fetcher::http::Client::new(fetcher::http::FetchSettings::default()).expect("http client");
     let fetcher = fetcher::FetcherStage::new(store.clone(), NS, client);
-    let table = Table::new(store.clone(), NS, Layout::default());
+    let table = Table::new(store.clone(), NS, Layout::default()).with_scale(scale);
     let reach = Reach::default();
     let crawl = CrawlSpec {
         name: "bench".into(),

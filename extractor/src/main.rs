@@ -7,7 +7,7 @@ async fn main() -> anyhow::Result<()> {
         "Extracts title, time, author, body text and outlinks from fetched pages",
     )?;
     let ns = worker.service.namespace.clone();
-    pipeline::worker::serve(&worker, |store| {
+    pipeline::worker::serve(&worker, |store, _keys| {
         extractor::stage::ExtractorStage::new(store, &ns)
     })
     .await

@@ -90,7 +90,7 @@ async fn main() -> anyhow::Result<()> {
     let client = Client::new(settings)?;
     let ns = args.worker.service.namespace.clone();
     let keep_raw = args.warc_dir.is_some();
-    pipeline::worker::serve(&args.worker, |store| {
+    pipeline::worker::serve(&args.worker, |store, _keys| {
         fetcher::FetcherStage::new(store, &ns, client).with_raw_exchange(keep_raw)
     })
     .await

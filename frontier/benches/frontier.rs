@@ -16,7 +16,7 @@ use frontier::scope::Scope;
 use frontier::seen::url_hash;
 use frontier::FrontierStage;
 use pipeline::keys::Keys;
-use pipeline::keys::{HOST_SHARDS, SEEN_SUB_BITS};
+use pipeline::keys::HOST_SHARDS;
 use pipeline::messages::{new_id, UrlBatch};
 use pipeline::store::Op;
 use pipeline::worker::Stage;
@@ -168,7 +168,7 @@ async fn main() {
             "seen set: {:.1} bytes of Redis memory per URL at {} URLs ({} sets)",
             (after - before) as f64 / inserted as f64,
             inserted,
-            u64::from(HOST_SHARDS) << SEEN_SUB_BITS
+            u64::from(HOST_SHARDS) << keys.scale().seen_sub_bits
         );
     }
     let _ = store

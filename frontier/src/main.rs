@@ -14,7 +14,7 @@ async fn main() -> anyhow::Result<()> {
     let release_ns = ns.clone();
     pipeline::worker::serve_with(
         &worker,
-        |store| frontier::FrontierStage::new(store, &ns),
+        |store, keys| frontier::FrontierStage::new(store, &ns).with_scale(keys.scale()),
         move |store, broker, shutdown| {
             release::run(
                 store,

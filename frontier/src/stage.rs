@@ -69,6 +69,14 @@ impl FrontierStage {
             page_limit: tokio::sync::Mutex::new(()),
         }
     }
+
+    /// This stage with its namespace's scale (`pipeline::scale`): which
+    /// URL-seen set a URL's hash goes to.
+    pub fn with_scale(mut self, scale: pipeline::scale::Scale) -> Self {
+        self.keys = self.keys.with_scale(scale);
+        self.specs = Specs::new(self.store.clone(), self.keys.clone());
+        self
+    }
 }
 
 /// What happened to the links of one batch (the counters of `crawler

@@ -97,6 +97,18 @@ pub struct ServiceConfig {
     #[arg(long, env = "CRAWLER_STATE", global = true)]
     pub state: Option<std::path::PathBuf>,
 
+    /// The pages the namespace is expected to hold: it sizes the key
+    /// families that grow with the crawl (`pipeline::scale`: fewer keys
+    /// for a small crawl, as many as stay compact for a large one). The
+    /// first worker to use a namespace fixes it; later values are ignored.
+    #[arg(
+        long,
+        env = "CRAWLER_EXPECTED_PAGES",
+        default_value_t = crate::scale::DEFAULT_EXPECTED_PAGES,
+        global = true
+    )]
+    pub expected_pages: u64,
+
     /// Prefix of every queue and Redis key: crawls (and tests) in different
     /// namespaces never mix.
     #[arg(
@@ -344,6 +356,7 @@ pub struct Settings {
     /// `crawler run --state`, and the state the other subcommands read.
     pub state: Option<std::path::PathBuf>,
     pub namespace: Option<String>,
+    pub expected_pages: Option<u64>,
     pub prefetch: Option<u16>,
     pub concurrency: Option<usize>,
     pub metrics_port: Option<u16>,

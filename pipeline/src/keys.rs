@@ -12,6 +12,8 @@
 
 use xxhash_rust::xxh3::xxh3_64;
 
+use crate::scale::Scale;
+
 /// Shards of the politeness schedule: each shard's schedule, host queues,
 /// host records, releasing set and URL-seen sets share one Redis Cluster
 /// slot, so one script admits a URL and queues its task. 64, so that a
@@ -27,11 +29,6 @@ pub const URL_TAG_BITS: u32 = 8;
 /// records, duplicates): 2^11, so 2^19 keys a family and about 95 entries
 /// a key at 50M URLs, under Redis's listpack limit of 128 entries.
 pub const URL_SUB_BITS: u32 = 11;
-
-/// Sub-keys per politeness shard of the URL-seen sets: 2^11, so 2^17 sets
-/// in all and under 512 members each (an intset, 8 bytes a member) up to
-/// 67M URLs admitted.
-pub const SEEN_SUB_BITS: u32 = 11;
 
 /// The politeness shard of an origin (FNV-1a, stable across builds).
 pub fn host_shard(origin: &str) -> u32 {
@@ -63,19 +60,40 @@ pub fn hash_field(h: u64) -> String {
     (h as i64).to_string()
 }
 
-/// Builds key names for one namespace.
+/// Builds key names for one namespace, at its [`Scale`].
 #[derive(Debug, Clone)]
 pub struct Keys {
     ns: String,
+    scale: Scale,
 }
 
 impl Keys {
+    /// The keys of namespace `ns` at [`Scale::LARGE`]; a stage that
+    /// touches the scaled families takes its namespace's own scale from
+    /// [`Scale::settle`].
     pub fn new(ns: &str) -> Self {
-        Keys { ns: ns.to_string() }
+        Keys {
+            ns: ns.to_string(),
+            scale: Scale::LARGE,
+        }
+    }
+
+    /// These keys at scale `scale`.
+    pub fn with_scale(self, scale: Scale) -> Self {
+        Keys { scale, ..self }
+    }
+
+    pub fn scale(&self) -> Scale {
+        self.scale
     }
 
     pub fn namespace(&self) -> &str {
         &self.ns
+    }
+
+    /// The namespace's scale ([`Scale::encode`]), written once.
+    pub fn scale_key(&self) -> String {
+        format!("{}:scale", self.ns)
     }
 
     /// The glob pattern of every key of the namespace (`crawler reset`),
@@ -153,7 +171,7 @@ impl Keys {
     /// (members: i64 URL hashes): [`Keys::seen_prefix`] and
     /// [`Keys::seen_sub`].
     pub fn seen(&self, shard: u32, h: u64) -> String {
-        format!("{}{}", self.seen_prefix(shard), Self::seen_sub(h))
+        format!("{}{}", self.seen_prefix(shard), self.seen_sub(h))
     }
 
     /// The seen sets of shard `shard` are this prefix and a sub-key.
@@ -161,9 +179,16 @@ impl Keys {
         format!("{}:seen:{{h{shard}}}:", self.ns)
     }
 
-    /// The sub-key of URL hash `h`'s seen set (its top [`SEEN_SUB_BITS`]).
-    pub fn seen_sub(h: u64) -> u64 {
-        h >> (64 - SEEN_SUB_BITS)
+    /// The sub-key of URL hash `h`'s seen set (its top
+    /// [`Scale::seen_sub_bits`]).
+    pub fn seen_sub(&self, h: u64) -> u64 {
+        h >> (64 - self.scale.seen_sub_bits)
+    }
+
+    /// The shard of a 64-bit value among [`Scale::shard_bits`] (`fpr`,
+    /// `lsh`, `exact`): its top bits.
+    pub fn shard_of(&self, value: u64) -> u64 {
+        value >> (64 - self.scale.shard_bits)
     }
 
     /// Tasks waiting in the host queues of shard `shard` (an integer kept

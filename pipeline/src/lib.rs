@@ -32,7 +32,8 @@
 //! - [`config`]: the settings every binary reads, one typed layer: flags,
 //!   `CRAWLER_*` variables, the TOML config file (serde), defaults.
 //! - [`backoff`], [`shutdown`]: small named types for cross-cutting concerns.
-//! - [`keys`]: every Redis key name, in one place.
+//! - [`keys`]: every Redis key name, in one place; [`scale`]: how many keys
+//!   the large families spread over, fixed per namespace.
 //! - [`documents`]: stored documents as the store keeps them (a compact
 //!   record per URL; the full document in a text segment or the record).
 //! - [`once`]: a message's records and counters applied once, in the slot
@@ -62,6 +63,7 @@ pub mod live;
 pub mod messages;
 pub mod metrics;
 pub mod once;
+pub mod scale;
 pub mod shutdown;
 pub mod store;
 pub mod topology;

@@ -573,11 +573,13 @@ impl crate::config::WorkerConfig {
 }
 
 /// The whole `main` of a worker binary after its settings and logs: connects
-/// to Redis (waiting for it), builds the stage and runs it over RabbitMQ
-/// until SIGTERM/SIGINT.
+/// to Redis (waiting for it), settles the namespace's scale
+/// ([`crate::scale::Scale::settle`]), builds the stage with the store and
+/// the namespace's keys at that scale, and runs it over RabbitMQ until
+/// SIGTERM/SIGINT.
 pub async fn serve<S: Stage>(
     config: &crate::config::WorkerConfig,
-    build: impl FnOnce(Store) -> S,
+    build: impl FnOnce(Store, Keys) -> S,
 ) -> anyhow::Result<()> {
     serve_with(config, build, |_, _, _| async {}).await
 }
@@ -586,7 +588,7 @@ pub async fn serve<S: Stage>(
 /// shutdown (the frontier's releaser).
 pub async fn serve_with<S: Stage, F>(
     config: &crate::config::WorkerConfig,
-    build: impl FnOnce(Store) -> S,
+    build: impl FnOnce(Store, Keys) -> S,
     companion: impl FnOnce(Store, Broker, Shutdown) -> F,
 ) -> anyhow::Result<()>
 where
@@ -594,7 +596,7 @@ where
 {
     serve_built(
         config,
-        |store| async move { Ok(Arc::new(build(store))) },
+        |store, keys| async move { Ok(Arc::new(build(store, keys))) },
         companion,
     )
     .await
@@ -604,7 +606,7 @@ where
 /// opens its text segments).
 pub async fn serve_async<S: Stage, B>(
     config: &crate::config::WorkerConfig,
-    build: impl FnOnce(Store) -> B,
+    build: impl FnOnce(Store, Keys) -> B,
 ) -> anyhow::Result<()>
 where
     B: Future<Output = anyhow::Result<Arc<S>>>,
@@ -614,7 +616,7 @@ where
 
 async fn serve_built<S: Stage, B, F>(
     config: &crate::config::WorkerConfig,
-    build: impl FnOnce(Store) -> B,
+    build: impl FnOnce(Store, Keys) -> B,
     companion: impl FnOnce(Store, Broker, Shutdown) -> F,
 ) -> anyhow::Result<()>
 where
@@ -628,7 +630,13 @@ where
         return Ok(());
     };
     let settings = config.worker_settings(store.clone(), S::DEFAULT_CONCURRENCY);
-    let stage = build(store.clone()).await?;
+    let keys = crate::scale::Scale::settle(
+        &store,
+        Keys::new(&config.service.namespace),
+        config.service.expected_pages,
+    )
+    .await?;
+    let stage = build(store.clone(), keys).await?;
     let side = tokio::spawn(companion(
         store.clone(),
         settings.broker.clone(),

@@ -180,7 +180,7 @@ pub fn admit(
         call = call
             .arg(u.origin.as_str())
             .arg(pipeline::keys::hash_field(u.url_hash))
-            .arg(Keys::seen_sub(u.url_hash).to_string())
+            .arg(keys.seen_sub(u.url_hash).to_string())
             .arg(u.task.clone());
     }
     let call = if check_seen {
