@@ -30,7 +30,7 @@ start)
         # (pipeline::store::RECOMMENDED_REDIS_CONFIG).
         redis-server --port "$p" --bind 127.0.0.1 --cluster-enabled yes \
             --cluster-config-file "$dir/$p/nodes.conf" --cluster-node-timeout 2000 \
-            --appendonly yes --save "" --dir "$dir/$p" --hash-max-listpack-value 512 \
+            --appendonly yes --save "" --dir "$dir/$p" --hash-max-listpack-value 512 --hash-max-listpack-entries 512 \
             --logfile "$dir/$p/redis.log" --daemonize yes
     done
     for p in $ports; do

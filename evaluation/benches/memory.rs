@@ -4,7 +4,8 @@
 //! ```sh
 //! cargo bench -p evaluation --bench memory                        # 1M pages, texts in files
 //! MEMORY_BENCH_PAGES=10000000 cargo bench -p evaluation --bench memory
-//! MEMORY_BENCH_TEXTS=redis MEMORY_BENCH_PAGES=200000 cargo bench -p evaluation --bench memory
+//! MEMORY_BENCH_TEXTS=redis MEMORY_BENCH_PAGES=51000 MEMORY_BENCH_HOSTS=50 cargo bench -p evaluation --bench memory
+//! # the namespace expects MEMORY_BENCH_PAGES pages unless MEMORY_BENCH_EXPECTED_PAGES says
 //! ```
 //!
 //! It starts its own `redis-server` (on a free port, nothing saved, the
@@ -20,7 +21,8 @@
 //!   into a text segment (or its record), its place under its original and
 //!   its record with its counter (`DOC_STORE`).
 //!
-//! The pages: news-like URLs (about 80 bytes) on 20,000 hosts, titles of
+//! The pages: news-like URLs (about 80 bytes) on 20,000 hosts
+//! (`MEMORY_BENCH_HOSTS`), titles of
 //! about 60 characters, an author and a date, and a body of 250 words; one
 //! page in ten a near-duplicate of an earlier one (3 words changed). It
 //! prints the table of `evaluation::memory` (bytes per page by key kind,
@@ -44,7 +46,16 @@ use pipeline::worker::Stage;
 use pipeline::{CrawlSpec, Link, Store, StoredDocument};
 
 const NS: &str = "mem";
+/// Hosts of the synthetic pages, unless `MEMORY_BENCH_HOSTS` says.
 const HOSTS: u64 = 20_000;
+
+fn hosts() -> u64 {
+    std::env::var("MEMORY_BENCH_HOSTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(HOSTS)
+}
 const BATCH: usize = 500;
 
 fn start_redis() -> evaluation::own_redis::OwnRedis {
@@ -90,8 +101,8 @@ struct Synth {
     text: String,
 }
 
-fn page(i: u64, rng: &mut EvalRng, vocab: &[String], earlier: &[String]) -> Synth {
-    let host = i % HOSTS;
+fn page(i: u64, hosts: u64, rng: &mut EvalRng, vocab: &[String], earlier: &[String]) -> Synth {
+    let host = i % hosts;
     let slug = words(rng, vocab, 7).join("-");
     let url = format!(
         "https://www.news-site-{host}.example/2026/{:02}/{:02}/{slug}-{i}.html",
@@ -135,7 +146,13 @@ async fn run(url: &str, pages: u64, in_files: bool) {
     let store = Store::redis(url).await.expect("bench redis");
     // The namespace expects the bench's pages (`pipeline::scale`), as a
     // crawl run with `--expected-pages N` would.
-    let keys = pipeline::scale::Scale::settle(&store, Keys::new(NS), pages)
+    // (`MEMORY_BENCH_EXPECTED_PAGES` sets another: a crawl that did not
+    // say how large it would be has the default's, 1M.)
+    let expected = std::env::var("MEMORY_BENCH_EXPECTED_PAGES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(pages);
+    let keys = pipeline::scale::Scale::settle(&store, Keys::new(NS), expected)
         .await
         .expect("the namespace's scale");
     let scale = keys.scale();
@@ -178,6 +195,7 @@ async fn run(url: &str, pages: u64, in_files: bool) {
         ..Default::default()
     };
     let used_before = store.used_memory().await.unwrap_or(0);
+    let hosts = hosts();
     let mut rng = rng(7, 0);
     let vocab = vocabulary(&mut rng);
     let mut earlier: Vec<String> = Vec::new();
@@ -189,7 +207,7 @@ async fn run(url: &str, pages: u64, in_files: bool) {
     while done < pages {
         let n = BATCH.min((pages - done) as usize);
         let batch: Vec<Synth> = (done..done + n as u64)
-            .map(|i| page(i, &mut rng, &vocab, &earlier))
+            .map(|i| page(i, hosts, &mut rng, &vocab, &earlier))
             .collect();
         for p in batch.iter().take(4) {
             if earlier.len() < 2000 {

@@ -14,6 +14,19 @@
 //! namespace expects (`--expected-pages`, `CRAWLER_EXPECTED_PAGES`,
 //! [`DEFAULT_EXPECTED_PAGES`]): [`Scale::for_pages`].
 //!
+//! Measured (`MEMORY_BENCH_PAGES=N cargo bench -p evaluation --bench
+//! memory`, texts in files unless said, bytes of Redis memory per page):
+//!
+//! | pages | scale for | `lsh` | `fpr` | `bands` | `seen` | all (`used_memory`) |
+//! |---|---|---|---|---|---|---|
+//! | 51,000, texts in Redis, 50 hosts | 51,000 | 102.3 | 67.8 | 36.5 | 23.8 | 2,126 |
+//! | 51,000, texts in Redis, 50 hosts | 100,000 (the default) | 110.3 | 68.7 | 43.1 | 36.7 | |
+//! | 51,000, texts in Redis, 50 hosts | 1M | 217.7 | 80.8 | 85.8 | 66.6 | |
+//! | 51,000, before scales (the crawl) | 50M | 430 | 71 | 47 | 50 | 6,153 |
+//! | 1M | 100,000 (the default) | 91.2 | 111.7 | 31.1 | 11.3 | 566.8 |
+//! | 1M | 50M (before scales) | 150.1 | 73.1 | 55.3 | 19.0 | 648.2 |
+//! | 10M | 10M (= before scales) | 88.5 | 74.0 | 30.1 | 9.8 | 435.6 |
+//!
 //! Every worker of a namespace must name the same keys, and a key's name
 //! cannot change once entries are in it. So the first worker to use a
 //! namespace writes its scale to `<ns>:scale` (`SET NX`), and every worker,
@@ -30,10 +43,15 @@ use crate::keys::Keys;
 use crate::store::{Op, Reply, StoreError};
 use crate::Store;
 
-/// The pages a namespace expects when no one says: a crawl of a few sites
-/// to a large crawl of one machine. Past about twice this many pages the
-/// `fpr` and `lsh` keys leave their listpacks (see the module doc).
-pub const DEFAULT_EXPECTED_PAGES: u64 = 1_000_000;
+/// The pages a namespace expects when no one says: 100,000. A small crawl
+/// then pays no key overhead beyond what it did before scales (measured at
+/// 51,000 pages); a crawl that grows past it without saying so stays
+/// compact to about 1M pages with Redis's `hash-max-listpack-entries` at
+/// 512 ([`crate::store::RECOMMENDED_REDIS_CONFIG`]: 567 B/page at 1M,
+/// against 648 with the counts for 10M), and past that its `fpr` and `lsh`
+/// shards become hash tables (contentseen warns). A larger crawl says how
+/// large.
+pub const DEFAULT_EXPECTED_PAGES: u64 = 100_000;
 
 /// The key counts of a namespace, as bits of a hash.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -236,7 +254,16 @@ mod tests {
                 band_key_bits: 9
             }
         );
-        let million = Scale::for_pages(DEFAULT_EXPECTED_PAGES);
+        let default = Scale::for_pages(DEFAULT_EXPECTED_PAGES);
+        assert_eq!(
+            (
+                default.seen_sub_bits,
+                default.shard_bits,
+                default.band_key_bits
+            ),
+            (9, 11, 10)
+        );
+        let million = Scale::for_pages(1_000_000);
         assert_eq!(million.shard_bits, 14);
         assert_eq!(million.band_key_bits, 13);
         assert_eq!(million.seen_sub_bits, 11);

@@ -39,9 +39,18 @@ pub use self::memory::{apply, glob_match, now_ms, parse_int, range_of, Data, Mem
 /// Redis's default `hash-max-listpack-value` of 64, and one longer value
 /// turns its whole hash from a listpack (about 10 bytes of overhead per
 /// field) into a hash table (about 70). With 512, the `doc`, `url` and
-/// `fpr` hashes stay listpacks up to `hash-max-listpack-entries` (128)
-/// fields, which the sub-keys keep them under to 50M pages.
-pub const RECOMMENDED_REDIS_CONFIG: [&str; 2] = ["--hash-max-listpack-value", "512"];
+/// `fpr` hashes stay listpacks up to `hash-max-listpack-entries` fields,
+/// 512 here (Redis's default is 128): the namespace's scale
+/// ([`crate::scale`]) sizes its keys for about 90 entries at the pages it
+/// expects, and 512 leaves a crawl that outgrows it compact to about
+/// five times as many pages (the per-URL hashes, whose count is fixed,
+/// to about 200M pages).
+pub const RECOMMENDED_REDIS_CONFIG: [&str; 4] = [
+    "--hash-max-listpack-value",
+    "512",
+    "--hash-max-listpack-entries",
+    "512",
+];
 
 pub use self::redis::{RedisConfig, RedisStore, DEFAULT_WAIT_TIMEOUT};
 

@@ -165,7 +165,12 @@ impl RedisStore {
             source,
         };
         let conn = if config.cluster.is_empty() {
-            let client = redis::Client::open(config.url.as_str()).map_err(err)?;
+            // No `CLIENT SETINFO` after connecting: Redis before 7.2 answers
+            // it with an error, and a short `crawler query` pays for it.
+            let info = redis::IntoConnectionInfo::into_connection_info(config.url.as_str())
+                .map_err(err)?;
+            let settings = info.redis_settings().clone().set_skip_set_lib_name();
+            let client = redis::Client::open(info.set_redis_settings(settings)).map_err(err)?;
             let manager = redis::aio::ConnectionManagerConfig::new()
                 .set_connection_timeout(Some(Duration::from_secs(5)))
                 .set_response_timeout(Some(Duration::from_secs(30)))
