@@ -324,33 +324,34 @@ mod tests {
         );
     }
 
+    /// A memory store holding what `op` writes.
+    async fn holding(op: Op) -> Store {
+        let store = Store::memory();
+        store.one(op).await.unwrap();
+        store
+    }
+
     #[tokio::test]
     async fn a_namespace_from_before_scales_keeps_the_large_counts() {
-        let store = Store::memory();
         let keys = Keys::new("old");
-        store
-            .one(Op::Incr {
-                key: keys.sequence(),
-                by: 5,
-            })
-            .await
-            .unwrap();
+        let store = holding(Op::Incr {
+            key: keys.sequence(),
+            by: 5,
+        })
+        .await;
         let keys = Scale::settle(&store, keys, 1_000).await.unwrap();
         assert_eq!(keys.scale(), Scale::LARGE);
     }
 
     #[tokio::test]
     async fn a_scale_key_holding_garbage_is_an_error() {
-        let store = Store::memory();
         let keys = Keys::new("bad");
-        store
-            .one(Op::Set {
-                key: keys.scale_key(),
-                value: b"shard_bits=ten".to_vec(),
-                expire_ms: None,
-            })
-            .await
-            .unwrap();
+        let store = holding(Op::Set {
+            key: keys.scale_key(),
+            value: b"shard_bits=ten".to_vec(),
+            expire_ms: None,
+        })
+        .await;
         let err = Scale::settle(&store, keys, 1_000).await.unwrap_err();
         assert!(err.to_string().contains("not a scale"), "{err}");
     }
