@@ -171,8 +171,11 @@ async fn explain_missing(
 ) -> String {
     let missing: Vec<&String> = want.difference(stored).collect();
     let extra: Vec<&String> = stored.difference(want).collect();
-    let keys = Keys::new(&env.namespace);
     let store = crawler_tests::shared_store().await;
+    // The workers' keys, at the scale they settled for the namespace.
+    let keys = pipeline::scale::Scale::load(&store, Keys::new(&env.namespace))
+        .await
+        .unwrap_or_else(|_| Keys::new(&env.namespace));
     let mut out = format!(
         "{} missing, {} unexpected {extra:?}\n",
         missing.len(),
