@@ -198,6 +198,19 @@ async fn concurrent_workers_elect_one_original_per_cluster() {
         );
     }
 
+    // The workers settled the namespace's scale (the default: fewer band
+    // tables than the counts for 10M), and `crawler query --text` below
+    // reads the tables at that scale.
+    let scale = pipeline::scale::Scale::load(&store, keys.clone())
+        .await
+        .expect("the namespace's scale")
+        .scale();
+    assert_eq!(
+        scale,
+        pipeline::scale::Scale::for_pages(pipeline::scale::DEFAULT_EXPECTED_PAGES)
+    );
+    assert!(scale.band_key_bits < pipeline::scale::Scale::LARGE.band_key_bits);
+
     // `crawler query --text`: a cluster's text on stdin lists that
     // cluster's stored fingerprints, nearest first, and nothing else.
     let mut child = env
