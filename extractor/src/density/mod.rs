@@ -56,6 +56,13 @@ pub const SECTION_SHARE: f32 = 0.4;
 pub const SIBLING_LINK_DENSITY: f32 = 0.3;
 /// A body shorter than this (chars) makes the selection retry without the class filter.
 pub const MIN_BODY_CHARS: u32 = 250;
+/// The line fallback's region replaces a best block too short to be an article from this
+/// many chars on: a short reference page (a function's one-line synopsis and two
+/// sentences, a syntax diagram's words and what it links to) is an article too. It was
+/// [`MIN_BODY_CHARS`] (250); at 100 the real-site evaluation's recall rose from 0.9486 |
+/// 0.9449 to 0.9586 | 0.9557 (tuned | held aside, with the words of `<svg>` read),
+/// precision unchanged.
+pub const FALLBACK_MIN_CHARS: usize = 100;
 
 /// Per-node totals over the subtree, computed once after the scan.
 #[derive(Debug, Default, Clone, Copy)]
@@ -194,12 +201,12 @@ pub fn body(page: &Page, base: &Url) -> Body {
     // The best block is too short to be an article (a site's tagline, "Small. Fast.
     // Reliable.", beside paragraphs held loose in `<body>`, which no container scores): the
     // page's densest region of lines outside chrome and boilerplate blocks, when
-    // that is an article of a body's length (Readability keeps trying until an attempt
-    // holds enough text). A "404 Not Found" in a template whose footer and notices hold
-    // the page's only lines stays no article.
+    // that is an article of [`FALLBACK_MIN_CHARS`] or more (Readability keeps trying
+    // until an attempt holds enough text). A "404 Not Found" in a template whose footer
+    // and notices hold the page's only lines stays no article.
     if !body.article && !enough_words(&body.text) {
         let lines = line_density_fallback(page, base, true);
-        if lines.article && lines.text.chars().count() >= MIN_BODY_CHARS as usize {
+        if lines.article && lines.text.chars().count() >= FALLBACK_MIN_CHARS {
             return lines;
         }
     }
