@@ -516,6 +516,10 @@ pub fn select(page: &Page, st: &[Stats], filter_unlikely: bool) -> Option<Select
 
 /// Ancestors of the top looked at by [`whole_document`].
 pub const DOCUMENT_LEVELS: usize = 4;
+/// A top of fewer chars is never a section of a longer document ([`whole_document`]): a
+/// short article's template holds blocks of text as long as it (a site's notice, an
+/// "about us").
+pub const DOCUMENT_MIN_CHARS: u32 = 2_000;
 /// The share of link text under which the text an ancestor adds to the top is more of
 /// the document, not navigation or teasers.
 pub const DOCUMENT_LINK_DENSITY: f32 = 0.05;
@@ -524,8 +528,8 @@ pub const DOCUMENT_LINK_DENSITY: f32 = 0.05;
 /// extraction bench's tuned parts within 0.001; 1.0 is the stricter.)
 pub const DOCUMENT_MORE_TEXT: f32 = 1.0;
 
-/// The highest ancestor of `top` (within [`DOCUMENT_LEVELS`], below `<body>`, none of
-/// them out of the running) whose text beyond the top's is at least
+/// The highest ancestor of a long `top` ([`DOCUMENT_MIN_CHARS`]; within
+/// [`DOCUMENT_LEVELS`], below `<body>`, none of them out of the running) whose text beyond the top's is at least
 /// [`DOCUMENT_MORE_TEXT`] of the top's and almost no link text
 /// ([`DOCUMENT_LINK_DENSITY`]): a long document cut in sections, each its own
 /// container (a manual page's NAME, SYNOPSIS, DESCRIPTION, OPTIONS), whose best
@@ -534,6 +538,9 @@ pub const DOCUMENT_MORE_TEXT: f32 = 1.0;
 fn whole_document(page: &Page, st: &[Stats], out: &[bool], top: u32) -> u32 {
     let (chars, links) = (st[top as usize].chars, st[top as usize].link_chars);
     let mut best = top;
+    if chars < DOCUMENT_MIN_CHARS {
+        return best;
+    }
     let mut a = page.nodes[top as usize].parent;
     for _ in 0..DOCUMENT_LEVELS {
         if a == NONE
@@ -813,65 +820,71 @@ mod tests {
 
     #[test]
     fn a_manual_page_is_all_its_sections() {
-        // A manual page (AsciiDoc): each section its own block; the option list (shared by
-        // a family of pages) scores best, the page is every section (issue 31: `git log`,
+        // A manual page (AsciiDoc): each section its own block; the long option list (shared
+        // by a family of pages) scores best, the page is every section (issue 31: `git log`,
         // `git show` and `git diff-tree` were each their shared list, at distance 0).
         let para = |t: &str| format!("<div class=paragraph><p>{t}</p></div>");
         let sect = |name: &str, body: String| {
             format!("<div class=sect1><h2>{name}</h2><div class=sectionbody>{body}</div></div>")
         };
-        let option = |o: &str| {
+        let option = |o: usize| {
             format!(
-                "<dt class=hdlist1>--{o}</dt><dd>{}</dd>",
+                "<dt class=hdlist1>--option-{o}</dt><dd>{}</dd>",
                 para(&format!(
-                    "Show the {o} of each commit, in the format described below, unless the                      configuration says otherwise."
+                    "Show the part {o} of each commit, with its parents, its author, its date, \
+                     its message, and its changes, in the format, described below, unless, \
+                     the configuration, says otherwise."
                 ))
             )
         };
-        let options: String = [
-            "stat",
-            "patch",
-            "raw",
-            "name-only",
-            "name-status",
-            "summary",
-        ]
-        .iter()
-        .map(|o| option(o))
-        .collect();
-        let description = [
-            "Shows the commit logs of the history, newest first, one commit after another.",
-            "The command takes options applicable to the rev-list command to control what is \
-             shown and how, and options applicable to the diff commands.",
-            "By default the history is walked from the current commit, following every parent.",
-        ]
-        .map(para)
-        .concat();
+        let options: String = (0..50).map(option).collect();
+        let prose = |what: &str| {
+            (0..26)
+                .map(|i| {
+                    para(&format!(
+                        "The {what} of the command, told in sentence {i} of its section of the \
+                         manual page, which explains it in plain words to the reader."
+                    ))
+                })
+                .collect::<String>()
+        };
         let html = format!(
             "<body><div id=header><h1>git-log(1) Manual Page</h1></div><div id=content>{}{}{}{}</div>\
              <div id=footer><div id=footer-text>Last updated 2023-01-01</div></div></body>",
-            sect("DESCRIPTION", description),
+            sect("DESCRIPTION", prose("description")),
             sect(
                 "OPTIONS",
-                format!("<div class=openblock><div class=content><div class=dlist><dl>{options}</dl></div></div></div>")
+                format!(
+                    "<div class=openblock><div class=content><div class=dlist><dl>{options}</dl>\
+                     </div></div></div>"
+                )
             ),
-            sect("EXAMPLES", para("Shows the whole history of the current branch, with the changes of each commit.")),
-            sect("SEE ALSO", para("The rev-list command, the diff commands and the configuration of the log output.")),
+            sect("EXAMPLES", prose("examples")),
+            sect("SEE ALSO", prose("related commands")),
         );
         let text = text_of(&html);
+        assert!(text.contains("Show the part 49 of each commit"), "{text}");
+        assert!(text.contains("The description of the command"), "{text}");
         assert!(
-            text.contains("Show the name-status of each commit"),
-            "{text}"
-        );
-        assert!(
-            text.contains("Shows the commit logs of the history"),
-            "{text}"
-        );
-        assert!(
-            text.contains("whole history of the current branch"),
+            text.contains("The related commands of the command"),
             "{text}"
         );
         assert!(!text.contains("Last updated"), "{text}");
+        // A short article is no section: the notice its template holds beside it (as long,
+        // without links) stays out.
+        let notice = "this site is run by volunteers of the association who write and check and \
+                      publish every story on their own time and answer every letter they get ";
+        let story = "The council met on Tuesday, late, and approved the new budget, after a long, \
+                     loud, debate about the opening hours, the staff, and the books.";
+        let html = format!(
+            "<body><div class=page><div class=story><h1>A short note</h1>{}</div>\
+             <div class=about>{}</div></div></body>",
+            [story; 3].map(para).concat(),
+            para(&notice.repeat(4))
+        );
+        let text = text_of(&html);
+        assert!(text.contains("approved the new budget"), "{text}");
+        assert!(!text.contains("volunteers"), "{text}");
     }
 
     #[test]
