@@ -219,6 +219,67 @@ mod tests {
     }
 
     #[test]
+    fn a_section_named_after_its_subject_is_no_boilerplate() {
+        // Documentation generators give a section its heading's anchor as `id`: a page on
+        // "HEADER_SETS" or "CMAKE_EXTRA_GENERATOR" is not a header nor an extra block.
+        for id in [
+            "header-sets",
+            "cmake-extra-generator",
+            "link-depends-no-shared",
+        ] {
+            for open in [
+                format!("<section id=\"{id}\">"),
+                format!("<div class=\"section\" id=\"{id}\">"),
+            ] {
+                let close = if open.starts_with("<section") {
+                    "</section>"
+                } else {
+                    "</div>"
+                };
+                let html = format!(
+                    "<html><body><div class=related><a href=/>Home</a></div>\
+                     <div class=document><div class=body role=main>{open}<h1>HEADER_SETS</h1>\
+                     <p>Read-only list of the target's private and public header sets. Files \
+                     listed in these file sets are treated as source files for the purpose of \
+                     IDE integration.</p><p>Header sets may be defined using the \
+                     <a href=t.html>target_sources()</a> command.</p>{close}</div></div>\
+                     <div class=footer>Copyright</div></body></html>"
+                );
+                let a = extract(&html, &url());
+                assert!(a.is_article, "{open}: {a:?}");
+                assert!(a.text.contains("Read-only list"), "{open}: {:?}", a.text);
+            }
+        }
+    }
+
+    #[test]
+    fn a_syntax_diagram_under_a_tagline_is_the_article() {
+        // The best block is the site's tagline; the page's text is the words its diagram
+        // draws and a line of links, about 150 characters.
+        let html = "<html><body><div class=nosearch><a href=/><img src=logo.gif></a>\
+            <div class=tagline>Small. Fast. Reliable.<br>Choose any three.</div>\
+            <div class='menu mainmenu'><ul><li><a href=/>Home</a><li><a href=/d>Docs</a></ul>\
+            </div></div><h1>alter-table-stmt</h1><div class=imgcontainer><div>\
+            <svg viewBox='0 0 9 9'><title>diagram</title><path d='M9,32L31,32'/>\
+            <text x=1>ALTER</text><text x=2>TABLE</text><text x=3>schema-name</text>\
+            <text>.</text><text>table-name</text><text>RENAME</text><text>TO</text>\
+            <text>new-table-name</text><text>RENAME</text><text>COLUMN</text>\
+            <text>column-name</text><text>ADD</text><text>COLUMN</text><text>column-def</text>\
+            </svg></div><br>Used by: <a href=s.html>sql-stmt</a><br>\
+            See also: <a href=l.html>lang_altertable.html</a></div></body></html>";
+        let a = extract(html, &url());
+        assert!(a.is_article, "{a:?}");
+        assert!(
+            a.text
+                .contains("ALTER TABLE schema-name . table-name RENAME TO"),
+            "{:?}",
+            a.text
+        );
+        assert!(!a.text.contains("diagram"), "{:?}", a.text);
+        assert!(!a.text.contains("Small. Fast."), "{:?}", a.text);
+    }
+
+    #[test]
     fn never_panics_on_garbage() {
         let inputs = [
             "",

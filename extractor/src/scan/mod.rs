@@ -77,6 +77,9 @@ pub const MAX_METAS: usize = 1_000;
 pub const MAX_JSON_LD_BYTES: usize = 512 << 10;
 /// Bytes kept of a `<title>` and of one attribute value we store.
 pub const MAX_SHORT_BYTES: usize = 4 << 10;
+/// The name hash ([`tags::tag_named`]) of `text`: inside an `<svg>`, the element whose
+/// content is drawn as words.
+const SVG_TEXT_NAME: u32 = tags::fnv_name(b"text");
 
 /// The pass's working state, shared by the `lol_html` handlers.
 #[derive(Default)]
@@ -196,7 +199,16 @@ impl Scan {
         }
         let parent = *self.stack.last().unwrap_or(&0);
         let parent_node = &self.page.nodes[parent as usize];
+        if tag == Tag::Svg && !start.hidden && parent_node.flags & flag::SKIPPED == 0 {
+            // Read for the words it draws ([`Scan::text_piece`] reads nothing else of it).
+            flags = (flags & !flag::SKIPPED) | flag::IN_SVG;
+        }
+        let svg_text = parent_node.flags & flag::IN_SVG != 0 && name == SVG_TEXT_NAME;
+        if svg_text {
+            flags |= flag::SVG_WORDS;
+        }
         flags |= parent_node.flags & flag::INHERITED;
+        let svg_text = svg_text && flags & flag::SKIPPED == 0;
         let depth = parent_node.depth.saturating_add(1);
         let url = self.keep_url(start.url);
 
@@ -232,6 +244,11 @@ impl Scan {
             class: start.class,
         });
         self.page.events.push(Event::Open(index));
+        if svg_text {
+            // Each `<text>` a word apart from the last (the whitespace between them is the
+            // drawing's, skipped).
+            self.push_visible(" ", index, false);
+        }
         if el.can_have_content() {
             self.push(index);
             self.raw_open = raw;
@@ -246,6 +263,11 @@ impl Scan {
     fn read_attributes<'a>(&mut self, html: &'a str, at: Range<usize>, tag: Tag) -> StartTag<'a> {
         self.id_class.clear();
         let mut start = StartTag::default();
+        let mut id = None;
+        // A section of a document (`<section>`, `<div class=section>`): its `id` is the
+        // anchor of its heading (`id=header-sets`, `id=cmake-extra-generator`), named
+        // after its subject, not its role on the page.
+        let mut section = tag == Tag::Section;
         // The attributes are read from the tag's source: `Element::attributes` would build
         // (and the rewriter drop) a vector of them for every element.
         for (name, value) in RawAttributes::of(html, at) {
@@ -253,10 +275,14 @@ impl Scan {
                 continue;
             };
             match kind {
-                Attr::Id | Attr::Class if self.id_class.len() < MAX_SHORT_BYTES => {
-                    if kind == Attr::Class && !value.trim().is_empty() {
+                Attr::Id => id = Some(value),
+                Attr::Class if self.id_class.len() < MAX_SHORT_BYTES => {
+                    if !value.trim().is_empty() {
                         start.class = word_hash(value.as_bytes()) as u32 | 1;
                     }
+                    section |= value
+                        .split_ascii_whitespace()
+                        .any(|c| c.eq_ignore_ascii_case("section"));
                     self.id_class.push_str(value);
                     self.id_class.push(' ');
                 }
@@ -347,6 +373,10 @@ impl Scan {
                 }
                 _ => {}
             }
+        }
+        if let Some(id) = id.filter(|_| !section && self.id_class.len() < MAX_SHORT_BYTES) {
+            self.id_class.push_str(id);
+            self.id_class.push(' ');
         }
         start
     }
@@ -487,5 +517,17 @@ mod tests {
         let p = scan(&html);
         assert!(p.nodes.len() <= MAX_DEPTH + 1);
         assert!(p.text.contains("deep"));
+    }
+
+    #[test]
+    fn an_svg_draws_its_words_and_nothing_else() {
+        let html = "<div><svg viewBox='0 0 9 9'><title>tip</title><path d='M0,0'/>\
+            <text x=1>ALTER</text>\n<polygon points='1'/><text x=2>TABLE</text><text x=3>\
+            <tspan>schema</tspan></text><style>.a{}</style></svg>\
+            <svg hidden><text>gone</text></svg><span hidden><svg><text>gone</text></svg></span> \
+            <text>plain</text> <svg><g><text>words</text></g></svg></div>";
+        let p = scan(html);
+        let div = texts(&p, Tag::Div);
+        assert_eq!(div, ["ALTER TABLE schema plain words"], "{:?}", p.text);
     }
 }

@@ -43,8 +43,14 @@ pub mod flag {
     /// Named as the article's lead, standfirst or summary (`class=lead`, `intro`,
     /// `standfirst`, `chapo`, `entradilla`): the sentences above the body's container.
     pub const LEAD: u16 = 1 << 13;
+    /// Inside an `<svg>` (or one itself) that nothing else skips: its drawing is no text,
+    /// but the words it draws are ([`SVG_WORDS`]).
+    pub const IN_SVG: u16 = 1 << 14;
+    /// Inside an `<svg>`'s `<text>` (or one itself): words it draws, such as a syntax
+    /// diagram's keywords, visible text.
+    pub const SVG_WORDS: u16 = 1 << 15;
     /// The bits a node takes from its parent.
-    pub const INHERITED: u16 = SKIPPED | IN_LINK | PRE | HEAD;
+    pub const INHERITED: u16 = SKIPPED | IN_LINK | PRE | HEAD | IN_SVG | SVG_WORDS;
 }
 
 /// One element of the page.

@@ -298,19 +298,36 @@ pub(super) fn tag_at(html: &str, at: usize) -> (Tag, u32, Option<&'static str>) 
     tag_named(html.get(at + 1..).unwrap_or(""))
 }
 
+/// The name hash [`tag_named`] gives the (lowercase) tag name `name`: FNV-1a.
+pub(super) const fn fnv_name(name: &[u8]) -> u32 {
+    let mut hash = FNV_START;
+    let mut i = 0;
+    while i < name.len() {
+        hash = fnv_step(hash, name[i]);
+        i += 1;
+    }
+    hash
+}
+
+const FNV_START: u32 = 0x811c_9dc5;
+
+const fn fnv_step(hash: u32, b: u8) -> u32 {
+    (hash ^ b as u32).wrapping_mul(0x0100_0193)
+}
+
 /// The kind, name hash and raw-text name (for `script`, `style`, `title`, `textarea`, ...)
 /// of the tag name `s` starts with, read without allocating (`DIV class=x>` is a `Div`).
 pub(super) fn tag_named(s: &str) -> (Tag, u32, Option<&'static str>) {
     // The longest name with a kind of its own is 10 bytes (`figcaption`).
     let mut lower = [0u8; 12];
     let mut len = 0;
-    let mut hash = 0x811c_9dc5u32;
+    let mut hash = FNV_START;
     for &b in s.as_bytes() {
         if b.is_ascii_whitespace() || b == b'/' || b == b'>' {
             break;
         }
         let b = b.to_ascii_lowercase();
-        hash = (hash ^ u32::from(b)).wrapping_mul(0x0100_0193);
+        hash = fnv_step(hash, b);
         if let Some(slot) = lower.get_mut(len) {
             *slot = b;
         }
@@ -368,5 +385,6 @@ mod tests {
         let long = "a-custom-element-name";
         assert_eq!(tag_named(long), (Tag::Other, fnv(long), None));
         assert_eq!(tag_named(""), (Tag::Other, fnv(""), None));
+        assert_eq!(fnv_name(b"text"), fnv("text"));
     }
 }

@@ -43,7 +43,10 @@ impl Scan {
             if self.page.title.len() < MAX_SHORT_BYTES {
                 self.page.title.push_str(&entities::decode(text));
             }
-        } else if flags & flag::SKIPPED == 0 && self.raw_open.is_none() {
+        } else if flags & flag::SKIPPED == 0
+            && flags & (flag::IN_SVG | flag::SVG_WORDS) != flag::IN_SVG
+            && self.raw_open.is_none()
+        {
             self.push_visible(text, top, flags & flag::PRE != 0);
         }
     }
