@@ -425,11 +425,17 @@ impl Table {
         }
     }
 
-    /// The key of band `band`'s table for band value `value`.
-    fn band_key(&self, band: usize, value: u64) -> String {
+    /// The stored part of band `band` and, for band value `value`, the
+    /// value that names its table.
+    fn stored_value(&self, band: usize, value: u64) -> (Band, u64) {
         let b = self.layout.bands()[band];
         let stored = self.stored_band(band);
-        self.keys.band(band, value >> (b.bits - stored.bits))
+        (stored, value >> (b.bits - stored.bits))
+    }
+
+    /// The key of band `band`'s table for band value `value`.
+    fn band_key(&self, band: usize, value: u64) -> String {
+        self.keys.band(band, self.stored_value(band, value).1)
     }
 
     pub fn store(&self) -> &Store {
@@ -499,9 +505,9 @@ impl Table {
                 len: bytes.len(),
             });
         };
-        let stored = self.stored_band(band);
+        let (stored, key_value) = self.stored_value(band, value);
         let members = stored
-            .members(value >> (whole.bits - stored.bits), bytes)
+            .members(key_value, bytes)
             .ok_or_else(|| TableError::BadTable {
                 key: self.band_key(band, value),
                 len: bytes.len(),
@@ -615,7 +621,7 @@ impl Table {
     /// warns, once a multiple.
     fn warn_when_outgrown(&self, seqs: &[i64]) {
         let scale = self.keys.scale();
-        let compact = 128i64 << scale.shard_bits.min(40);
+        let compact = scale.compact_fingerprints();
         if let (Some(&first), Some(&last)) = (seqs.first(), seqs.last()) {
             if first > 0 && (first - 1) / compact != last / compact {
                 tracing::warn!(

@@ -285,7 +285,8 @@ async fn near_text(
 ) -> anyhow::Result<()> {
     let sketch = sketch(text);
     let fp = sketch.fingerprint;
-    let scale = Scale::load(store, docs.keys().clone()).await?.scale();
+    let keys = Scale::load(store, docs.keys().clone()).await?;
+    let scale = keys.scale();
     let matches: Vec<(u64, u32)> = match Reach::default().probe(&layout, &sketch) {
         Some(probe) => Table::new(store.clone(), namespace, layout)
             .with_scale(scale)
@@ -295,7 +296,6 @@ async fn near_text(
             .filter_map(|n| Some((n.url?, n.distance)))
             .collect(),
         None => {
-            let keys = docs.keys().clone().with_scale(scale);
             let key = keys.exact(keys.shard_of(fp.value()));
             store
                 .one(Op::HGet {

@@ -50,11 +50,10 @@ const NS: &str = "mem";
 const HOSTS: u64 = 20_000;
 
 fn hosts() -> u64 {
-    std::env::var("MEMORY_BENCH_HOSTS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or(HOSTS)
+    match evaluation::bins::env_usize("MEMORY_BENCH_HOSTS", HOSTS as usize) {
+        0 => HOSTS,
+        n => n as u64,
+    }
 }
 const BATCH: usize = 500;
 
@@ -132,10 +131,7 @@ fn page(i: u64, hosts: u64, rng: &mut EvalRng, vocab: &[String], earlier: &[Stri
 }
 
 fn main() {
-    let pages: u64 = std::env::var("MEMORY_BENCH_PAGES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000_000);
+    let pages = evaluation::bins::env_usize("MEMORY_BENCH_PAGES", 1_000_000) as u64;
     let in_files = std::env::var("MEMORY_BENCH_TEXTS").as_deref() != Ok("redis");
     let runtime = evaluation::bins::runtime(2);
     let redis = start_redis();
@@ -147,11 +143,10 @@ async fn run(url: &str, pages: u64, in_files: bool) {
     // The namespace expects the bench's pages (`pipeline::scale`), as a
     // crawl run with `--expected-pages N` would.
     // (`MEMORY_BENCH_EXPECTED_PAGES` sets another: a crawl that did not
-    // say how large it would be has the default's, 1M.)
-    let expected = std::env::var("MEMORY_BENCH_EXPECTED_PAGES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(pages);
+    // say how large it would be has the default's,
+    // `pipeline::scale::DEFAULT_EXPECTED_PAGES`.)
+    let expected =
+        evaluation::bins::env_usize("MEMORY_BENCH_EXPECTED_PAGES", pages as usize) as u64;
     let keys = pipeline::scale::Scale::settle(&store, Keys::new(NS), expected)
         .await
         .expect("the namespace's scale");

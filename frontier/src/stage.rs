@@ -74,7 +74,6 @@ impl FrontierStage {
     /// URL-seen set a URL's hash goes to.
     pub fn with_scale(mut self, scale: pipeline::scale::Scale) -> Self {
         self.keys = self.keys.with_scale(scale);
-        self.specs = Specs::new(self.store.clone(), self.keys.clone());
         self
     }
 }

@@ -91,11 +91,8 @@ pub enum ScaleError {
 
 /// The bits of the least power of two at or above `n` (0 for n ≤ 1).
 fn ceil_log2(n: u64) -> u32 {
-    if n <= 1 {
-        0
-    } else {
-        64 - (n - 1).leading_zeros()
-    }
+    n.checked_next_power_of_two()
+        .map_or(64, u64::trailing_zeros)
 }
 
 impl Scale {
@@ -119,6 +116,13 @@ impl Scale {
             shard_bits: bits(SHARD_ENTRIES, MIN_SHARD_BITS, Self::LARGE.shard_bits),
             band_key_bits: bits(BAND_MEMBERS, MIN_BAND_KEY_BITS, Self::LARGE.band_key_bits),
         }
+    }
+
+    /// The fingerprints this scale keeps its `fpr` and `lsh` shards
+    /// compact for: 128 a shard (Redis's default listpack limit), past
+    /// which a shard may become a hash table.
+    pub fn compact_fingerprints(&self) -> i64 {
+        128i64 << self.shard_bits.min(40)
     }
 
     /// As stored in `<ns>:scale`.
