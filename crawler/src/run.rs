@@ -122,9 +122,14 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let scale = pipeline::scale::Scale::settle(&store, pipeline::keys::Keys::new(ns), expected)
         .await?
         .scale();
+    let wakeups = Arc::new(frontier::release::Wakeups::default());
     let workers = vec![
         tokio::spawn(run_worker(
-            Arc::new(frontier::FrontierStage::new(store.clone(), ns).with_scale(scale)),
+            Arc::new(
+                frontier::FrontierStage::new(store.clone(), ns)
+                    .with_scale(scale)
+                    .with_wakeups(wakeups.clone()),
+            ),
             settings::<frontier::FrontierStage>(&broker, &store),
             shutdown.clone(),
         )),
@@ -160,6 +165,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         broker.clone(),
         ns.to_string(),
         frontier::release::ReleaseSettings::default(),
+        wakeups,
         shutdown.clone(),
     ));
     let keys = pipeline::keys::Keys::new(ns);

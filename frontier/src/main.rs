@@ -12,15 +12,22 @@ async fn main() -> anyhow::Result<()> {
     )?;
     let ns = worker.service.namespace.clone();
     let release_ns = ns.clone();
+    let wakeups = std::sync::Arc::new(release::Wakeups::default());
+    let stage_wakeups = wakeups.clone();
     pipeline::worker::serve_with(
         &worker,
-        |store, keys| frontier::FrontierStage::new(store, &ns).with_scale(keys.scale()),
+        |store, keys| {
+            frontier::FrontierStage::new(store, &ns)
+                .with_scale(keys.scale())
+                .with_wakeups(stage_wakeups)
+        },
         move |store, broker, shutdown| {
             release::run(
                 store,
                 broker,
                 release_ns,
                 ReleaseSettings::default(),
+                wakeups,
                 shutdown,
             )
         },

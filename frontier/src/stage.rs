@@ -49,6 +49,9 @@ pub struct FrontierStage {
     /// same new URL would otherwise both count it against the limit, and
     /// the crawl would end short of it.
     page_limit: tokio::sync::Mutex<()>,
+    /// Told of the shards a batch queued tasks in, when this process runs
+    /// a releaser ([`crate::release::Wakeups`]).
+    wakeups: Option<Arc<crate::release::Wakeups>>,
 }
 
 /// Crawls whose scopes are kept compiled before the cache is cleared.
@@ -67,7 +70,15 @@ impl FrontierStage {
             scopes: Mutex::new(HashMap::new()),
             seen_cache: Mutex::new(HashSet::new()),
             page_limit: tokio::sync::Mutex::new(()),
+            wakeups: None,
         }
+    }
+
+    /// This stage telling `wakeups` (its process's releaser) where it
+    /// queued tasks.
+    pub fn with_wakeups(mut self, wakeups: Arc<crate::release::Wakeups>) -> Self {
+        self.wakeups = Some(wakeups);
+        self
     }
 
     /// This stage with its namespace's scale (`pipeline::scale`): which
@@ -196,6 +207,9 @@ impl Stage for FrontierStage {
             .collect();
         ops.extend(self.counted(&batch, &tally));
         self.store.exec(&ops).await?;
+        if let Some(w) = &self.wakeups {
+            w.touch(by_shard.keys().copied());
+        }
         if !retry {
             // Stored: every hash of the batch is admitted for good.
             let mut cache = self.seen_cache.lock().unwrap_or_else(|p| p.into_inner());

@@ -340,8 +340,11 @@ fn admit_twin(m: &mut Memory<'_>, keys: &[String], args: &[Vec<u8>]) -> Result<R
 /// delay (the larger of the crawl's and robots.txt's, doubled per
 /// consecutive failure, never before a Retry-After backoff; a host failing
 /// `park_after` times in a row waits `park_ms`). A host whose queue is empty
-/// leaves the schedule (an enqueue puts it back). Reply Array of Data
-/// members `origin\ntask`, to publish and then `ZREM` from `releasing`.
+/// leaves the schedule (an enqueue puts it back). Reply Array: first Int,
+/// the ms until the shard's next scheduled host is due (0: one is due now,
+/// over `max_hosts`; -1: the schedule is empty), so a releaser need not
+/// ask a shard again before then; then the Data members `origin\ntask`,
+/// to publish and then `ZREM` from `releasing`.
 ///
 /// When the shard's crawl control hash is not empty, up to [`LOOK_AHEAD`]
 /// tasks of a host are looked at: a paused crawl's go to the back of the
@@ -444,6 +447,10 @@ for _, h in ipairs(hosts) do
     redis.call('ZREM', KEYS[1], h)
   end
 end
+local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local wait = -1
+if first[2] then wait = math.max(0, tonumber(first[2]) - now) end
+table.insert(out, 1, wait)
 return out
 "#
 }
@@ -534,6 +541,11 @@ fn release_twin(
             m.zrem(schedule, &host)?;
         }
     }
+    let wait = match m.zfirst(schedule)? {
+        Some((_, due)) => (due - now).max(0),
+        None => -1,
+    };
+    out.insert(0, Reply::Int(wait));
     Ok(Reply::Array(out))
 }
 

@@ -147,9 +147,11 @@ fn plain(r: Reply) -> Reply {
     }
 }
 
+/// A timed reply, its waits rounded to the second; a negative integer
+/// (no wait: `-1` for "nothing scheduled") stays as it is.
 fn rounded(r: Reply) -> Reply {
     match r {
-        Reply::Int(v) => Reply::Int((v + 500).div_euclid(1000) * 1000),
+        Reply::Int(v) if v >= 0 => Reply::Int((v + 500).div_euclid(1000) * 1000),
         Reply::Array(items) => Reply::Array(items.into_iter().map(rounded).collect()),
         other => other,
     }

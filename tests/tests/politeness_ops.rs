@@ -170,6 +170,7 @@ async fn releaser_waits(store: Store, broker: Broker, ns: &str) {
         broker.clone(),
         ns.to_string(),
         settings.clone(),
+        Default::default(),
         shutdown.clone(),
     ));
     let session = broker.open().await.unwrap();

@@ -339,18 +339,43 @@ fn ints(values: &[i64]) -> Vec<Reply> {
     values.iter().map(|&v| Reply::Int(v)).collect()
 }
 
-/// How many tasks each reply of a release step took, and how many tasks
-/// each sweep step moved, summed over the shards.
-fn taken(replies: &[Reply]) -> usize {
-    replies
-        .iter()
-        .map(|r| match r {
-            Reply::Array(items) => items.len(),
-            other => panic!("{other:?}"),
-        })
-        .sum()
+/// A release reply: the shard's wait (its one integer, wherever an
+/// unordered step sorted it) and the members taken.
+fn release_reply(r: &Reply) -> (i64, Vec<Vec<u8>>) {
+    let Reply::Array(items) = r else {
+        panic!("a release reply that is no array: {r:?}")
+    };
+    let mut wait = None;
+    let mut members = Vec::new();
+    for item in items {
+        match item {
+            Reply::Int(w) => wait = Some(*w),
+            Reply::Data(m) => members.push(m.clone()),
+            other => panic!("{other:?} in a release reply"),
+        }
+    }
+    (wait.expect("a release reply without its wait"), members)
 }
 
+/// The waits of a release step's replies that name a scheduled host (not
+/// -1), sorted.
+fn waits(replies: &[Reply]) -> Vec<i64> {
+    let mut w: Vec<i64> = replies
+        .iter()
+        .map(|r| release_reply(r).0)
+        .filter(|w| *w >= 0)
+        .collect();
+    w.sort();
+    w
+}
+
+/// How many tasks the replies of a release step took, summed over the
+/// shards.
+fn taken(replies: &[Reply]) -> usize {
+    replies.iter().map(|r| release_reply(r).1.len()).sum()
+}
+
+/// How many tasks the replies of a sweep step moved, summed over the shards.
 fn moved(replies: &[Reply]) -> i64 {
     replies.iter().map(|r| r.int().expect("int")).sum()
 }
@@ -360,17 +385,22 @@ async fn politeness_on_an_empty_store() {
     let run = agree("polite-empty", |ns| {
         let keys = Keys::new(ns);
         vec![
-            Step::new(release_all(&keys, 64, 8)),
+            Step::timed(release_all(&keys, 64, 8)),
             Step::new(sweep_all(&keys, 0)),
             Step::timed(vec![turn::gate(&keys, "http://none", 0)]),
             // A host enqueued without tasks is scheduled, then dropped by
             // the release that finds its queue empty.
             Step::new(vec![schedule::enqueue(&keys, "http://e", 0, Vec::new())]),
-            Step::new(release_all(&keys, 64, 8)),
+            Step::timed(release_all(&keys, 64, 8)),
         ]
     })
     .await;
     assert_eq!(taken(&run.replies[0]), 0);
+    assert_eq!(
+        waits(&run.replies[0]),
+        Vec::<i64>::new(),
+        "no shard has a host"
+    );
     assert_eq!(moved(&run.replies[1]), 0);
     assert_eq!(run.replies[2], ints(&[0]));
     assert_eq!(run.replies[3], vec![Reply::Array(ints(&[0, 0]))]);
@@ -393,13 +423,14 @@ async fn politeness_burst_zero_takes_one_and_keeps_the_host() {
                 0,
                 tasks(&["a", "b", "c"]),
             )]),
-            Step::new(release_all(&keys, 64, 0)),
-            Step::new(release_all(&keys, 64, 0)),
+            Step::timed(release_all(&keys, 64, 0)),
+            Step::timed(release_all(&keys, 64, 0)),
         ]
     })
     .await;
     assert_eq!(taken(&run.replies[1]), 1, "a burst of 0 takes one task");
     assert_eq!(taken(&run.replies[2]), 1, "and the host stays scheduled");
+    assert_eq!(waits(&run.replies[2]), vec![0], "due again at once");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -417,7 +448,7 @@ async fn politeness_sweep_is_bounded_and_in_score_order() {
                 tasks(&names),
             )]),
             // All taken at once (one score: ties broken by member).
-            Step::new(release_all(&keys, 64, n as u32)),
+            Step::timed(release_all(&keys, 64, n as u32)),
             Step::new(sweep_all(&keys, 0)),
             Step::new(sweep_all(&keys, 0)),
             Step::new(sweep_all(&keys, 0)),
@@ -454,11 +485,14 @@ async fn politeness_ties_in_score() {
             Step::new(enqueue),
             // Whether the five enqueues share a millisecond (and so tie) is
             // up to the clock: this release's order is not compared.
-            Step::unordered(release_all(&keys, 64, 8)),
+            Step {
+                timed: true,
+                ..Step::unordered(release_all(&keys, 64, 8))
+            },
             // The sweep schedules the five hosts at one score.
             Step::new(sweep_all(&keys, 0)),
             // Two hosts of five: the first two by member.
-            Step::new(release_all(&keys, 2, 8)),
+            Step::timed(release_all(&keys, 2, 8)),
         ]
     })
     .await;
@@ -489,9 +523,9 @@ async fn politeness_failures_parking_backoffs_and_turns() {
                 schedule::enqueue(&keys, "http://slow", 1000, tasks(&["1", "2"])),
                 schedule::enqueue(&keys, "http://later", 1000, tasks(&["1", "2"])),
             ]),
-            Step::new(release_all(&keys, 64, 8)),
+            Step::timed(release_all(&keys, 64, 8)),
             // Nobody is due again yet; enqueueing keeps their turns.
-            Step::new(release_all(&keys, 64, 8)),
+            Step::timed(release_all(&keys, 64, 8)),
             Step::new(vec![
                 schedule::enqueue(&keys, "http://bad", 0, tasks(&["3"])),
                 schedule::enqueue(&keys, "http://slow", 1000, tasks(&["3"])),
@@ -510,6 +544,13 @@ async fn politeness_failures_parking_backoffs_and_turns() {
     .await;
     assert_eq!(taken(&run.replies[2]), 4, "one task per host");
     assert_eq!(taken(&run.replies[3]), 0);
+    // Each shard's next host: the slow one in 3 s, the flaky one (two
+    // failures) in 4 s, the parked one in an hour, the later one in 2100.
+    let next = waits(&run.replies[3]);
+    assert!(
+        next.starts_with(&[3000, 4000, 3_600_000]) && next.len() == 4,
+        "{next:?}"
+    );
     assert_eq!(run.replies[5], ints(&[0, 10_000, 0, 2000, 0, 0]));
     let parked = run
         .state
@@ -542,12 +583,8 @@ fn task_of(crawl: &str, url: &str) -> Vec<u8> {
 fn crawls_taken(replies: &[Reply]) -> Vec<String> {
     replies
         .iter()
-        .flat_map(|r| match r {
-            Reply::Array(items) => items.clone(),
-            other => panic!("{other:?}"),
-        })
+        .flat_map(|r| release_reply(r).1)
         .map(|m| {
-            let m = m.data().expect("data").expect("member");
             let i = m.iter().position(|b| *b == b'\n').expect("origin\\ntask");
             pipeline::messages::task_crawl(&m[i + 1..]).unwrap_or_else(|| "?".into())
         })
@@ -597,9 +634,9 @@ async fn politeness_paused_and_cancelled_crawls() {
             Step::new(set_state(&keys, "c", CrawlState::Cancelled)),
             // a, junk and a go; b's stay queued (at the back), c's is dropped;
             // the paused host keeps no turn; the mixed host (a delay) sends a.
-            Step::new(release_all(&keys, 64, 8)),
+            Step::timed(release_all(&keys, 64, 8)),
             // Only paused tasks left: nothing goes, the hosts stay queued.
-            Step::new(release_all(&keys, 64, 8)),
+            Step::timed(release_all(&keys, 64, 8)),
             // Resumed: the tasks are releasable again (once the hosts are
             // looked at again); cancelled: dropped from their queues.
             Step::new(set_state(&keys, "b", CrawlState::Running)),

@@ -152,6 +152,15 @@ impl<'a> Memory<'a> {
             .collect())
     }
 
+    /// `ZRANGE key 0 0 WITHSCORES`: the lowest-scored member and its score.
+    pub fn zfirst(&self, key: &str) -> Result<Option<(Vec<u8>, i64)>, StoreError> {
+        Ok(self
+            .data
+            .zrange_by_score(key, i64::MIN, i64::MAX, 1)?
+            .into_iter()
+            .next())
+    }
+
     /// ZINCRBY: the new score.
     pub fn zincr(&mut self, key: &str, member: &[u8], by: i64) -> Result<i64, StoreError> {
         let new = self.data.zscore(key, member)?.unwrap_or(0) + by;
