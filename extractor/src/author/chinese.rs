@@ -1,4 +1,4 @@
-//! Chinese bylines in the text around the body: labels (`作者：`, `记者`, `编辑：`,
+//! Chinese bylines in the text around the body: labels (`作者：`, `记者`, `原创`, `编辑：`,
 //! `来源：`) ranked, the names after them (surname and shape, or a pen name).
 
 use std::sync::OnceLock;
@@ -23,6 +23,7 @@ pub(super) const LABELS: &[(&str, u8)] = &[
     ("通讯员", 1),
     ("实习生", 1),
     ("发表于", 2),
+    ("原创", 2),
     ("责任编辑", 3),
     ("编辑", 3),
     ("责编", 3),
@@ -191,6 +192,9 @@ pub(super) fn chinese_byline(
 /// or (rank 2, "发表于") the user name before it.
 fn names_at_label(window: &str, at: usize, label: &str, rank: u8, name_re: &Regex) -> Vec<String> {
     let after = &window[at + label.len()..];
+    if label == ORIGINAL {
+        return original_account(window, at, after).into_iter().collect();
+    }
     if rank == 2 {
         // "ggjjzhzz 发表于 2005-9-15": the name comes before.
         let before = &window[floor(window, at.saturating_sub(40))..at];
@@ -306,6 +310,21 @@ fn after_link(page: &Page, pos: u32) -> bool {
         }
     }
     false
+}
+
+/// The mark of an original post on a self-media platform, before the account that wrote it
+/// ("原创 GameForce 2019-09-04 22:18:34", "原创 kingname 未闻Code").
+const ORIGINAL: &str = "原创";
+
+/// The account after [`ORIGINAL`] found at byte `at` of `window`: the mark opens its line and
+/// stands alone (not "原创文章", "原创稿"), and the word after it is a pen name, no
+/// publication (checked by the caller as every candidate is).
+fn original_account(window: &str, at: usize, after: &str) -> Option<String> {
+    let line_start = window[..at].trim_end_matches([' ', '　']);
+    if !(line_start.is_empty() || line_start.ends_with('\n')) || !after.starts_with([' ', '　']) {
+        return None;
+    }
+    pen_name(after).filter(|w| !ORGANISATION_ENDS.iter().any(|e| w.ends_with(e)))
 }
 
 /// The names after a label: `：张三 李四`, `记者 张三`.

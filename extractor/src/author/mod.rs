@@ -1,9 +1,9 @@
 //! The author, as a checked candidate rather than the first match.
 //!
 //! Candidates come from meta tags and JSON-LD, the issuer that signs an official document,
-//! Chinese bylines in the text around the body (`作者：`, `记者`, `编辑：`, `来源：`; the labels
-//! ranked, an author before a reporter before an editor before a source, and within a rank
-//! the one nearest the date), elements marked as the byline (`class=author`,
+//! Chinese bylines in the text around the body (`作者：`, `记者`, `原创`, `编辑：`, `来源：`;
+//! the labels ranked, an author before a reporter or an original post's account before an
+//! editor before a source, and within a rank the one nearest the date), elements marked as the byline (`class=author`,
 //! `itemprop=author`, `rel=author`; the one nearest the body, not a related story's), a
 //! visible "By …" line (`By`, `Par`, `Von`, `Por`, `Door`, `Av`) at the top of the body,
 //! and a bare name under the headline.
@@ -1229,6 +1229,9 @@ mod tests {
             ),
             ("<p>来源: 尹娟 【发表评论】</p>", Some("尹娟")),
             ("<p>来源：新华网</p>", None),
+            // A self-media post's account, marked as original.
+            ("<div><span>原创</span> <span>GameForce</span> <span>2019-09-04 22:18:34</span></div>", Some("GameForce")),
+            ("<p>原创文章，转载请注明出处</p>", None),
             // A pen name alone after the label, with no common surname.
             ("<p>来源：新闻晨报</p><p>编辑：山石</p>", Some("山石")),
             ("<p>编辑：本报</p>", None),
