@@ -27,7 +27,7 @@ pub(super) const LABELS: &[(&str, u8)] = &[
     ("责任编辑", 3),
     ("编辑", 3),
     ("责编", 3),
-    ("来源", 4),
+    (SOURCE, 4),
 ];
 
 /// Common Chinese surnames: after a reporter, editor or source label, a word is taken as a
@@ -161,6 +161,37 @@ pub(super) fn chinese_byline(
             best = Some((key, joined));
         }
     }
+    // "石佳/中国青年报" on a line of its own: the writer and the paper the story is from.
+    static WRITER_SLASH_PAPER: OnceLock<Regex> = OnceLock::new();
+    let writer_slash_paper = WRITER_SLASH_PAPER.get_or_init(|| {
+        Regex::new(r"(?m)^[ 　]*([\p{Han}·]{2,4})[ 　]*[/／][ 　]*(\p{Han}{2,12})[ 　]*$")
+            .expect("static regex")
+    });
+    for c in writer_slash_paper.captures_iter(window) {
+        let (Some(name), Some(paper)) = (c.get(1), c.get(2)) else {
+            continue;
+        };
+        let surname = name
+            .as_str()
+            .chars()
+            .next()
+            .is_some_and(|c| SURNAMES.contains(c));
+        let publication = ORGANISATION_ENDS
+            .iter()
+            .any(|e| paper.as_str().ends_with(e));
+        if !surname || !publication {
+            continue;
+        }
+        let pos = (lo + name.start()) as u32;
+        let far = pos + NEAR_BODY < start || pos > end + NEAR_BODY;
+        let key = (
+            1 + if far { FAR_RANK } else { 0 },
+            (pos as i64 - anchor).abs(),
+        );
+        if clean(name.as_str(), checks).is_some() && best.as_ref().is_none_or(|(k, _)| key < *k) {
+            best = Some((key, name.as_str().to_string()));
+        }
+    }
     // "[ 黄宇 ]" after the date, "（常书香 马丹阳 ）" or "（姚峰 上海报道）" after the body.
     static BRACKETS: OnceLock<Regex> = OnceLock::new();
     let brackets = BRACKETS.get_or_init(|| {
@@ -216,7 +247,10 @@ fn names_at_label(window: &str, at: usize, label: &str, rank: u8, name_re: &Rege
     } else if rank == 0 && after.starts_with([' ', '　']) && !label.ends_with(['/', '／']) {
         // "《棱镜》作者 周纯", "专栏作者 王文": a name with a surname after a space.
         names_after(after, name_re, true, false)
-    } else if rank == 0 && !after.starts_with(['：', ':', '/', '／']) {
+    } else if rank == 0
+        && !label.ends_with(['/', '／'])
+        && !after.starts_with(['：', ':', '/', '／'])
+    {
         // "作者须知", "作者手记": not a byline.
         Vec::new()
     } else {
@@ -310,6 +344,19 @@ fn after_link(page: &Page, pos: u32) -> bool {
         }
     }
     false
+}
+
+/// The label of the source a story was taken from.
+const SOURCE: &str = "来源";
+
+/// Whether `name` is written in `text` as a source, right after [`SOURCE`] and a colon or
+/// spaces ("来源：央视新闻", "来源: 央视新闻"): where a story was taken from, not who wrote it.
+pub(super) fn is_source(text: &str, name: &str) -> bool {
+    text.match_indices(name).any(|(at, _)| {
+        text[..at]
+            .trim_end_matches([' ', '　', '：', ':', '\n'])
+            .ends_with(SOURCE)
+    })
 }
 
 /// The mark of an original post on a self-media platform, before the account that wrote it

@@ -3,8 +3,9 @@
 //! Candidates come from meta tags and JSON-LD, the issuer that signs an official document,
 //! Chinese bylines in the text around the body (`作者：`, `记者`, `原创`, `编辑：`, `来源：`;
 //! the labels ranked, an author before a reporter or an original post's account before an
-//! editor before a source, and within a rank the one nearest the date), elements marked as the byline (`class=author`,
-//! `itemprop=author`, `rel=author`; the one nearest the body, not a related story's), a
+//! editor before a source, and within a rank the one nearest the date), elements marked as
+//! the byline (`class=author`, `itemprop=author`, `rel=author`; the one nearest the body,
+//! not a related story's), a
 //! visible "By …" line (`By`, `Par`, `Von`, `Por`, `Door`, `Av`) at the top of the body,
 //! and a bare name under the headline.
 //!
@@ -27,7 +28,7 @@ use script::Script;
 
 use crate::scan::{flag, Page};
 use chinese::{chinese_byline, floor, han_name};
-use json_ld::{json_author, json_credit};
+use json_ld::{json_author, json_credit, json_publisher};
 use names::clean;
 pub use names::{names_of, Checks};
 
@@ -75,6 +76,10 @@ pub fn author(
         ..checks.clone()
     };
     let json = json_credit(&page.json_ld);
+    // The site's owner as the JSON-LD names it: a declared author that names it is the
+    // publication, not the writer.
+    let publisher = json_publisher(&page.json_ld);
+    let names_the_site = |a: &str| names_the_site(page, a, publisher.as_deref());
     // Every declared name, in the order of trust: the meta tags, JSON-LD, the Twitter card.
     let mut declared_all: Vec<String> = META_KEYS
         .iter()
@@ -100,10 +105,13 @@ pub fn author(
     declared_all.extend(written_by_label(page).and_then(|a| clean(a, &declared_checks)));
     // A portal's name in Han characters is never the writer; a site's name in other
     // scripts is demoted below the names the page shows (and may stand as its credit).
-    declared_all.retain(|a| !(a.chars().any(is_han) && names_the_site(page, a)));
+    // Nor is the source a story was taken from ("来源：央视新闻" and a meta author "央视新闻").
+    declared_all.retain(|a| {
+        !(a.chars().any(is_han) && (names_the_site(a) || chinese::is_source(&page.text, a)))
+    });
     let site_named = declared_all
         .iter()
-        .position(|a| names_the_site(page, a))
+        .position(|a| names_the_site(a))
         .map(|i| declared_all.remove(i));
     declared_all.extend(site_named);
     // The first the page shows at its article (the writer), else the first (a publisher
@@ -146,7 +154,7 @@ pub fn author(
         // A web address ("LAOLA1.at") is the site's name, whether it is the site's or not.
         Some(d)
             if !shown(page, span, &d)
-                || names_the_site(page, &d)
+                || names_the_site(&d)
                 || is_domain(&d)
                 || (is_acronym(&d) && names::agency_credit(&d, &checks).is_none()) =>
         {
@@ -230,7 +238,19 @@ pub const DATELINE_LEAD: usize = 120;
 /// ("Hamburg (dpa/lno) – …", "WASHINGTON (AP) — …", "(Reuters) -"): the credit of a story
 /// that names no writer.
 fn dateline_agency(body: &str, checks: &Checks) -> Option<String> {
-    let first_line = body.trim_start().split('\n').next()?;
+    // The first lines: a photo's caption may come before the dateline.
+    body.split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take(DATELINE_LINES)
+        .find_map(|line| line_dateline_agency(line, checks))
+}
+
+/// Lines of the body's opening looked at for a dateline.
+pub const DATELINE_LINES: usize = 3;
+
+/// The agency of a dateline that opens `first_line`.
+fn line_dateline_agency(first_line: &str, checks: &Checks) -> Option<String> {
     let open = first_line.find('(').filter(|&i| i <= DATELINE_LEAD)?;
     let inner_len = first_line[open + 1..].find(')')?;
     let inner = &first_line[open + 1..open + 1 + inner_len];
@@ -280,8 +300,12 @@ fn shown_anywhere(page: &Page, author: &str) -> bool {
 }
 
 /// Whether a declared author is the site's name: `og:site_name` holds it, or the last part
-/// of `<title>` does ("…_网易财经" for a meta author "网易", "… | L-MAG" for "L-MAG").
-fn names_the_site(page: &Page, author: &str) -> bool {
+/// of `<title>` does ("…_网易财经" for a meta author "网易", "… | L-MAG" for "L-MAG"), or
+/// (not in Han characters) the publisher's name, address or handle does, letters and digits
+/// compared alone ("Interscenario" for the site `INTERSCENAR.IO`, "El Colombiano" for
+/// `www.elcolombiano.com`, "DITIB" for the publisher `https://www.ditib.de`, "Condé Nast"
+/// for the JSON-LD `publisher` given as `publisher`).
+fn names_the_site(page: &Page, author: &str, publisher: Option<&str>) -> bool {
     let han = author.chars().all(|c| is_han(c) || c == ' ');
     let site = crate::meta(page, &["og:site_name", "application-name"]).unwrap_or("");
     let title_end = page
@@ -293,12 +317,37 @@ fn names_the_site(page: &Page, author: &str) -> bool {
     if han {
         return [site, title_end].iter().any(|s| s.contains(author));
     }
-    // Other scripts: ignoring case, three letters at least ("L-MAG" for "… | L-MAG").
-    let author = author.to_lowercase();
-    author.chars().filter(|c| c.is_alphanumeric()).count() >= 3
+    // Other scripts: ignoring case, spaces and punctuation, three letters at least.
+    let author = alphanumeric_lower(author);
+    author.chars().count() >= 3
         && [site, title_end]
-            .iter()
-            .any(|s| s.to_lowercase().contains(&author))
+            .into_iter()
+            .chain(
+                PUBLISHER_KEYS
+                    .iter()
+                    .filter_map(|key| crate::meta(page, &[key]))
+                    .chain(publisher),
+            )
+            .any(|s| alphanumeric_lower(s).contains(&author))
+}
+
+/// Meta names that name the publisher by its name, address or handle, besides the site's
+/// name: a declared author found in one is the publication, not its writer.
+const PUBLISHER_KEYS: &[&str] = &[
+    "publisher",
+    "article:publisher",
+    "twitter:site",
+    "copyright",
+    "dc.publisher",
+    "dcterms.publisher",
+];
+
+/// The letters and digits of `text`, lower-cased: "INTERSCENAR.IO" is "interscenario".
+fn alphanumeric_lower(text: &str) -> String {
+    text.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
 }
 
 /// The value of a "Written by" label in the page's Twitter card (`twitter:label1` =
@@ -814,6 +863,14 @@ mod tests {
             dateline_agency("WASHINGTON (AP) — The Senate voted", &checks).as_deref(),
             Some("AP")
         );
+        assert_eq!(
+            dateline_agency(
+                "Bernd Lucke verlässt den Hörsaal. Foto: Markus Scholz/dpa\nHamburg (dpa/lno) – Trotz",
+                &checks
+            )
+            .as_deref(),
+            Some("dpa/lno")
+        );
         // A parenthesis in a sentence, or a name that is no agency.
         assert_eq!(dateline_agency("Die Partei (AfD) fordert", &checks), None);
         assert_eq!(dateline_agency("Berlin (Jane Roe) – Text", &checks), None);
@@ -911,6 +968,13 @@ mod tests {
             ("<p class=author>APA/AP</p>", Some("APA/AP")),
             ("<meta name=author content='By Paul Takahashi, Staff writer'>", Some("Paul Takahashi")),
             ("<meta name=author content='Rachael Link, MS, RD'>", Some("Rachael Link")),
+            ("<p class=author>Author: Jane Roe, Datum: 03.Mär.19</p>", Some("Jane Roe")),
+            ("<p class=author>Yellow Vests and I</p>", None),
+            (
+                "<meta property=og:site_name content='INTERSCENAR.IO'><meta name=author content='Interscenario'>\
+                 <p class=author>Author: Jane Roe</p><p>Interscenario</p>",
+                Some("Jane Roe"),
+            ),
             ("<meta property=og:site_name content='Business Insider'><meta name=author content='Charlie Wood, Business Insider'>", Some("Charlie Wood")),
         ]);
     }
@@ -1229,6 +1293,15 @@ mod tests {
             ),
             ("<p>来源: 尹娟 【发表评论】</p>", Some("尹娟")),
             ("<p>来源：新华网</p>", None),
+            // The writer and the paper the story is from, under the headline.
+            ("<p>石佳/中国青年报</p><p>2019-09-24 09:10</p><p>责任编辑：张珺</p>", Some("石佳")),
+            ("<p>首页/新闻中心</p>", None),
+            // The name right after the slash of "文/".
+            ("<p>文/张三</p>", Some("张三")),
+            ("<p>文／记者 李四</p>", Some("李四")),
+            // The source named in the meta author is not the writer.
+            ("<meta name=author content='央视新闻'><p>2019-09-07 来源： 央视新闻</p>", None),
+            ("<meta name=author content='王大明'><p>来源：王大明</p><p>编辑：山石</p>", Some("山石")),
             // A self-media post's account, marked as original.
             ("<div><span>原创</span> <span>GameForce</span> <span>2019-09-04 22:18:34</span></div>", Some("GameForce")),
             ("<p>原创文章，转载请注明出处</p>", None),

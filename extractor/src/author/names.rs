@@ -448,6 +448,14 @@ const HAN_ORGANISATION_ENDS: &[&str] = &[
     "部门",
     "办公室",
     "有限",
+    // A newsroom's or a self-media outlet's name ("央视新闻", "第一财经", "IT之家").
+    "新闻",
+    "财经",
+    "传媒",
+    "媒体",
+    "资讯",
+    "之家",
+    "客户端",
 ];
 
 /// A byline without its label and without what follows the names: a date or time, a
@@ -578,6 +586,14 @@ pub fn names_of(raw: &str, checks: &Checks) -> Option<Vec<String>> {
         // A role, credential or agency after the names ("Staff writer", "MS, RD").
         if is_role_or_agency(part) {
             continue;
+        }
+        // One letter is no one's name: the candidate is a phrase ("Yellow Vests and I").
+        if !han_text && part.chars().count() == 1 {
+            return None;
+        }
+        // A label after the names opens the next field ("Author: Jane Roe, Datum: …").
+        if !names.is_empty() && is_label_word(part) {
+            break;
         }
         let names_the_site = checks.all_site_words(part);
         let Some(name) = checked_name(part, checks).filter(|_| !names_the_site) else {
