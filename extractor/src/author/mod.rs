@@ -563,15 +563,26 @@ fn marked_by(
     best
 }
 
+/// Levels (the node and its ancestors) in which a readers' comment mark makes a marked
+/// byline a commenter's.
+pub const COMMENT_LEVELS: usize = 4;
+
 /// Whether the node or an ancestor is page chrome: `nav`, `aside`, a `footer` outside an
 /// `article` (a byline's own class may read as boilerplate to the body scorer, so hints are
-/// not asked).
+/// not asked), or readers' comments (`class=comment-author`: a commenter, not the writer).
 fn in_boilerplate(page: &Page, mut node: u32, body_start: u32) -> bool {
     use crate::scan::Tag;
     // A `footer` inside the `article` that holds the body is the article's own (its byline,
     // its date); a comment's `article` and footer are not.
     let mut footer = false;
+    let mut level = 0;
     while let Some(n) = page.nodes.get(node as usize) {
+        // A comment's author sits a few levels inside its comment; further up, a class
+        // such as `no-cookie` on a page's wrapper says nothing of the byline.
+        if level < COMMENT_LEVELS && n.flags & flag::DISCUSSION != 0 {
+            return true;
+        }
+        level += 1;
         match n.tag {
             Tag::Nav | Tag::Aside => return true,
             Tag::Footer => footer = true,
@@ -715,6 +726,9 @@ fn kind_by(line: &str) -> Option<String> {
         .strip_prefix("Eine ")
         .or_else(|| line.strip_prefix("Ein "))?;
     let (noun, name) = rest.split_once(" von ")?;
+    // "Ein Interview von Eugen Zentner mit Sonja Silberhorn": the one interviewed is not
+    // the writer.
+    let name = name.split_once(" mit ").map_or(name, |(writer, _)| writer);
     (noun.starts_with(char::is_uppercase)
         && noun.chars().all(char::is_alphabetic)
         && !name.is_empty())
@@ -885,6 +899,10 @@ mod tests {
         assert_eq!(
             kind_by("Eine Kolumne von Nils Pickert").as_deref(),
             Some("Von Nils Pickert")
+        );
+        assert_eq!(
+            kind_by("Ein Interview von Eugen Zentner mit Sonja Silberhorn.").as_deref(),
+            Some("Von Eugen Zentner")
         );
         assert_eq!(kind_by("Eine von vielen"), None);
     }
@@ -1136,6 +1154,13 @@ mod tests {
              </section></body></html>"
         );
         assert_eq!(crate::extract(&comment, &url).author, None);
+        // A commenter right under a short story is no byline either.
+        let commenter = format!(
+            "<html><body><main><h1>Schulnoten</h1>{body}</main><div class=comment-head>\
+             <span class=comment-author>Philipp Ther</span> <span>11. Februar 2020</span>\
+             </div></body></html>"
+        );
+        assert_eq!(crate::extract(&commenter, &url).author, None);
     }
 
     #[test]

@@ -97,6 +97,10 @@ const BYLINE_PREFIXES: &[&str] = &[
     "autor:",
     "autorin: ",
     "autoren: ",
+    // The label without its colon ("Autor Mark Newton:").
+    "autor ",
+    "autorin ",
+    "author ",
     "auteur: ",
     "auteur : ",
     "text: ",
