@@ -1,4 +1,4 @@
-//! Chinese bylines in the text around the body: labels (`作者：`, `记者`, `原创`, `编辑：`,
+//! Chinese bylines in the text around the body: labels (`作者：`, `记者`, `编辑：`,
 //! `来源：`) ranked, the names after them (surname and shape, or a pen name).
 
 use std::sync::OnceLock;
@@ -23,7 +23,6 @@ pub(super) const LABELS: &[(&str, u8)] = &[
     ("通讯员", 1),
     ("实习生", 1),
     ("发表于", 2),
-    ("原创", 2),
     ("责任编辑", 3),
     ("编辑", 3),
     ("责编", 3),
@@ -161,37 +160,6 @@ pub(super) fn chinese_byline(
             best = Some((key, joined));
         }
     }
-    // "石佳/中国青年报" on a line of its own: the writer and the paper the story is from.
-    static WRITER_SLASH_PAPER: OnceLock<Regex> = OnceLock::new();
-    let writer_slash_paper = WRITER_SLASH_PAPER.get_or_init(|| {
-        Regex::new(r"(?m)^[ 　]*([\p{Han}·]{2,4})[ 　]*[/／][ 　]*(\p{Han}{2,12})[ 　]*$")
-            .expect("static regex")
-    });
-    for c in writer_slash_paper.captures_iter(window) {
-        let (Some(name), Some(paper)) = (c.get(1), c.get(2)) else {
-            continue;
-        };
-        let surname = name
-            .as_str()
-            .chars()
-            .next()
-            .is_some_and(|c| SURNAMES.contains(c));
-        let publication = ORGANISATION_ENDS
-            .iter()
-            .any(|e| paper.as_str().ends_with(e));
-        if !surname || !publication {
-            continue;
-        }
-        let pos = (lo + name.start()) as u32;
-        let far = pos + NEAR_BODY < start || pos > end + NEAR_BODY;
-        let key = (
-            1 + if far { FAR_RANK } else { 0 },
-            (pos as i64 - anchor).abs(),
-        );
-        if clean(name.as_str(), checks).is_some() && best.as_ref().is_none_or(|(k, _)| key < *k) {
-            best = Some((key, name.as_str().to_string()));
-        }
-    }
     // "[ 黄宇 ]" after the date, "（常书香 马丹阳 ）" or "（姚峰 上海报道）" after the body.
     static BRACKETS: OnceLock<Regex> = OnceLock::new();
     let brackets = BRACKETS.get_or_init(|| {
@@ -223,9 +191,6 @@ pub(super) fn chinese_byline(
 /// or (rank 2, "发表于") the user name before it.
 fn names_at_label(window: &str, at: usize, label: &str, rank: u8, name_re: &Regex) -> Vec<String> {
     let after = &window[at + label.len()..];
-    if label == ORIGINAL {
-        return original_account(window, at, after).into_iter().collect();
-    }
     if rank == 2 {
         // "ggjjzhzz 发表于 2005-9-15": the name comes before.
         let before = &window[floor(window, at.saturating_sub(40))..at];
@@ -357,21 +322,6 @@ pub(super) fn is_source(text: &str, name: &str) -> bool {
             .trim_end_matches([' ', '　', '：', ':', '\n'])
             .ends_with(SOURCE)
     })
-}
-
-/// The mark of an original post on a self-media platform, before the account that wrote it
-/// ("原创 GameForce 2019-09-04 22:18:34", "原创 kingname 未闻Code").
-const ORIGINAL: &str = "原创";
-
-/// The account after [`ORIGINAL`] found at byte `at` of `window`: the mark opens its line and
-/// stands alone (not "原创文章", "原创稿"), and the word after it is a pen name, no
-/// publication (checked by the caller as every candidate is).
-fn original_account(window: &str, at: usize, after: &str) -> Option<String> {
-    let line_start = window[..at].trim_end_matches([' ', '　']);
-    if !(line_start.is_empty() || line_start.ends_with('\n')) || !after.starts_with([' ', '　']) {
-        return None;
-    }
-    pen_name(after).filter(|w| !ORGANISATION_ENDS.iter().any(|e| w.ends_with(e)))
 }
 
 /// The names after a label: `：张三 李四`, `记者 张三`.

@@ -1,12 +1,12 @@
 //! The author, as a checked candidate rather than the first match.
 //!
 //! Candidates come from meta tags and JSON-LD, the issuer that signs an official document,
-//! Chinese bylines in the text around the body (`作者：`, `记者`, `原创`, `编辑：`, `来源：`;
-//! the labels ranked, an author before a reporter or an original post's account before an
-//! editor before a source, and within a rank the one nearest the date), elements marked as
-//! the byline (`class=author`, `itemprop=author`, `rel=author`; the one nearest the body,
-//! not a related story's), a
-//! visible "By …" line (`By`, `Par`, `Von`, `Por`, `Door`, `Av`) at the top of the body,
+//! Chinese bylines in the text around the body (`作者：`, `记者`, `编辑：`, `来源：`; the labels
+//! ranked, an author before a reporter before an editor before a source, and within a rank
+//! the one nearest the date), elements marked as the byline (`class=author`,
+//! `itemprop=author`, `rel=author`; the one nearest the body, not a related story's, nor a
+//! reader's comment's), a visible "By …" line (`By`, `Par`, `Von`, `Por`, `Door`, `Av`) at
+//! the top of the body,
 //! and a bare name under the headline.
 //!
 //! Each candidate is checked ([`names_of`]): cut into names (co-authors joined by `、`, `,`,
@@ -726,9 +726,6 @@ fn kind_by(line: &str) -> Option<String> {
         .strip_prefix("Eine ")
         .or_else(|| line.strip_prefix("Ein "))?;
     let (noun, name) = rest.split_once(" von ")?;
-    // "Ein Interview von Eugen Zentner mit Sonja Silberhorn": the one interviewed is not
-    // the writer.
-    let name = name.split_once(" mit ").map_or(name, |(writer, _)| writer);
     (noun.starts_with(char::is_uppercase)
         && noun.chars().all(char::is_alphabetic)
         && !name.is_empty())
@@ -900,10 +897,7 @@ mod tests {
             kind_by("Eine Kolumne von Nils Pickert").as_deref(),
             Some("Von Nils Pickert")
         );
-        assert_eq!(
-            kind_by("Ein Interview von Eugen Zentner mit Sonja Silberhorn.").as_deref(),
-            Some("Von Eugen Zentner")
-        );
+
         assert_eq!(kind_by("Eine von vielen"), None);
     }
 
@@ -986,8 +980,6 @@ mod tests {
             ("<p class=author>APA/AP</p>", Some("APA/AP")),
             ("<meta name=author content='By Paul Takahashi, Staff writer'>", Some("Paul Takahashi")),
             ("<meta name=author content='Rachael Link, MS, RD'>", Some("Rachael Link")),
-            ("<p class=author>Author: Jane Roe, Datum: 03.Mär.19</p>", Some("Jane Roe")),
-            ("<p class=author>Yellow Vests and I</p>", None),
             (
                 "<meta property=og:site_name content='INTERSCENAR.IO'><meta name=author content='Interscenario'>\
                  <p class=author>Author: Jane Roe</p><p>Interscenario</p>",
@@ -1318,18 +1310,18 @@ mod tests {
             ),
             ("<p>来源: 尹娟 【发表评论】</p>", Some("尹娟")),
             ("<p>来源：新华网</p>", None),
-            // The writer and the paper the story is from, under the headline.
-            ("<p>石佳/中国青年报</p><p>2019-09-24 09:10</p><p>责任编辑：张珺</p>", Some("石佳")),
-            ("<p>首页/新闻中心</p>", None),
             // The name right after the slash of "文/".
             ("<p>文/张三</p>", Some("张三")),
             ("<p>文／记者 李四</p>", Some("李四")),
             // The source named in the meta author is not the writer.
-            ("<meta name=author content='央视新闻'><p>2019-09-07 来源： 央视新闻</p>", None),
-            ("<meta name=author content='王大明'><p>来源：王大明</p><p>编辑：山石</p>", Some("山石")),
-            // A self-media post's account, marked as original.
-            ("<div><span>原创</span> <span>GameForce</span> <span>2019-09-04 22:18:34</span></div>", Some("GameForce")),
-            ("<p>原创文章，转载请注明出处</p>", None),
+            (
+                "<meta name=author content='央视新闻'><p>2019-09-07 来源： 央视新闻</p>",
+                None,
+            ),
+            (
+                "<meta name=author content='王大明'><p>来源：王大明</p><p>编辑：山石</p>",
+                Some("山石"),
+            ),
             // A pen name alone after the label, with no common surname.
             ("<p>来源：新闻晨报</p><p>编辑：山石</p>", Some("山石")),
             ("<p>编辑：本报</p>", None),

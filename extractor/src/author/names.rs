@@ -97,10 +97,6 @@ const BYLINE_PREFIXES: &[&str] = &[
     "autor:",
     "autorin: ",
     "autoren: ",
-    // The label without its colon ("Autor Mark Newton:").
-    "autor ",
-    "autorin ",
-    "author ",
     "auteur: ",
     "auteur : ",
     "text: ",
@@ -590,14 +586,6 @@ pub fn names_of(raw: &str, checks: &Checks) -> Option<Vec<String>> {
         // A role, credential or agency after the names ("Staff writer", "MS, RD").
         if is_role_or_agency(part) {
             continue;
-        }
-        // One letter is no one's name: the candidate is a phrase ("Yellow Vests and I").
-        if !han_text && part.chars().count() == 1 {
-            return None;
-        }
-        // A label after the names opens the next field ("Author: Jane Roe, Datum: …").
-        if !names.is_empty() && is_label_word(part) {
-            break;
         }
         let names_the_site = checks.all_site_words(part);
         let Some(name) = checked_name(part, checks).filter(|_| !names_the_site) else {
