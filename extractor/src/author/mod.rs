@@ -470,9 +470,15 @@ fn marked_byline(
             .clone()
             .find_map(|t| clean(t, checks))
             .or_else(|| {
+                // The whole text is the one word ("World News" is no handle "World").
                 candidates
                     .clone()
-                    .find_map(|t| clean(t, &handle_checks))
+                    .find_map(|t| {
+                        clean(t, &handle_checks).filter(|name| {
+                            name.split_whitespace().count()
+                                == names::strip_byline(t).split_whitespace().count()
+                        })
+                    })
                     .filter(|name| !names::is_label_word(name))
             })
     })
@@ -569,7 +575,9 @@ pub const COMMENT_LEVELS: usize = 4;
 
 /// Whether the node or an ancestor is page chrome: `nav`, `aside`, a `footer` outside an
 /// `article` (a byline's own class may read as boilerplate to the body scorer, so hints are
-/// not asked), or readers' comments (`class=comment-author`: a commenter, not the writer).
+/// not asked), readers' comments (`class=comment-author`: a commenter, not the writer), or
+/// someone else's words and pictures: a `figure` (a photo's credit) or a `blockquote` (a
+/// quoted post's author).
 fn in_boilerplate(page: &Page, mut node: u32, body_start: u32) -> bool {
     use crate::scan::Tag;
     // A `footer` inside the `article` that holds the body is the article's own (its byline,
@@ -584,7 +592,7 @@ fn in_boilerplate(page: &Page, mut node: u32, body_start: u32) -> bool {
         }
         level += 1;
         match n.tag {
-            Tag::Nav | Tag::Aside => return true,
+            Tag::Nav | Tag::Aside | Tag::Figure | Tag::Figcaption | Tag::Blockquote => return true,
             Tag::Footer => footer = true,
             Tag::Article if footer => return !holds(page, n, body_start),
             _ => {}
@@ -960,6 +968,15 @@ mod tests {
             // A newsroom, a company or a wire service declared as the author of a page that
             // names no person is the credit.
             ("<meta name=author content='Staff Reports'>", Some("Staff Reports")),
+            // A section's name or link in the byline element is no credit; a wire
+            // service alone is.
+            ("<span class=author>Opinion</span>", None),
+            ("<div class=byline><a href=/world>World News</a></div>", None),
+            (
+                "<div class=byline><a href=/business>Business</a> <span>By Jane Roe</span></div>",
+                Some("Jane Roe"),
+            ),
+            ("<span class=byline>BY AP</span>", Some("AP")),
             ("<meta name=author content='HNN Staff'>", Some("HNN Staff")),
             (
                 r#"<script type="application/ld+json">{"author":{"@type":"Organization","name":"CBS News"}}</script>"#,
@@ -1153,6 +1170,14 @@ mod tests {
              </div></body></html>"
         );
         assert_eq!(crate::extract(&commenter, &url).author, None);
+        // A photo's credit and a quoted post's author are not the writer's byline.
+        for credit in [
+            "<figure><img src=a.jpg><figcaption><span class=author>Peter Ferst</span></figcaption></figure>",
+            "<blockquote class=tweet><p>So true.</p><span class=author>Jane Roe</span></blockquote>",
+        ] {
+            let html = format!("<html><body><main><h1>Schulnoten</h1>{credit}{body}</main></body></html>");
+            assert_eq!(crate::extract(&html, &url).author, None, "{credit}");
+        }
     }
 
     #[test]
