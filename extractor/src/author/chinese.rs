@@ -18,6 +18,16 @@ pub(super) const LABELS: &[(&str, u8)] = &[
     ("文/", 0),
     ("文／图", 0),
     ("文/图", 0),
+    ("文丨", 0),
+    ("文｜", 0),
+    ("文|", 0),
+    ("文 |", 0),
+    ("文 丨", 0),
+    ("文图", 0),
+    ("图文", 0),
+    ("撰稿", 0),
+    ("主笔", 0),
+    ("采写", 1),
     ("本报记者", 1),
     ("记者", 1),
     ("通讯员", 1),
@@ -209,12 +219,21 @@ fn names_at_label(window: &str, at: usize, label: &str, rank: u8, name_re: &Rege
         } else {
             Vec::new()
         }
-    } else if rank == 0 && after.starts_with([' ', '　']) && !label.ends_with(['/', '／']) {
+    } else if label.starts_with('文')
+        && window[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric())
+    {
+        // "人文/历史", "中文|English": the character is a word's, not "text by".
+        Vec::new()
+    } else if rank == 0 && after.starts_with([' ', '　']) && !label.ends_with(LABEL_SEPARATORS) {
         // "《棱镜》作者 周纯", "专栏作者 王文": a name with a surname after a space.
         names_after(after, name_re, true, false)
     } else if rank == 0
-        && !label.ends_with(['/', '／'])
-        && !after.starts_with(['：', ':', '/', '／'])
+        && !label.ends_with(LABEL_SEPARATORS)
+        && !after.starts_with(['：', ':'])
+        && !after.starts_with(LABEL_SEPARATORS)
     {
         // "作者须知", "作者手记": not a byline.
         Vec::new()
@@ -227,6 +246,10 @@ fn names_at_label(window: &str, at: usize, label: &str, rank: u8, name_re: &Rege
         }
     }
 }
+
+/// Marks between a label and its names besides the colon: "文/张三", "作者丨张三",
+/// "文｜张三", "作者|张三".
+const LABEL_SEPARATORS: [char; 5] = ['/', '／', '|', '｜', '丨'];
 
 /// The names of a bracket (`all`, its inside `m`) of `window` (at byte
 /// `lo` of the page's text), when it is a byline: not a tag before a
@@ -352,7 +375,8 @@ fn names_after(after: &str, name_re: &Regex, need_surname: bool, pen_names: bool
     {
         line = lines.next().unwrap_or("");
     }
-    let rest = line.trim_start_matches([' ', '：', ':', '/', '／', ']', '】', '　', '|', '｜']);
+    let rest =
+        line.trim_start_matches([' ', '：', ':', '/', '／', ']', '】', '　', '|', '｜', '丨']);
     let mut names = Vec::new();
     let words: Vec<&str> = rest.split([' ', '　', '、']).collect();
     // "责编：Demi Xia": a Latin name of capitalised words after a Chinese label.

@@ -1335,6 +1335,16 @@ mod tests {
             ),
             ("<p>来源: 尹娟 【发表评论】</p>", Some("尹娟")),
             ("<p>来源：新华网</p>", None),
+            // The many marks between a writer's label and the name.
+            ("<p>文丨张三</p>", Some("张三")),
+            ("<p>文 | 张三</p>", Some("张三")),
+            ("<p>作者丨张三</p>", Some("张三")),
+            ("<p>作者|张三</p>", Some("张三")),
+            ("<p>撰稿：张三</p>", Some("张三")),
+            ("<p>采写：南都记者 张三</p>", Some("张三")),
+            ("<p>编辑丨李四</p>", Some("李四")),
+            ("<p>人文|历史</p>", None),
+            ("<p>图文直播</p>", None),
             // The name right after the slash of "文/".
             ("<p>文/张三</p>", Some("张三")),
             ("<p>文／记者 李四</p>", Some("李四")),

@@ -614,7 +614,7 @@ pub fn names_of(raw: &str, checks: &Checks) -> Option<Vec<String>> {
     }
     let lower = s.to_lowercase();
     // Navigation and links, not a byline.
-    let navigation = ['|', '»', '›', '<', '>', '@', '#', '=', '/']
+    let navigation = ['|', '丨', '»', '›', '<', '>', '@', '#', '=', '/']
         .iter()
         .any(|c| s.contains(*c))
         || lower.contains("http")
