@@ -18,6 +18,16 @@ pub(super) const LABELS: &[(&str, u8)] = &[
     ("文/", 0),
     ("文／图", 0),
     ("文/图", 0),
+    ("文丨", 0),
+    ("文｜", 0),
+    ("文|", 0),
+    ("文 |", 0),
+    ("文 丨", 0),
+    ("文图", 0),
+    ("图文", 0),
+    ("撰稿", 0),
+    ("主笔", 0),
+    ("采写", 1),
     ("本报记者", 1),
     ("记者", 1),
     ("通讯员", 1),
@@ -26,7 +36,7 @@ pub(super) const LABELS: &[(&str, u8)] = &[
     ("责任编辑", 3),
     ("编辑", 3),
     ("责编", 3),
-    ("来源", 4),
+    (SOURCE, 4),
 ];
 
 /// Common Chinese surnames: after a reporter, editor or source label, a word is taken as a
@@ -209,10 +219,22 @@ fn names_at_label(window: &str, at: usize, label: &str, rank: u8, name_re: &Rege
         } else {
             Vec::new()
         }
-    } else if rank == 0 && after.starts_with([' ', '　']) && !label.ends_with(['/', '／']) {
+    } else if label.starts_with('文')
+        && window[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric())
+    {
+        // "人文/历史", "中文|English": the character is a word's, not "text by".
+        Vec::new()
+    } else if rank == 0 && after.starts_with([' ', '　']) && !label.ends_with(LABEL_SEPARATORS) {
         // "《棱镜》作者 周纯", "专栏作者 王文": a name with a surname after a space.
         names_after(after, name_re, true, false)
-    } else if rank == 0 && !after.starts_with(['：', ':', '/', '／']) {
+    } else if rank == 0
+        && !label.ends_with(LABEL_SEPARATORS)
+        && !after.starts_with(['：', ':'])
+        && !after.starts_with(LABEL_SEPARATORS)
+    {
         // "作者须知", "作者手记": not a byline.
         Vec::new()
     } else {
@@ -224,6 +246,10 @@ fn names_at_label(window: &str, at: usize, label: &str, rank: u8, name_re: &Rege
         }
     }
 }
+
+/// Marks between a label and its names besides the colon: "文/张三", "作者丨张三",
+/// "文｜张三", "作者|张三".
+const LABEL_SEPARATORS: [char; 5] = ['/', '／', '|', '｜', '丨'];
 
 /// The names of a bracket (`all`, its inside `m`) of `window` (at byte
 /// `lo` of the page's text), when it is a byline: not a tag before a
@@ -308,6 +334,19 @@ fn after_link(page: &Page, pos: u32) -> bool {
     false
 }
 
+/// The label of the source a story was taken from.
+const SOURCE: &str = "来源";
+
+/// Whether `name` is written in `text` as a source, right after [`SOURCE`] and a colon or
+/// spaces ("来源：央视新闻", "来源: 央视新闻"): where a story was taken from, not who wrote it.
+pub(super) fn is_source(text: &str, name: &str) -> bool {
+    text.match_indices(name).any(|(at, _)| {
+        text[..at]
+            .trim_end_matches([' ', '　', '：', ':', '\n'])
+            .ends_with(SOURCE)
+    })
+}
+
 /// The names after a label: `：张三 李四`, `记者 张三`.
 /// Longest pen name (chars) taken after `作者：` when it is no plain name.
 pub const MAX_PEN_NAME_CHARS: usize = 12;
@@ -336,7 +375,8 @@ fn names_after(after: &str, name_re: &Regex, need_surname: bool, pen_names: bool
     {
         line = lines.next().unwrap_or("");
     }
-    let rest = line.trim_start_matches([' ', '：', ':', '/', '／', ']', '】', '　', '|', '｜']);
+    let rest =
+        line.trim_start_matches([' ', '：', ':', '/', '／', ']', '】', '　', '|', '｜', '丨']);
     let mut names = Vec::new();
     let words: Vec<&str> = rest.split([' ', '　', '、']).collect();
     // "责编：Demi Xia": a Latin name of capitalised words after a Chinese label.

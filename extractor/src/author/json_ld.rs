@@ -169,6 +169,34 @@ fn credit_of(v: &Value, ids: &[(&str, &serde_json::Map<String, Value>)]) -> Opti
     }
 }
 
+/// The name of the first `publisher` of the blocks (`"publisher": {"@type": "Organization",
+/// "name": "…"}` or `"publisher": "…"`), read without parsing: the site's owner, never the
+/// writer.
+pub(super) fn json_publisher(blocks: &[String]) -> Option<String> {
+    blocks.iter().find_map(|json| {
+        let key = json.find("\"publisher\"")?;
+        let rest = json[key + "\"publisher\"".len()..]
+            .trim_start()
+            .strip_prefix(':')?
+            .trim_start();
+        let value = match rest.strip_prefix('{') {
+            // The object's own `name`, before any nested object opens or it closes.
+            Some(object) => {
+                let object = &object[..object.find(['{', '}']).unwrap_or(object.len())];
+                let at = object.find("\"name\"")?;
+                object[at + "\"name\"".len()..]
+                    .trim_start()
+                    .strip_prefix(':')?
+                    .trim_start()
+            }
+            None => rest,
+        };
+        let value = value.strip_prefix('"')?;
+        let name = &value[..value.find('"')?];
+        (!name.trim().is_empty()).then(|| crate::entities::decode(name.trim()).into_owned())
+    })
+}
+
 /// `"author": {"name": "..."}`, `"author": [{"name": ...}]` or `"author": "..."`; not an
 /// author whose object says `"@type": "Organization"`.
 pub(super) fn json_author(json: &str) -> Option<String> {
@@ -289,6 +317,28 @@ mod tests {
 
     /// The hand-written matcher agrees with the regex over generated JSON-like text made of
     /// the pieces the pattern turns on.
+    #[test]
+    fn the_publisher_read_by_hand() {
+        let blocks = |b: &str| vec![b.to_string()];
+        assert_eq!(
+            json_publisher(&blocks(
+                r#"{"publisher": {"@type": "Organization", "logo": {"url": "x"}, "name": "Condé Nast"}}"#
+            )),
+            None
+        );
+        assert_eq!(
+            json_publisher(&blocks(
+                r#"{"publisher":{"@type":"Organization","name":"Condé Nast","logo":{"url":"x"}}}"#
+            ))
+            .as_deref(),
+            Some("Condé Nast")
+        );
+        assert_eq!(
+            json_publisher(&blocks(r#"{"publisher": "WIRED"}"#)).as_deref(),
+            Some("WIRED")
+        );
+    }
+
     #[test]
     fn json_author_agrees_with_the_regex() {
         const PIECES: &[&str] = &[

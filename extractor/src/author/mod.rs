@@ -4,8 +4,9 @@
 //! Chinese bylines in the text around the body (`作者：`, `记者`, `编辑：`, `来源：`; the labels
 //! ranked, an author before a reporter before an editor before a source, and within a rank
 //! the one nearest the date), elements marked as the byline (`class=author`,
-//! `itemprop=author`, `rel=author`; the one nearest the body, not a related story's), a
-//! visible "By …" line (`By`, `Par`, `Von`, `Por`, `Door`, `Av`) at the top of the body,
+//! `itemprop=author`, `rel=author`; the one nearest the body, not a related story's, nor a
+//! reader's comment's), a visible "By …" line (`By`, `Par`, `Von`, `Por`, `Door`, `Av`) at
+//! the top of the body,
 //! and a bare name under the headline.
 //!
 //! Each candidate is checked ([`names_of`]): cut into names (co-authors joined by `、`, `,`,
@@ -27,7 +28,7 @@ use script::Script;
 
 use crate::scan::{flag, Page};
 use chinese::{chinese_byline, floor, han_name};
-use json_ld::{json_author, json_credit};
+use json_ld::{json_author, json_credit, json_publisher};
 use names::clean;
 pub use names::{names_of, Checks};
 
@@ -75,6 +76,10 @@ pub fn author(
         ..checks.clone()
     };
     let json = json_credit(&page.json_ld);
+    // The site's owner as the JSON-LD names it: a declared author that names it is the
+    // publication, not the writer.
+    let publisher = json_publisher(&page.json_ld);
+    let names_the_site = |a: &str| names_the_site(page, a, publisher.as_deref());
     // Every declared name, in the order of trust: the meta tags, JSON-LD, the Twitter card.
     let mut declared_all: Vec<String> = META_KEYS
         .iter()
@@ -100,10 +105,13 @@ pub fn author(
     declared_all.extend(written_by_label(page).and_then(|a| clean(a, &declared_checks)));
     // A portal's name in Han characters is never the writer; a site's name in other
     // scripts is demoted below the names the page shows (and may stand as its credit).
-    declared_all.retain(|a| !(a.chars().any(is_han) && names_the_site(page, a)));
+    // Nor is the source a story was taken from ("来源：央视新闻" and a meta author "央视新闻").
+    declared_all.retain(|a| {
+        !(a.chars().any(is_han) && (names_the_site(a) || chinese::is_source(&page.text, a)))
+    });
     let site_named = declared_all
         .iter()
-        .position(|a| names_the_site(page, a))
+        .position(|a| names_the_site(a))
         .map(|i| declared_all.remove(i));
     declared_all.extend(site_named);
     // The first the page shows at its article (the writer), else the first (a publisher
@@ -146,7 +154,7 @@ pub fn author(
         // A web address ("LAOLA1.at") is the site's name, whether it is the site's or not.
         Some(d)
             if !shown(page, span, &d)
-                || names_the_site(page, &d)
+                || names_the_site(&d)
                 || is_domain(&d)
                 || (is_acronym(&d) && names::agency_credit(&d, &checks).is_none()) =>
         {
@@ -230,7 +238,19 @@ pub const DATELINE_LEAD: usize = 120;
 /// ("Hamburg (dpa/lno) – …", "WASHINGTON (AP) — …", "(Reuters) -"): the credit of a story
 /// that names no writer.
 fn dateline_agency(body: &str, checks: &Checks) -> Option<String> {
-    let first_line = body.trim_start().split('\n').next()?;
+    // The first lines: a photo's caption may come before the dateline.
+    body.split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take(DATELINE_LINES)
+        .find_map(|line| line_dateline_agency(line, checks))
+}
+
+/// Lines of the body's opening looked at for a dateline.
+pub const DATELINE_LINES: usize = 3;
+
+/// The agency of a dateline that opens `first_line`.
+fn line_dateline_agency(first_line: &str, checks: &Checks) -> Option<String> {
     let open = first_line.find('(').filter(|&i| i <= DATELINE_LEAD)?;
     let inner_len = first_line[open + 1..].find(')')?;
     let inner = &first_line[open + 1..open + 1 + inner_len];
@@ -280,8 +300,12 @@ fn shown_anywhere(page: &Page, author: &str) -> bool {
 }
 
 /// Whether a declared author is the site's name: `og:site_name` holds it, or the last part
-/// of `<title>` does ("…_网易财经" for a meta author "网易", "… | L-MAG" for "L-MAG").
-fn names_the_site(page: &Page, author: &str) -> bool {
+/// of `<title>` does ("…_网易财经" for a meta author "网易", "… | L-MAG" for "L-MAG"), or
+/// (not in Han characters) the publisher's name, address or handle does, letters and digits
+/// compared alone ("Interscenario" for the site `INTERSCENAR.IO`, "El Colombiano" for
+/// `www.elcolombiano.com`, "DITIB" for the publisher `https://www.ditib.de`, "Condé Nast"
+/// for the JSON-LD `publisher` given as `publisher`).
+fn names_the_site(page: &Page, author: &str, publisher: Option<&str>) -> bool {
     let han = author.chars().all(|c| is_han(c) || c == ' ');
     let site = crate::meta(page, &["og:site_name", "application-name"]).unwrap_or("");
     let title_end = page
@@ -293,12 +317,37 @@ fn names_the_site(page: &Page, author: &str) -> bool {
     if han {
         return [site, title_end].iter().any(|s| s.contains(author));
     }
-    // Other scripts: ignoring case, three letters at least ("L-MAG" for "… | L-MAG").
-    let author = author.to_lowercase();
-    author.chars().filter(|c| c.is_alphanumeric()).count() >= 3
+    // Other scripts: ignoring case, spaces and punctuation, three letters at least.
+    let author = alphanumeric_lower(author);
+    author.chars().count() >= 3
         && [site, title_end]
-            .iter()
-            .any(|s| s.to_lowercase().contains(&author))
+            .into_iter()
+            .chain(
+                PUBLISHER_KEYS
+                    .iter()
+                    .filter_map(|key| crate::meta(page, &[key]))
+                    .chain(publisher),
+            )
+            .any(|s| alphanumeric_lower(s).contains(&author))
+}
+
+/// Meta names that name the publisher by its name, address or handle, besides the site's
+/// name: a declared author found in one is the publication, not its writer.
+const PUBLISHER_KEYS: &[&str] = &[
+    "publisher",
+    "article:publisher",
+    "twitter:site",
+    "copyright",
+    "dc.publisher",
+    "dcterms.publisher",
+];
+
+/// The letters and digits of `text`, lower-cased: "INTERSCENAR.IO" is "interscenario".
+fn alphanumeric_lower(text: &str) -> String {
+    text.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
 }
 
 /// The value of a "Written by" label in the page's Twitter card (`twitter:label1` =
@@ -421,9 +470,15 @@ fn marked_byline(
             .clone()
             .find_map(|t| clean(t, checks))
             .or_else(|| {
+                // The whole text is the one word ("World News" is no handle "World").
                 candidates
                     .clone()
-                    .find_map(|t| clean(t, &handle_checks))
+                    .find_map(|t| {
+                        clean(t, &handle_checks).filter(|name| {
+                            name.split_whitespace().count()
+                                == names::strip_byline(t).split_whitespace().count()
+                        })
+                    })
                     .filter(|name| !names::is_label_word(name))
             })
     })
@@ -514,17 +569,30 @@ fn marked_by(
     best
 }
 
+/// Levels (the node and its ancestors) in which a readers' comment mark makes a marked
+/// byline a commenter's.
+pub const COMMENT_LEVELS: usize = 4;
+
 /// Whether the node or an ancestor is page chrome: `nav`, `aside`, a `footer` outside an
 /// `article` (a byline's own class may read as boilerplate to the body scorer, so hints are
-/// not asked).
+/// not asked), readers' comments (`class=comment-author`: a commenter, not the writer), or
+/// someone else's words and pictures: a `figure` (a photo's credit) or a `blockquote` (a
+/// quoted post's author).
 fn in_boilerplate(page: &Page, mut node: u32, body_start: u32) -> bool {
     use crate::scan::Tag;
     // A `footer` inside the `article` that holds the body is the article's own (its byline,
     // its date); a comment's `article` and footer are not.
     let mut footer = false;
+    let mut level = 0;
     while let Some(n) = page.nodes.get(node as usize) {
+        // A comment's author sits a few levels inside its comment; further up, a class
+        // such as `no-cookie` on a page's wrapper says nothing of the byline.
+        if level < COMMENT_LEVELS && n.flags & flag::DISCUSSION != 0 {
+            return true;
+        }
+        level += 1;
         match n.tag {
-            Tag::Nav | Tag::Aside => return true,
+            Tag::Nav | Tag::Aside | Tag::Figure | Tag::Figcaption | Tag::Blockquote => return true,
             Tag::Footer => footer = true,
             Tag::Article if footer => return !holds(page, n, body_start),
             _ => {}
@@ -814,6 +882,14 @@ mod tests {
             dateline_agency("WASHINGTON (AP) — The Senate voted", &checks).as_deref(),
             Some("AP")
         );
+        assert_eq!(
+            dateline_agency(
+                "Bernd Lucke verlässt den Hörsaal. Foto: Markus Scholz/dpa\nHamburg (dpa/lno) – Trotz",
+                &checks
+            )
+            .as_deref(),
+            Some("dpa/lno")
+        );
         // A parenthesis in a sentence, or a name that is no agency.
         assert_eq!(dateline_agency("Die Partei (AfD) fordert", &checks), None);
         assert_eq!(dateline_agency("Berlin (Jane Roe) – Text", &checks), None);
@@ -829,6 +905,7 @@ mod tests {
             kind_by("Eine Kolumne von Nils Pickert").as_deref(),
             Some("Von Nils Pickert")
         );
+
         assert_eq!(kind_by("Eine von vielen"), None);
     }
 
@@ -891,6 +968,15 @@ mod tests {
             // A newsroom, a company or a wire service declared as the author of a page that
             // names no person is the credit.
             ("<meta name=author content='Staff Reports'>", Some("Staff Reports")),
+            // A section's name or link in the byline element is no credit; a wire
+            // service alone is.
+            ("<span class=author>Opinion</span>", None),
+            ("<div class=byline><a href=/world>World News</a></div>", None),
+            (
+                "<div class=byline><a href=/business>Business</a> <span>By Jane Roe</span></div>",
+                Some("Jane Roe"),
+            ),
+            ("<span class=byline>BY AP</span>", Some("AP")),
             ("<meta name=author content='HNN Staff'>", Some("HNN Staff")),
             (
                 r#"<script type="application/ld+json">{"author":{"@type":"Organization","name":"CBS News"}}</script>"#,
@@ -911,6 +997,11 @@ mod tests {
             ("<p class=author>APA/AP</p>", Some("APA/AP")),
             ("<meta name=author content='By Paul Takahashi, Staff writer'>", Some("Paul Takahashi")),
             ("<meta name=author content='Rachael Link, MS, RD'>", Some("Rachael Link")),
+            (
+                "<meta property=og:site_name content='INTERSCENAR.IO'><meta name=author content='Interscenario'>\
+                 <p class=author>Author: Jane Roe</p><p>Interscenario</p>",
+                Some("Jane Roe"),
+            ),
             ("<meta property=og:site_name content='Business Insider'><meta name=author content='Charlie Wood, Business Insider'>", Some("Charlie Wood")),
         ]);
     }
@@ -1072,6 +1163,21 @@ mod tests {
              </section></body></html>"
         );
         assert_eq!(crate::extract(&comment, &url).author, None);
+        // A commenter right under a short story is no byline either.
+        let commenter = format!(
+            "<html><body><main><h1>Schulnoten</h1>{body}</main><div class=comment-head>\
+             <span class=comment-author>Philipp Ther</span> <span>11. Februar 2020</span>\
+             </div></body></html>"
+        );
+        assert_eq!(crate::extract(&commenter, &url).author, None);
+        // A photo's credit and a quoted post's author are not the writer's byline.
+        for credit in [
+            "<figure><img src=a.jpg><figcaption><span class=author>Peter Ferst</span></figcaption></figure>",
+            "<blockquote class=tweet><p>So true.</p><span class=author>Jane Roe</span></blockquote>",
+        ] {
+            let html = format!("<html><body><main><h1>Schulnoten</h1>{credit}{body}</main></body></html>");
+            assert_eq!(crate::extract(&html, &url).author, None, "{credit}");
+        }
     }
 
     #[test]
@@ -1229,6 +1335,28 @@ mod tests {
             ),
             ("<p>来源: 尹娟 【发表评论】</p>", Some("尹娟")),
             ("<p>来源：新华网</p>", None),
+            // The many marks between a writer's label and the name.
+            ("<p>文丨张三</p>", Some("张三")),
+            ("<p>文 | 张三</p>", Some("张三")),
+            ("<p>作者丨张三</p>", Some("张三")),
+            ("<p>作者|张三</p>", Some("张三")),
+            ("<p>撰稿：张三</p>", Some("张三")),
+            ("<p>采写：南都记者 张三</p>", Some("张三")),
+            ("<p>编辑丨李四</p>", Some("李四")),
+            ("<p>人文|历史</p>", None),
+            ("<p>图文直播</p>", None),
+            // The name right after the slash of "文/".
+            ("<p>文/张三</p>", Some("张三")),
+            ("<p>文／记者 李四</p>", Some("李四")),
+            // The source named in the meta author is not the writer.
+            (
+                "<meta name=author content='央视新闻'><p>2019-09-07 来源： 央视新闻</p>",
+                None,
+            ),
+            (
+                "<meta name=author content='王大明'><p>来源：王大明</p><p>编辑：山石</p>",
+                Some("山石"),
+            ),
             // A pen name alone after the label, with no common surname.
             ("<p>来源：新闻晨报</p><p>编辑：山石</p>", Some("山石")),
             ("<p>编辑：本报</p>", None),

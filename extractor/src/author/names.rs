@@ -209,11 +209,55 @@ const LABEL_WORDS: &[&str] = &[
 /// name.
 pub(super) fn is_label_word(word: &str) -> bool {
     let lower = word.to_lowercase();
-    LABEL_WORDS.contains(&lower.as_str())
-        || BEFORE_DATE_WORDS.contains(&lower.as_str())
-        || NOT_PERSON_WORDS.contains(&lower.as_str())
-        || TRAILING_ROLE_WORDS.contains(&lower.as_str())
+    // A wire service alone is its story's credit ("BY AP").
+    !AGENCIES.contains(&lower.as_str())
+        && (LABEL_WORDS.contains(&lower.as_str())
+            || SECTION_WORDS.contains(&lower.as_str())
+            || BEFORE_DATE_WORDS.contains(&lower.as_str())
+            || NOT_PERSON_WORDS.contains(&lower.as_str())
+            || TRAILING_ROLE_WORDS.contains(&lower.as_str()))
 }
+
+/// Sections of a news site, in the languages of the sets: a byline element that holds one
+/// alone names where the story is filed, not who wrote it ("Opinion", "Politik").
+const SECTION_WORDS: &[&str] = &[
+    "opinion",
+    "opinions",
+    "politics",
+    "business",
+    "world",
+    "sport",
+    "sports",
+    "culture",
+    "science",
+    "health",
+    "lifestyle",
+    "travel",
+    "entertainment",
+    "technology",
+    "tech",
+    "local",
+    "national",
+    "international",
+    "meinung",
+    "politik",
+    "wirtschaft",
+    "kultur",
+    "wissen",
+    "gesellschaft",
+    "panorama",
+    "lokales",
+    "feuilleton",
+    "reise",
+    "opinión",
+    "política",
+    "deportes",
+    "economía",
+    "politique",
+    "économie",
+    "monde",
+    "société",
+];
 
 /// Wire services and press agencies: the credit of a story they wrote, an author when no
 /// person is named (compared in lower case, the whole part).
@@ -448,12 +492,31 @@ const HAN_ORGANISATION_ENDS: &[&str] = &[
     "部门",
     "办公室",
     "有限",
+    // A newsroom's or a self-media outlet's name ("央视新闻", "第一财经", "IT之家").
+    "新闻",
+    "财经",
+    "传媒",
+    "媒体",
+    "资讯",
+    "之家",
+    "客户端",
 ];
 
 /// A byline without its label and without what follows the names: a date or time, a
 /// separator (`|`, `·`, `•`, ` – `), and the word before the date (`am`, `at`, `on`).
 pub(super) fn strip_byline(raw: &str) -> String {
     let mut s = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+    // A section's link before the label in one element ("Business By Jane Roe"): from the
+    // label on.
+    if let Some(at) = [
+        " By ", " BY ", " Von ", " VON ", " Par ", " PAR ", " Por ", " POR ",
+    ]
+    .iter()
+    .filter_map(|label| s.find(label))
+    .min()
+    {
+        s = s[at + 1..].to_string();
+    }
     // Labels, as often as they are stacked ("Von: Autor: ...").
     // (Compared on the same bytes of `s`: lower-casing may change a text's length.)
     while let Some(rest) = BYLINE_PREFIXES.iter().find_map(|p| {
@@ -551,7 +614,7 @@ pub fn names_of(raw: &str, checks: &Checks) -> Option<Vec<String>> {
     }
     let lower = s.to_lowercase();
     // Navigation and links, not a byline.
-    let navigation = ['|', '»', '›', '<', '>', '@', '#', '=', '/']
+    let navigation = ['|', '丨', '»', '›', '<', '>', '@', '#', '=', '/']
         .iter()
         .any(|c| s.contains(*c))
         || lower.contains("http")
@@ -833,6 +896,13 @@ pub(super) fn organisation(raw: &str, typed: bool, checks: &Checks) -> Option<St
                 || BEFORE_DATE_WORDS.contains(&words[0])
                 || NOT_PERSON_WORDS.contains(&words[0]))
             && !ORGANISATION_WORDS.contains(&words[0]))
+    {
+        return None;
+    }
+    // A section's name ("World News", "Sports"): where the story is filed.
+    if words
+        .iter()
+        .all(|w| SECTION_WORDS.contains(w) || *w == "news")
     {
         return None;
     }
