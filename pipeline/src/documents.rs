@@ -222,8 +222,14 @@ impl Documents {
     /// `record` as it is stored: MessagePack, packed with the crawl's
     /// dictionary when that is shorter ([`crate::dictionaries`]).
     pub async fn pack(&self, record: &DocRecord) -> Result<Vec<u8>, DocumentError> {
+        let plain = record.encode();
+        // A record that keeps its text ends with it, compressed already.
+        let raw_tail = match &record.body {
+            Body::Inline(z) if plain.ends_with(z) => z.len(),
+            _ => 0,
+        };
         self.dictionaries
-            .pack(record.encode())
+            .pack(plain, raw_tail)
             .await
             .map_err(|source| DocumentError::Packed {
                 url: record.url.clone(),
