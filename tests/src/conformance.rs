@@ -148,9 +148,12 @@ fn plain(r: Reply) -> Reply {
 }
 
 /// A timed reply, its waits rounded to the second; a negative integer
-/// (no wait: `-1` for "nothing scheduled") stays as it is.
+/// (no wait: `-1` for "nothing scheduled") stays as it is, and a wait of
+/// a day or more (until a fixed date: it shrinks by the seconds between
+/// the runs on the stores) is compared as a day.
 fn rounded(r: Reply) -> Reply {
     match r {
+        Reply::Int(v) if v >= DAY_MS => Reply::Int(DAY_MS),
         Reply::Int(v) if v >= 0 => Reply::Int((v + 500).div_euclid(1000) * 1000),
         Reply::Array(items) => Reply::Array(items.into_iter().map(rounded).collect()),
         other => other,
