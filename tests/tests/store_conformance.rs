@@ -863,3 +863,58 @@ async fn every_script_loads() {
         assert!(loaded.is_ok(), "{s:?}: {loaded:?}");
     }
 }
+
+/// `CRAWLER_REDIS_WAIT`: every batch waits for its replicas, one that only
+/// reads too. An old master started again after its failover answers as a
+/// master, without replicas, until it hears it is a replica; what it holds
+/// beyond its successor is dropped then, so a stage that read "done" there
+/// and acked would lose its message. The shared Redis has no replica: with
+/// a wait of 1 a write and a read alike fail there. On the test cluster
+/// (a replica per master) both pass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_store_trusts_no_master_without_replicas_for_reads_either() {
+    use pipeline::store::{RedisConfig, Store, StoreError};
+    let key = format!(
+        "t-wait-{}:k",
+        &uuid::Uuid::new_v4().simple().to_string()[..8]
+    );
+    let cluster = crawler_tests::test_cluster();
+    let config = RedisConfig {
+        url: crawler_tests::REDIS_URL.to_string(),
+        cluster: cluster
+            .as_deref()
+            .map(pipeline::config::url_list)
+            .unwrap_or_default(),
+        wait_replicas: 1,
+        wait_timeout: Some(std::time::Duration::from_millis(200)),
+    };
+    let waiting = Store::connect(&config).await.expect("connect");
+    let plain = crawler_tests::shared_store().await;
+    let set = Op::Set {
+        key: key.clone(),
+        value: b"v".to_vec(),
+        expire_ms: None,
+    };
+    let write = waiting.exec(&[set.clone()]).await;
+    plain.exec(&[set]).await.expect("plain write");
+    let read = waiting.exec(&[Op::Get { key: key.clone() }]).await;
+    plain.exec(&[Op::Del { key }]).await.expect("clean up");
+    if cluster.is_some() {
+        write.expect("a write on the cluster, confirmed by a replica");
+        assert_eq!(
+            read.expect("a read on the cluster, confirmed by a replica"),
+            vec![Reply::Data(b"v".to_vec())]
+        );
+    } else {
+        for (what, result) in [("write", write.map(|_| ())), ("read", read.map(|_| ()))] {
+            match result {
+                Err(StoreError::Replicas {
+                    wanted: 1,
+                    acked: 0,
+                    ..
+                }) => {}
+                other => panic!("a {what} on a Redis without replicas, waiting for one: {other:?}"),
+            }
+        }
+    }
+}

@@ -73,9 +73,7 @@ pub enum StoreError {
     Script { error: String },
     #[error("disk store at {path}: {error}")]
     Disk { path: String, error: String },
-    #[error("{op}: a transaction's keys span cluster slots")]
-    CrossSlot { op: &'static str },
-    #[error("redis at {url}: only {acked} of {wanted} replica(s) acknowledged the write in time")]
+    #[error("redis at {url}: only {acked} of {wanted} replica(s) acknowledged in time")]
     Replicas {
         url: String,
         wanted: u32,
@@ -232,24 +230,6 @@ impl Op {
             Op::Script(call) => call.keys.first().map(String::as_str),
         }
     }
-
-    /// Whether the op may change what the store holds (a read is never
-    /// waited on for replicas).
-    pub fn writes(&self) -> bool {
-        !matches!(
-            self,
-            Op::Get { .. }
-                | Op::MGet { .. }
-                | Op::HGet { .. }
-                | Op::HGetAll { .. }
-                | Op::SMIsMember { .. }
-                | Op::LRange { .. }
-                | Op::LLen { .. }
-                | Op::ZCard { .. }
-                | Op::ZRangeByScore { .. }
-                | Op::ZRevRange { .. }
-        )
-    }
 }
 
 /// A key's value as [`Store::snapshot`] reads it, ordered so that equal
@@ -402,28 +382,14 @@ impl Store {
     }
 
     /// Runs `ops` in order (per slot on a cluster: [`Store::ordered`]), in
-    /// one round trip; one reply per op.
+    /// one round trip; one reply per op. The counts of the scripts that
+    /// say they applied ([`ScriptCall::counting`]) go to the metrics.
     pub async fn exec(&self, ops: &[Op]) -> Result<Vec<Reply>, StoreError> {
-        self.exec_as(ops, false).await
-    }
-
-    /// [`Store::exec`] as one transaction (`MULTI`/`EXEC` on Redis; the
-    /// memory store applies every batch under one lock): a process killed
-    /// around it leaves all of `ops` or none. Every op must touch the same
-    /// cluster slot.
-    pub async fn exec_atomic(&self, ops: &[Op]) -> Result<Vec<Reply>, StoreError> {
-        self.exec_as(ops, true).await
-    }
-
-    /// [`Store::exec`], or as one transaction when `atomic`
-    /// ([`Store::exec_atomic`]). The counts of the scripts that say they
-    /// applied ([`ScriptCall::counting`]) go to the metrics.
-    async fn exec_as(&self, ops: &[Op], atomic: bool) -> Result<Vec<Reply>, StoreError> {
         if ops.is_empty() {
             return Ok(Vec::new());
         }
         let replies = match self {
-            Store::Redis(r) => r.exec(ops, atomic).await,
+            Store::Redis(r) => r.exec(ops).await,
             Store::Memory(m) => m.exec(ops),
             Store::Disk(d) => d.exec(ops),
         }?;

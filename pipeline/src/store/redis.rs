@@ -32,9 +32,13 @@ pub struct RedisConfig {
     /// Seed nodes of a Redis Cluster (`redis://host:port`); when given,
     /// the cluster is used and `url` is ignored.
     pub cluster: Vec<String>,
-    /// Replicas every write batch must reach (`WAIT`) before it returns:
-    /// what a stage acks is then on a replica too, and survives its
-    /// master's failover. 0: no wait.
+    /// Replicas every batch must reach (`WAIT`) before it returns: what a
+    /// stage acks is then on a replica too, and survives its master's
+    /// failover. Batches that only read wait too: a master without its
+    /// replicas (an old master started again after its failover, before
+    /// it hears that it is a replica now) answers from data the cluster
+    /// has dropped, and a stage that acks because it read "done there"
+    /// would lose the message. 0: no wait.
     pub wait_replicas: u32,
     /// The longest wait for them.
     pub wait_timeout: Option<Duration>,
@@ -50,7 +54,7 @@ pub struct RedisStore {
     /// The scripts each slot's node has loaded (their SHAs; one node: all
     /// under `None`).
     loaded: Arc<Mutex<HashSet<Loaded>>>,
-    /// `WAIT replicas timeout-ms` after each pipeline that wrote.
+    /// `WAIT replicas timeout-ms` after each pipeline.
     wait: Option<(u32, u64)>,
 }
 
@@ -63,6 +67,15 @@ enum Conn {
 /// How long a rebuilt cluster connection is kept before a failure may
 /// replace it again.
 const REBUILD_EVERY: Duration = Duration::from_secs(2);
+
+/// How long a cluster command may take before it fails (and the
+/// connection is rebuilt, [`ClusterHandle::healed`]). Seen in the chaos
+/// test on clusters: a worker started during a master's failover had its
+/// commands queued behind the client's slot refresh until this timeout
+/// (it was 30 s: a 12-17 s stall after the cluster was whole again). No
+/// command of the crawler takes long on a healthy node; a `WAIT` takes at
+/// most [`DEFAULT_WAIT_TIMEOUT`].
+const CLUSTER_RESPONSE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The cluster client's connection, replaced by a fresh one when it fails
 /// in a way that says it may be broken (a timeout, a lost or refused
@@ -185,7 +198,7 @@ impl RedisStore {
         } else {
             let client = redis::cluster::ClusterClientBuilder::new(config.cluster.clone())
                 .connection_timeout(Duration::from_secs(5))
-                .response_timeout(Duration::from_secs(30))
+                .response_timeout(CLUSTER_RESPONSE_TIMEOUT)
                 .retries(8)
                 .max_retry_wait(2000)
                 .build()
@@ -264,21 +277,15 @@ impl RedisStore {
         groups
     }
 
-    pub(super) async fn exec(&self, ops: &[Op], atomic: bool) -> Result<Vec<Reply>, StoreError> {
+    pub(super) async fn exec(&self, ops: &[Op]) -> Result<Vec<Reply>, StoreError> {
         let groups = self.groups(ops);
-        if atomic && groups.len() > 1 {
-            return Err(StoreError::CrossSlot {
-                op: ops.first().map_or("batch", Op::name),
-            });
-        }
         let mut replies: Vec<Option<Reply>> = vec![None; ops.len()];
         // A split MGET's parts, gathered per op.
         let mut parts: BTreeMap<usize, Vec<(usize, Reply)>> = BTreeMap::new();
         let mut retry: Vec<Group> = Vec::new();
-        let results = futures_util::future::join_all(
-            groups.iter().map(|g| self.run_group(ops, g, atomic, false)),
-        )
-        .await;
+        let results =
+            futures_util::future::join_all(groups.iter().map(|g| self.run_group(ops, g, false)))
+                .await;
         for (g, result) in groups.into_iter().zip(results) {
             let values = result?;
             let mut again = Vec::new();
@@ -310,7 +317,7 @@ impl RedisStore {
                     .ops
                     .iter()
                     .cloned()
-                    .zip(self.run_group(ops, g, atomic, true).await?)
+                    .zip(self.run_group(ops, g, true).await?)
                 {
                     let v = value.map_err(|e| self.error(e))?;
                     place(&mut replies, &mut parts, i, part, v);
@@ -342,20 +349,16 @@ impl RedisStore {
     }
 
     /// One slot's pipeline: its scripts loaded first where the node may
-    /// not have them, then its ops, then (if it wrote, and the store
-    /// waits) `WAIT`. One result per op of the group.
+    /// not have them, then its ops, then (if the store waits) `WAIT`. One
+    /// result per op of the group.
     async fn run_group(
         &self,
         ops: &[Op],
         g: &Group,
-        atomic: bool,
         reload: bool,
     ) -> Result<Vec<redis::RedisResult<redis::Value>>, StoreError> {
         let mut pipe = redis::pipe();
         pipe.ignore_errors();
-        if atomic {
-            pipe.atomic();
-        }
         let mut skip = 0;
         {
             let mut loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
@@ -370,10 +373,8 @@ impl RedisStore {
                 }
             }
         }
-        let mut wrote = false;
         for (i, part) in &g.ops {
             let Some(op) = ops.get(*i) else { continue };
-            wrote |= op.writes();
             match part {
                 Some(keys) => {
                     pipe.cmd("MGET")
@@ -383,7 +384,8 @@ impl RedisStore {
             }
         }
         let waits = match self.wait {
-            Some((replicas, timeout_ms)) if wrote && !atomic => {
+            // Reads too ([`RedisConfig::wait_replicas`]).
+            Some((replicas, timeout_ms)) => {
                 pipe.cmd("WAIT").arg(replicas).arg(timeout_ms);
                 Some(replicas)
             }
