@@ -555,6 +555,34 @@ pub async fn connect_store(
     }
 }
 
+/// The namespace's keys at its settled scale ([`crate::scale::Scale::settle`]);
+/// `None` when shut down first. A store error is waited out as
+/// [`connect_store`] waits for Redis: a worker started while a cluster
+/// master fails over (its successor has no replica yet, so a waiting
+/// store's every batch there fails) starts once it is whole. A stored
+/// scale that cannot be read is an error.
+async fn settle_scale(
+    store: &Store,
+    namespace: &str,
+    expected_pages: u64,
+    shutdown: &Shutdown,
+) -> anyhow::Result<Option<Keys>> {
+    let mut backoff = Backoff::default();
+    loop {
+        match crate::scale::Scale::settle(store, Keys::new(namespace), expected_pages).await {
+            Ok(keys) => return Ok(Some(keys)),
+            Err(crate::scale::ScaleError::Store(e)) => {
+                tracing::warn!(error = %e, "cannot settle the namespace's scale yet; retrying")
+            }
+            Err(e) => return Err(e.into()),
+        }
+        tokio::select! {
+            _ = backoff.wait() => {}
+            _ = shutdown.wait() => return Ok(None),
+        }
+    }
+}
+
 impl crate::config::WorkerConfig {
     /// Worker settings for a stage over RabbitMQ and `store`.
     pub fn worker_settings(&self, store: Store, default_concurrency: usize) -> WorkerSettings {
@@ -630,12 +658,16 @@ where
         return Ok(());
     };
     let settings = config.worker_settings(store.clone(), S::DEFAULT_CONCURRENCY);
-    let keys = crate::scale::Scale::settle(
+    let Some(keys) = settle_scale(
         &store,
-        Keys::new(&config.service.namespace),
+        &config.service.namespace,
         config.service.expected_pages,
+        &shutdown,
     )
-    .await?;
+    .await?
+    else {
+        return Ok(());
+    };
     let stage = build(store.clone(), keys).await?;
     let side = tokio::spawn(companion(
         store.clone(),
