@@ -49,6 +49,11 @@ pub struct Snapshot {
     /// Fetch tasks waiting in the frontier's host queues for their turn.
     waiting_for_host: i64,
     live_workers: usize,
+    /// Consumers on the stages' queues beyond the stage's live workers: a
+    /// worker whose heartbeat lapsed (its Redis connection stuck, say)
+    /// while it may still hold unacked messages, which `ready` does not
+    /// show. Not idle while any.
+    unheard_consumers: u64,
     counters: BTreeMap<String, i64>,
     /// Hosts with the most tasks waiting for their turn.
     busiest_hosts: Vec<(String, i64)>,
@@ -151,6 +156,7 @@ impl Snapshot {
     fn idle(&self) -> bool {
         self.in_flight == 0
             && self.waiting_for_host == 0
+            && self.unheard_consumers == 0
             && self
                 .queues
                 .iter()
@@ -169,6 +175,7 @@ pub async fn snapshot(
     let queues = session.queue_depths().await?;
     let live = pipeline::live::read(store, keys).await?;
     let in_flight = live.iter().map(|(_, n)| n).sum();
+    let unheard_consumers = unheard_consumers(&queues, &live, keys.namespace());
     let read = pipeline::crawls::read_counters(store, keys).await?;
     let mut counters = BTreeMap::new();
     for name in [
@@ -223,6 +230,7 @@ pub async fn snapshot(
         in_flight,
         waiting_for_host,
         live_workers: live.len(),
+        unheard_consumers,
         counters,
         busiest_hosts: busiest,
         parked_hosts,
@@ -230,6 +238,30 @@ pub async fn snapshot(
     };
     s.crawls = crawls(store, keys, &read, s.idle()).await?;
     Ok(s)
+}
+
+/// Consumers on each stage's queue beyond the live workers of that stage
+/// (worker ids are `<stage>:<host>:<id>`, [`pipeline::live`]), summed.
+fn unheard_consumers(
+    queues: &[pipeline::broker::QueueDepth],
+    live: &[(String, i64)],
+    namespace: &str,
+) -> u64 {
+    pipeline::Queue::ALL
+        .iter()
+        .map(|q| {
+            let name = q.name(namespace);
+            let consumers = queues
+                .iter()
+                .find(|d| d.queue == name)
+                .map_or(0, |d| d.consumers);
+            let heard = live
+                .iter()
+                .filter(|(w, _)| w.split(':').next() == Some(q.stage()))
+                .count() as u64;
+            consumers.saturating_sub(heard)
+        })
+        .sum()
 }
 
 fn print(s: &Snapshot, json: bool) -> anyhow::Result<()> {
@@ -530,4 +562,46 @@ pub async fn run(service: &pipeline::ServiceConfig, args: StatsArgs) -> anyhow::
     }
     let s = snapshot(&store, &session, &keys).await?;
     print(&s, args.json)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pipeline::broker::QueueDepth;
+
+    fn depth(queue: &str, consumers: u64) -> QueueDepth {
+        QueueDepth {
+            queue: queue.into(),
+            ready: 0,
+            consumers,
+        }
+    }
+
+    #[test]
+    fn a_consumer_without_a_live_worker_of_its_stage_is_unheard() {
+        let queues = vec![
+            depth("ns.frontier", 1),
+            depth("ns.contentseen", 2),
+            depth("ns.contentseen.dead", 3),
+            depth("ns.fetch", 1),
+        ];
+        let live = |ids: &[&str]| -> Vec<(String, i64)> {
+            ids.iter().map(|w| (w.to_string(), 0)).collect()
+        };
+        // Both contentseen workers heard, and a killed fetcher's heartbeat
+        // not yet expired beside its successor's: nothing unheard.
+        let all = live(&[
+            "frontier:h:1",
+            "contentseen:h:2",
+            "contentseen:h:3",
+            "fetch:h:4",
+            "fetch:h:5",
+        ]);
+        assert_eq!(unheard_consumers(&queues, &all, "ns"), 0);
+        // One contentseen's heartbeat lapsed while its consumer stays.
+        let lapsed = live(&["frontier:h:1", "contentseen:h:2", "fetch:h:4"]);
+        assert_eq!(unheard_consumers(&queues, &lapsed, "ns"), 1);
+        // Another namespace's queues count nothing here.
+        assert_eq!(unheard_consumers(&queues, &[], "other"), 0);
+    }
 }

@@ -171,8 +171,7 @@ pub struct QueueDepth {
     pub queue: String,
     /// Messages waiting to be delivered.
     pub ready: u64,
-    /// Consumers attached (RabbitMQ), or messages handed out and not yet
-    /// acknowledged (memory).
+    /// Consumers attached (RabbitMQ; the memory bus says 0).
     pub consumers: u64,
 }
 

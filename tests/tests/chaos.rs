@@ -166,9 +166,11 @@ fn host_turn_ahead(
     Ok(releasing == 0 && queued == waiting && turn.is_some_and(|t| t > now_ms))
 }
 
+/// As `crawler stats` says idle (`Snapshot::idle`).
 fn is_idle(s: &serde_json::Value) -> bool {
     s["in_flight"].as_i64() == Some(0)
         && s["waiting_for_host"].as_i64() == Some(0)
+        && s["unheard_consumers"].as_u64() == Some(0)
         && s["queues"].as_array().is_some_and(|qs| {
             qs.iter().all(|q| {
                 q["queue"].as_str().is_some_and(|n| n.ends_with(".dead"))
@@ -217,7 +219,7 @@ fn brief(s: &Sample) -> String {
                 })
                 .unwrap_or_default();
             format!(
-                "{:>6.1}s  fetched {} failed {} extracted {} stored {} dup {} | in flight {} waiting {}{} live {} | {}",
+                "{:>6.1}s  fetched {} failed {} extracted {} stored {} dup {} | in flight {} waiting {}{} live {} unheard {} | {}",
                 s.at.as_secs_f64(),
                 counter(v, "fetched"),
                 counter(v, "failed"),
@@ -228,6 +230,7 @@ fn brief(s: &Sample) -> String {
                 v["waiting_for_host"],
                 if s.host_turn_ahead { " (turn ahead)" } else { "" },
                 v["live_workers"],
+                v["unheard_consumers"],
                 queues.join(" ")
             )
         }
