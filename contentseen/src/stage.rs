@@ -416,7 +416,14 @@ impl ContentSeenStage {
         // extraction) is stored as it is and never matched: nothing in it
         // to judge a near-duplicate by.
         if !article {
-            let reply = self.store.one(stored_op).await?;
+            // Confirmed: a "stored already" answer acks the message with
+            // no write of its own (`Store::exec_confirmed`).
+            let reply = self
+                .store
+                .exec_confirmed(std::slice::from_ref(&stored_op))
+                .await?
+                .pop()
+                .unwrap_or(Reply::Nil);
             return Ok(match stored(reply).await? {
                 Some(r) => Decided::Stored(Box::new(r)),
                 None => Decided::New(Verdict::Original),
@@ -441,9 +448,10 @@ impl ContentSeenStage {
                 let h = sketch.fingerprint.value();
                 let key = self.keys.exact(self.keys.shard_of(h));
                 let field = hash_field(h);
+                // Confirmed, as above: the record's read may ack.
                 let replies = self
                     .store
-                    .exec(&[
+                    .exec_confirmed(&[
                         stored_op,
                         Op::HSetNx {
                             key: key.clone(),

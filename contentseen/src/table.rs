@@ -644,14 +644,28 @@ impl Table {
 
     /// Runs `first`, then `then` after it: one round trip where the store
     /// keeps a batch's order ([`Store::ordered`]), two on a cluster.
-    async fn in_order(&self, first: Vec<Op>, then: Vec<Op>) -> Result<Vec<Reply>, TableError> {
+    /// `confirmed`: `first` holds reads whose answer may ack a message
+    /// ([`Store::exec_confirmed`]).
+    async fn in_order(
+        &self,
+        first: Vec<Op>,
+        then: Vec<Op>,
+        confirmed: bool,
+    ) -> Result<Vec<Reply>, TableError> {
         let n = first.len() + then.len();
+        let exec = |ops: Vec<Op>| async move {
+            if confirmed {
+                self.store.exec_confirmed(&ops).await
+            } else {
+                self.store.exec(&ops).await
+            }
+        };
         let replies = if self.store.ordered() {
             let mut ops = first;
             ops.extend(then);
-            self.store.exec(&ops).await?
+            exec(ops).await?
         } else {
-            let mut replies = self.store.exec(&first).await?;
+            let mut replies = exec(first).await?;
             replies.extend(self.store.exec(&then).await?);
             replies
         };
@@ -664,8 +678,10 @@ impl Table {
         Ok(replies)
     }
 
-    /// Round 1 for a batch, with `before` (reads of the caller's) in the
-    /// same first round trip: their replies, and what round 1 left.
+    /// Round 1 for a batch, with `before` (reads of the caller's, whose
+    /// answer may ack its message: confirmed, [`Store::exec_confirmed`])
+    /// in the same first round trip: their replies, and what round 1
+    /// left.
     pub async fn insert(
         &self,
         before: Vec<Op>,
@@ -675,7 +691,7 @@ impl Table {
         let mut first = before;
         first.extend(self.insert_ops(probes));
         let mut replies = self
-            .in_order(first, vec![self.number_op(probes.len())])
+            .in_order(first, vec![self.number_op(probes.len())], skip > 0)
             .await?;
         let counter = replies.pop().unwrap_or(Reply::Nil);
         let inserted = self.inserted(probes, replies.get(skip..).unwrap_or_default(), &counter)?;
@@ -795,7 +811,7 @@ impl Table {
         } = self.lookup_ops(docs, &inserted.taken);
         let n_lookups = lookups.len();
         lookups.extend(inserted.compact.iter().map(|k| Self::compaction(k)));
-        let replies = self.in_order(records, lookups).await?;
+        let replies = self.in_order(records, lookups, false).await?;
         let (recorded, looked) = replies.split_at(n_records);
         let values = Self::mget_replies(get(looked, 0)?, tables.len())?;
         let mut found = Lookups {

@@ -79,9 +79,9 @@ pub struct ServiceConfig {
     )]
     pub redis_cluster: Option<String>,
 
-    /// Replicas each batch (its writes; reads too) must reach before a
-    /// stage acks its message (`WAIT`), so that a master's failover loses
-    /// nothing acked; 0 (the default) waits for none.
+    /// Replicas each write (and each read that decides an ack) must reach
+    /// before a stage acks its message (`WAIT`), so that a master's
+    /// failover loses nothing acked; 0 (the default) waits for none.
     #[arg(long, env = "CRAWLER_REDIS_WAIT", default_value_t = 0, global = true)]
     pub redis_wait: u32,
 

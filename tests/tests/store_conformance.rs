@@ -864,15 +864,16 @@ async fn every_script_loads() {
     }
 }
 
-/// `CRAWLER_REDIS_WAIT`: every batch waits for its replicas, one that only
-/// reads too. An old master started again after its failover answers as a
-/// master, without replicas, until it hears it is a replica; what it holds
-/// beyond its successor is dropped then, so a stage that read "done" there
-/// and acked would lose its message. The shared Redis has no replica: with
-/// a wait of 1 a write and a read alike fail there. On the test cluster
-/// (a replica per master) both pass.
+/// `CRAWLER_REDIS_WAIT`: a batch that writes waits for its replicas, and
+/// so does a confirmed read (`Store::exec_confirmed`: a "done already"
+/// answer that acks a message). An old master started again after its
+/// failover answers as a master, without replicas, until it hears it is a
+/// replica; what it holds beyond its successor is dropped then. The shared
+/// Redis has no replica: with a wait of 1 a write and a confirmed read
+/// fail there, a plain read does not. On the test cluster (a replica per
+/// master) all pass.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_waiting_store_trusts_no_master_without_replicas_for_reads_either() {
+async fn a_waiting_store_confirms_writes_and_reads_that_ack_with_replicas() {
     use pipeline::store::{RedisConfig, Store, StoreError};
     let key = format!(
         "t-wait-{}:k",
@@ -895,18 +896,22 @@ async fn a_waiting_store_trusts_no_master_without_replicas_for_reads_either() {
         value: b"v".to_vec(),
         expire_ms: None,
     };
+    let get = [Op::Get { key: key.clone() }];
     let write = waiting.exec(&[set.clone()]).await;
     plain.exec(&[set]).await.expect("plain write");
-    let read = waiting.exec(&[Op::Get { key: key.clone() }]).await;
+    let read = waiting.exec(&get).await;
+    let confirmed = waiting.exec_confirmed(&get).await;
     plain.exec(&[Op::Del { key }]).await.expect("clean up");
+    let value = vec![Reply::Data(b"v".to_vec())];
+    assert_eq!(read.expect("a plain read waits for nothing"), value);
     if cluster.is_some() {
         write.expect("a write on the cluster, confirmed by a replica");
-        assert_eq!(
-            read.expect("a read on the cluster, confirmed by a replica"),
-            vec![Reply::Data(b"v".to_vec())]
-        );
+        assert_eq!(confirmed.expect("a confirmed read on the cluster"), value);
     } else {
-        for (what, result) in [("write", write.map(|_| ())), ("read", read.map(|_| ()))] {
+        for (what, result) in [
+            ("write", write.map(|_| ())),
+            ("confirmed read", confirmed.map(|_| ())),
+        ] {
             match result {
                 Err(StoreError::Replicas {
                     wanted: 1,

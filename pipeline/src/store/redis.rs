@@ -32,13 +32,10 @@ pub struct RedisConfig {
     /// Seed nodes of a Redis Cluster (`redis://host:port`); when given,
     /// the cluster is used and `url` is ignored.
     pub cluster: Vec<String>,
-    /// Replicas every batch must reach (`WAIT`) before it returns: what a
-    /// stage acks is then on a replica too, and survives its master's
-    /// failover. Batches that only read wait too: a master without its
-    /// replicas (an old master started again after its failover, before
-    /// it hears that it is a replica now) answers from data the cluster
-    /// has dropped, and a stage that acks because it read "done there"
-    /// would lose the message. 0: no wait.
+    /// Replicas every batch that writes must reach (`WAIT`) before it
+    /// returns: what a stage acks is then on a replica too, and survives
+    /// its master's failover. Reads that decide an ack wait too
+    /// ([`super::Store::exec_confirmed`]). 0: no wait.
     pub wait_replicas: u32,
     /// The longest wait for them.
     pub wait_timeout: Option<Duration>,
@@ -54,7 +51,8 @@ pub struct RedisStore {
     /// The scripts each slot's node has loaded (their SHAs; one node: all
     /// under `None`).
     loaded: Arc<Mutex<HashSet<Loaded>>>,
-    /// `WAIT replicas timeout-ms` after each pipeline.
+    /// `WAIT replicas timeout-ms` after each pipeline that wrote or is
+    /// confirmed.
     wait: Option<(u32, u64)>,
 }
 
@@ -277,15 +275,20 @@ impl RedisStore {
         groups
     }
 
-    pub(super) async fn exec(&self, ops: &[Op]) -> Result<Vec<Reply>, StoreError> {
+    /// The batch, each slot's group waiting for replicas (when the store
+    /// waits) if it wrote or is `confirmed` ([`super::Store::exec_confirmed`]).
+    pub(super) async fn exec(&self, ops: &[Op], confirmed: bool) -> Result<Vec<Reply>, StoreError> {
         let groups = self.groups(ops);
         let mut replies: Vec<Option<Reply>> = vec![None; ops.len()];
         // A split MGET's parts, gathered per op.
         let mut parts: BTreeMap<usize, Vec<(usize, Reply)>> = BTreeMap::new();
         let mut retry: Vec<Group> = Vec::new();
-        let results =
-            futures_util::future::join_all(groups.iter().map(|g| self.run_group(ops, g, false)))
-                .await;
+        let results = futures_util::future::join_all(
+            groups
+                .iter()
+                .map(|g| self.run_group(ops, g, confirmed, false)),
+        )
+        .await;
         for (g, result) in groups.into_iter().zip(results) {
             let values = result?;
             let mut again = Vec::new();
@@ -317,7 +320,7 @@ impl RedisStore {
                     .ops
                     .iter()
                     .cloned()
-                    .zip(self.run_group(ops, g, true).await?)
+                    .zip(self.run_group(ops, g, confirmed, true).await?)
                 {
                     let v = value.map_err(|e| self.error(e))?;
                     place(&mut replies, &mut parts, i, part, v);
@@ -349,12 +352,14 @@ impl RedisStore {
     }
 
     /// One slot's pipeline: its scripts loaded first where the node may
-    /// not have them, then its ops, then (if the store waits) `WAIT`. One
-    /// result per op of the group.
+    /// not have them, then its ops, then (if the store waits, and the
+    /// group wrote or is `confirmed`) `WAIT`. One result per op of the
+    /// group.
     async fn run_group(
         &self,
         ops: &[Op],
         g: &Group,
+        confirmed: bool,
         reload: bool,
     ) -> Result<Vec<redis::RedisResult<redis::Value>>, StoreError> {
         let mut pipe = redis::pipe();
@@ -373,8 +378,10 @@ impl RedisStore {
                 }
             }
         }
+        let mut wrote = false;
         for (i, part) in &g.ops {
             let Some(op) = ops.get(*i) else { continue };
+            wrote |= op.writes();
             match part {
                 Some(keys) => {
                     pipe.cmd("MGET")
@@ -384,8 +391,7 @@ impl RedisStore {
             }
         }
         let waits = match self.wait {
-            // Reads too ([`RedisConfig::wait_replicas`]).
-            Some((replicas, timeout_ms)) => {
+            Some((replicas, timeout_ms)) if wrote || confirmed => {
                 pipe.cmd("WAIT").arg(replicas).arg(timeout_ms);
                 Some(replicas)
             }
