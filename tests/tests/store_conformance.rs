@@ -897,7 +897,7 @@ async fn a_waiting_store_confirms_writes_and_reads_that_ack_with_replicas() {
         expire_ms: None,
     };
     let get = [Op::Get { key: key.clone() }];
-    let write = waiting.exec(&[set.clone()]).await;
+    let write = waiting.exec(std::slice::from_ref(&set)).await;
     plain.exec(&[set]).await.expect("plain write");
     let read = waiting.exec(&get).await;
     let confirmed = waiting.exec_confirmed(&get).await;
