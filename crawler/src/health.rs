@@ -27,7 +27,7 @@ pub async fn run(service: &pipeline::ServiceConfig, a: HealthArgs) -> anyhow::Re
         .context("reading heartbeats")?;
     let here = live
         .iter()
-        .filter(|(worker, _)| worker.split(':').nth(1) == Some(host.as_str()))
+        .filter(|(worker, _)| pipeline::live::host_of(worker) == Some(host.as_str()))
         .count();
     if here == 0 {
         bail!(

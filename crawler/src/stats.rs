@@ -54,6 +54,10 @@ pub struct Snapshot {
     /// while it may still hold unacked messages, which `ready` does not
     /// show. Not idle while any.
     unheard_consumers: u64,
+    /// Nothing in flight, waiting for its host, ready in a stage's queue
+    /// or held by an unheard consumer ([`Snapshot::quiet`]): what
+    /// `--wait-idle` waits for (with no counter moving) and tests read.
+    idle: bool,
     counters: BTreeMap<String, i64>,
     /// Hosts with the most tasks waiting for their turn.
     busiest_hosts: Vec<(String, i64)>,
@@ -153,7 +157,7 @@ pub async fn crawls(
 const BUSIEST: usize = 5;
 
 impl Snapshot {
-    fn idle(&self) -> bool {
+    fn quiet(&self) -> bool {
         self.in_flight == 0
             && self.waiting_for_host == 0
             && self.unheard_consumers == 0
@@ -231,17 +235,19 @@ pub async fn snapshot(
         waiting_for_host,
         live_workers: live.len(),
         unheard_consumers,
+        idle: false,
         counters,
         busiest_hosts: busiest,
         parked_hosts,
         crawls: Vec::new(),
     };
-    s.crawls = crawls(store, keys, &read, s.idle()).await?;
+    s.idle = s.quiet();
+    s.crawls = crawls(store, keys, &read, s.idle).await?;
     Ok(s)
 }
 
 /// Consumers on each stage's queue beyond the live workers of that stage
-/// (worker ids are `<stage>:<host>:<id>`, [`pipeline::live`]), summed.
+/// ([`pipeline::live::stage_of`]), summed.
 fn unheard_consumers(
     queues: &[pipeline::broker::QueueDepth],
     live: &[(String, i64)],
@@ -257,7 +263,7 @@ fn unheard_consumers(
                 .map_or(0, |d| d.consumers);
             let heard = live
                 .iter()
-                .filter(|(w, _)| w.split(':').next() == Some(q.stage()))
+                .filter(|(w, _)| pipeline::live::stage_of(w) == Some(q.stage()))
                 .count() as u64;
             consumers.saturating_sub(heard)
         })
@@ -484,7 +490,7 @@ async fn wait_idle(
                     // heartbeat, so a message taken and handled between
                     // two heartbeats is seen by nothing but the counter it
                     // bumps.
-                    if s.idle() {
+                    if s.idle {
                         match &idle_since {
                             Some((since, counters)) if *counters == s.counters => {
                                 if since.elapsed() >= IDLE_FOR {

@@ -120,7 +120,7 @@ impl Dictionaries {
     /// `plain` (a record's MessagePack) as it is stored: packed with this
     /// process's dictionary when that is shorter. Trains and stores a new
     /// dictionary when the records written reach the next step of
-    /// `TRAIN_AT` (1,000, 10,000, 100,000, 1,000,000); a training that fails leaves records plain until the
+    /// `TRAIN_AT`; a training that fails leaves records plain until the
     /// next step.
     ///
     /// Its last `raw_tail` bytes (already compressed: the text of a record

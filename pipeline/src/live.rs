@@ -24,6 +24,21 @@ pub const HEARTBEAT_TTL: Duration = Duration::from_secs(3);
 /// Expired workers one heartbeat forgets at most.
 const PRUNE: usize = 100;
 
+/// A worker's id, `<stage>:<host>:<id>`.
+pub fn worker_id(stage: &str, host: &str, id: &str) -> String {
+    format!("{stage}:{host}:{id}")
+}
+
+/// The stage of a worker id ([`worker_id`]).
+pub fn stage_of(worker: &str) -> Option<&str> {
+    worker.split(':').next()
+}
+
+/// The host of a worker id ([`worker_id`]).
+pub fn host_of(worker: &str) -> Option<&str> {
+    worker.split(':').nth(1)
+}
+
 /// One worker's heartbeat with `in_flight` messages in hand.
 pub fn beat(keys: &Keys, worker: &str, in_flight: i64) -> Op {
     ScriptCall::new(&BEAT)
@@ -134,6 +149,15 @@ pub fn leave(keys: &Keys, worker: &str) -> Vec<Op> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_worker_id_gives_back_its_stage_and_host() {
+        let id = worker_id("contentseen", "box-1", "abc");
+        assert_eq!(id, "contentseen:box-1:abc");
+        assert_eq!(stage_of(&id), Some("contentseen"));
+        assert_eq!(host_of(&id), Some("box-1"));
+        assert_eq!(host_of("lonely"), None);
+    }
 
     #[tokio::test]
     async fn live_workers_are_listed_and_expired_ones_forgotten() {

@@ -112,12 +112,8 @@ pub struct WorkerSettings {
 
 /// Runs `stage` until `shutdown` fires; reconnects on its own.
 pub async fn run<S: Stage>(stage: Arc<S>, settings: WorkerSettings, shutdown: Shutdown) {
-    let worker_id = format!(
-        "{}:{}:{}",
-        S::QUEUE.stage(),
-        host_name(),
-        crate::messages::new_id()
-    );
+    let worker_id =
+        crate::live::worker_id(S::QUEUE.stage(), &host_name(), &crate::messages::new_id());
     let keys = Keys::new(&settings.namespace);
     let inflight = Arc::new(AtomicI64::new(0));
     let heartbeat = tokio::spawn(heartbeat(
@@ -542,39 +538,33 @@ pub async fn connect_store(
     config: &crate::store::RedisConfig,
     shutdown: &Shutdown,
 ) -> Option<Store> {
-    let mut backoff = Backoff::default();
-    loop {
-        match Store::connect(config).await {
-            Ok(s) => return Some(s),
-            Err(e) => tracing::warn!(error = %e, "redis not reachable yet; retrying"),
-        }
-        tokio::select! {
-            _ = backoff.wait() => {}
-            _ = shutdown.wait() => return None,
-        }
-    }
+    let always = |_: &crate::store::StoreError| true;
+    waited_out(
+        shutdown,
+        "redis not reachable yet",
+        || Store::connect(config),
+        always,
+    )
+    .await
+    .ok()
+    .flatten()
 }
 
-/// The namespace's keys at its settled scale ([`crate::scale::Scale::settle`]);
-/// `None` when shut down first. A store error is waited out as
-/// [`connect_store`] waits for Redis: a worker started while a cluster
-/// master fails over (its successor has no replica yet, so a waiting
-/// store's every batch there fails) starts once it is whole. A stored
-/// scale that cannot be read is an error.
-async fn settle_scale(
-    store: &Store,
-    namespace: &str,
-    expected_pages: u64,
+/// `attempt` until it succeeds, again with backoff after each error that
+/// `retry` accepts (logged as `what`); another error is returned, and
+/// `Ok(None)` means shut down first.
+async fn waited_out<T, E: std::fmt::Display, F: Future<Output = Result<T, E>>>(
     shutdown: &Shutdown,
-) -> anyhow::Result<Option<Keys>> {
+    what: &str,
+    mut attempt: impl FnMut() -> F,
+    retry: impl Fn(&E) -> bool,
+) -> Result<Option<T>, E> {
     let mut backoff = Backoff::default();
     loop {
-        match crate::scale::Scale::settle(store, Keys::new(namespace), expected_pages).await {
-            Ok(keys) => return Ok(Some(keys)),
-            Err(crate::scale::ScaleError::Store(e)) => {
-                tracing::warn!(error = %e, "cannot settle the namespace's scale yet; retrying")
-            }
-            Err(e) => return Err(e.into()),
+        match attempt().await {
+            Ok(v) => return Ok(Some(v)),
+            Err(e) if retry(&e) => tracing::warn!(error = %e, "{what}; retrying"),
+            Err(e) => return Err(e),
         }
         tokio::select! {
             _ = backoff.wait() => {}
@@ -658,11 +648,24 @@ where
         return Ok(());
     };
     let settings = config.worker_settings(store.clone(), S::DEFAULT_CONCURRENCY);
-    let Some(keys) = settle_scale(
-        &store,
-        &config.service.namespace,
-        config.service.expected_pages,
+    // A store error is waited out as the connection is: a worker started
+    // while a cluster master fails over (its successor has no replica yet,
+    // so a waiting store's writes there fail) starts once it is whole. A
+    // stored scale that cannot be read is an error.
+    let settle = || {
+        crate::scale::Scale::settle(
+            &store,
+            Keys::new(&config.service.namespace),
+            config.service.expected_pages,
+        )
+    };
+    let store_error =
+        |e: &crate::scale::ScaleError| matches!(e, crate::scale::ScaleError::Store(_));
+    let Some(keys) = waited_out(
         &shutdown,
+        "cannot settle the namespace's scale yet",
+        settle,
+        store_error,
     )
     .await?
     else {

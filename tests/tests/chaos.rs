@@ -166,17 +166,10 @@ fn host_turn_ahead(
     Ok(releasing == 0 && queued == waiting && turn.is_some_and(|t| t > now_ms))
 }
 
-/// As `crawler stats` says idle (`Snapshot::idle`).
+/// Idle as `crawler stats` says it (its `idle`: nothing in flight, waiting
+/// for its host, ready in a stage's queue or held by an unheard consumer).
 fn is_idle(s: &serde_json::Value) -> bool {
-    s["in_flight"].as_i64() == Some(0)
-        && s["waiting_for_host"].as_i64() == Some(0)
-        && s["unheard_consumers"].as_u64() == Some(0)
-        && s["queues"].as_array().is_some_and(|qs| {
-            qs.iter().all(|q| {
-                q["queue"].as_str().is_some_and(|n| n.ends_with(".dead"))
-                    || q["ready"].as_u64() == Some(0)
-            })
-        })
+    s["idle"].as_bool() == Some(true)
 }
 
 /// What changes while the crawl makes progress: counters, queue depths,
