@@ -41,7 +41,12 @@ impl Stage for ExtractorStage {
         let body = page
             .html()
             .map_err(|e| StageError::Malformed(format!("page {}: {e}", page.url)))?;
-        let html = String::from_utf8_lossy(&body);
+        // Valid UTF-8 (as the fetcher sends every page) is checked by the
+        // standard library's fast path; the lossy walk only for the rest.
+        let html = match std::str::from_utf8(&body) {
+            Ok(s) => std::borrow::Cow::Borrowed(s),
+            Err(_) => String::from_utf8_lossy(&body),
+        };
         // Extraction is CPU work: keep it off the async workers' threads.
         let article = tokio::task::block_in_place(|| crate::extract(&html, &base));
 

@@ -451,7 +451,10 @@ impl Head {
                 .with_http_status(status));
             }
         }
-        let mut body = Vec::new();
+        // Room for the whole body when the server says how long it is (within
+        // the cap), so the bytes are not copied as the buffer grows.
+        let announced = self.content_length.unwrap_or(0).min(cap as u64) as usize;
+        let mut body = Vec::with_capacity(announced);
         loop {
             let chunk = tokio::time::timeout_at(self.deadline, self.response.chunk()).await;
             match chunk {

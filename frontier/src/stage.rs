@@ -43,7 +43,7 @@ pub struct FrontierStage {
     /// step). Most outlinks of a site repeat (navigation), so this saves
     /// most of the frontier's Redis work. Cleared when full
     /// ([`SEEN_CACHE_MAX`]).
-    seen_cache: Mutex<HashSet<u64>>,
+    seen_cache: Mutex<SeenCache>,
     /// Held by a batch of a crawl with a page limit from its check of what
     /// is new to its admission: two batches of this process linking the
     /// same new URL would otherwise both count it against the limit, and
@@ -57,8 +57,39 @@ pub struct FrontierStage {
 /// Crawls whose scopes are kept compiled before the cache is cleared.
 const SCOPE_CACHE_MAX: usize = 1000;
 
-/// URL hashes the seen cache holds before it is cleared (about 40 MB).
+/// URL hashes the seen cache holds before it is cleared (about 40 MB with
+/// the links beside them).
 pub const SEEN_CACHE_MAX: usize = 1 << 20;
+
+/// What this process knows to be admitted for good.
+#[derive(Default)]
+struct SeenCache {
+    /// Hashes of normalized URLs ([`url_hash`]).
+    urls: HashSet<u64>,
+    /// Links as the extractor wrote them (absolute), with the crawl
+    /// settings they were read under ([`link_key`]), whose normalized URL is
+    /// in `urls`: the navigation links every page repeats skip
+    /// normalization and scope, most of the stage's CPU.
+    links: HashSet<u64>,
+}
+
+impl SeenCache {
+    /// Makes room for `more` URL hashes: both sets cleared when full.
+    fn room_for(&mut self, more: usize) {
+        if self.urls.len() + more > SEEN_CACHE_MAX || self.links.len() > SEEN_CACHE_MAX {
+            self.urls.clear();
+            self.links.clear();
+        }
+    }
+}
+
+/// The key of an absolute `http(s)://` link under crawl settings `spec`: its
+/// normalization depends on nothing else (no base, the crawl's rules, the
+/// crawl's scope). `None` for other links, which are always normalized.
+fn link_key(raw: &str, spec: u64) -> Option<u64> {
+    let absolute = raw.starts_with("http://") || raw.starts_with("https://");
+    absolute.then(|| xxhash_rust::xxh3::xxh3_64_with_seed(raw.as_bytes(), spec))
+}
 
 impl FrontierStage {
     pub fn new(store: Store, namespace: &str) -> Self {
@@ -68,7 +99,7 @@ impl FrontierStage {
             store,
             keys,
             scopes: Mutex::new(HashMap::new()),
-            seen_cache: Mutex::new(HashSet::new()),
+            seen_cache: Mutex::new(SeenCache::default()),
             page_limit: tokio::sync::Mutex::new(()),
             wakeups: None,
         }
@@ -129,9 +160,24 @@ impl Stage for FrontierStage {
             strip_params: spec.strip_params.clone(),
             sort_query: spec.sort_query,
         };
+        // A transiently failed fetch, or a task whose host was not due, coming
+        // back: already seen, schedule it again.
+        let retry = batch.attempt > 0 || batch.rescheduled;
+        // Links this process saw admitted before (as written): nothing to do.
+        let mut links: Vec<_> = batch
+            .links
+            .iter()
+            .map(|l| (l, link_key(&l.url, batch.crawl.spec)))
+            .collect();
+        if !retry {
+            let cache = self.seen_cache.lock().unwrap_or_else(|p| p.into_inner());
+            links.retain(|(_, k)| k.is_none_or(|k| !cache.links.contains(&k)));
+        }
         let mut candidates: Vec<Candidate> = Vec::new();
         let mut in_batch = HashSet::new();
-        for link in &batch.links {
+        // (link key, URL hash) of the absolute links in scope.
+        let mut keyed = Vec::new();
+        for (link, key) in links {
             let url = match normalize_with(&link.url, base.as_ref(), &rules) {
                 Ok(u) => u,
                 Err(e) => {
@@ -147,6 +193,9 @@ impl Stage for FrontierStage {
             let origin = url.origin().ascii_serialization();
             let s = url.to_string();
             let hash = url_hash(&s);
+            if let Some(k) = key {
+                keyed.push((k, hash));
+            }
             if in_batch.insert(hash) {
                 candidates.push(Candidate {
                     hash,
@@ -156,15 +205,12 @@ impl Stage for FrontierStage {
             }
         }
 
-        // A transiently failed fetch, or a task whose host was not due, coming
-        // back: already seen, schedule it again.
-        let retry = batch.attempt > 0 || batch.rescheduled;
         if retry {
             tally.retried = candidates.len() as i64;
         } else {
-            // Links this process saw admitted before: nothing to do.
+            // URLs this process saw admitted before: nothing to do.
             let cache = self.seen_cache.lock().unwrap_or_else(|p| p.into_inner());
-            candidates.retain(|c| !cache.contains(&c.hash));
+            candidates.retain(|c| !cache.urls.contains(&c.hash));
         }
         let mut over_limit = Vec::new();
         let _limit = match (retry, spec.max_pages) {
@@ -213,10 +259,14 @@ impl Stage for FrontierStage {
         if !retry {
             // Stored: every hash of the batch is admitted for good.
             let mut cache = self.seen_cache.lock().unwrap_or_else(|p| p.into_inner());
-            if cache.len() + candidates.len() > SEEN_CACHE_MAX {
-                cache.clear();
-            }
-            cache.extend(candidates.iter().map(|c| c.hash));
+            cache.room_for(candidates.len());
+            cache.urls.extend(candidates.iter().map(|c| c.hash));
+            let admitted: Vec<u64> = keyed
+                .iter()
+                .filter(|(_, h)| cache.urls.contains(h))
+                .map(|(k, _)| *k)
+                .collect();
+            cache.links.extend(admitted);
         }
         Ok(Outcome::default())
     }
@@ -445,6 +495,42 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(fetched(&stage).await.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn links_admitted_as_written_are_skipped_only_under_the_same_settings() {
+        let stage = stage().await;
+        let link = "http://example.com/a?utm_source=z";
+        stage.handle(batch("b1", 1, &[link, "/r"])).await.unwrap();
+        let mut got = fetched(&stage).await;
+        got.sort();
+        assert_eq!(got, ["http://example.com/a", "http://example.com/r"]);
+        // The absolute link is known as written; the relative one only by its URL.
+        assert_eq!(stage.seen_cache.lock().unwrap().links.len(), 1);
+        stage
+            .handle(batch("b2", 1, &[link, "http://example.com/b"]))
+            .await
+            .unwrap();
+        assert_eq!(fetched(&stage).await, ["http://example.com/b"]);
+        // Under another crawl's settings the same link is read again: its
+        // scope leaves example.com out, and the link is counted so.
+        let other = CrawlSpec {
+            name: "u".into(),
+            allow_domains: vec!["example.org".into()],
+            ..spec()
+        };
+        pipeline::crawls::register(&stage.store, &stage.keys, &other)
+            .await
+            .unwrap();
+        stage
+            .handle(batch_of(&other, "b3", 1, &[link]))
+            .await
+            .unwrap();
+        let counters = pipeline::crawls::read_counters(&stage.store, &stage.keys)
+            .await
+            .unwrap();
+        assert_eq!(counters.get("out_of_scope"), 1);
+        assert_eq!(counters.get("seen"), 3);
     }
 
     #[tokio::test]
