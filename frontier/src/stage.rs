@@ -152,18 +152,71 @@ impl Stage for FrontierStage {
             self.store.exec(&self.counted(&batch, &tally)).await?;
             return Ok(Outcome::default());
         }
+        // A transiently failed fetch, or a task whose host was not due, coming
+        // back: already seen, schedule it again.
+        let retry = batch.attempt > 0 || batch.rescheduled;
+        let (mut candidates, keyed) = self.candidates(&batch, &spec, retry, &mut tally)?;
+        if retry {
+            tally.retried = candidates.len() as i64;
+        } else {
+            // URLs this process saw admitted before: nothing to do.
+            let cache = self.seen_cache.lock().unwrap_or_else(|p| p.into_inner());
+            candidates.retain(|c| !cache.urls.contains(&c.hash));
+        }
+        let mut over_limit = Vec::new();
+        let _limit = match (retry, spec.max_pages) {
+            (false, Some(_)) => Some(self.page_limit.lock().await),
+            _ => None,
+        };
+        if !retry {
+            if let Some(max) = spec.max_pages {
+                over_limit = self.page_limit(&spec, &mut candidates, max).await?;
+                tally.over_limit = over_limit.len() as i64;
+            }
+        }
 
-        // Normalize, scope, and drop repeats within the batch.
+        // Per shard one admission; the batch's counters; one round trip.
+        let by_shard = self.admissions(&batch, &candidates, &over_limit)?;
+        let crawl = AdmitCrawl {
+            name: &batch.crawl.name,
+            delay_ms: spec.delay_ms,
+            max_per_host: spec.max_pages_per_host,
+        };
+        let mut ops: Vec<Op> = by_shard
+            .iter()
+            .map(|(shard, urls)| admit(&self.keys, *shard, &crawl, urls, !retry))
+            .collect();
+        ops.extend(self.counted(&batch, &tally));
+        self.store.exec(&ops).await?;
+        if let Some(w) = &self.wakeups {
+            w.touch(by_shard.keys().copied());
+        }
+        if !retry {
+            self.remember(&candidates, &keyed);
+        }
+        Ok(Outcome::default())
+    }
+}
+
+impl FrontierStage {
+    /// The batch's links normalized, in scope, once each (pure but for the
+    /// process's caches): the candidates, and (link key, URL hash) of the
+    /// absolute links among them. Links this process saw admitted before
+    /// (as written) are skipped unless the batch is a `retry`; the invalid
+    /// and out-of-scope ones are counted in `tally`.
+    fn candidates(
+        &self,
+        batch: &UrlBatch,
+        spec: &CrawlSpec,
+        retry: bool,
+        tally: &mut Tally,
+    ) -> Result<(Vec<Candidate>, Vec<(u64, u64)>), StageError> {
         let base = batch.source.as_deref().and_then(|s| Url::parse(s).ok());
-        let scope = self.scope(batch.crawl.spec, &spec)?;
+        let scope = self.scope(batch.crawl.spec, spec)?;
         let rules = Rules {
             strip_params: spec.strip_params.clone(),
             sort_query: spec.sort_query,
         };
-        // A transiently failed fetch, or a task whose host was not due, coming
-        // back: already seen, schedule it again.
-        let retry = batch.attempt > 0 || batch.rescheduled;
-        // Links this process saw admitted before (as written): nothing to do.
         let mut links: Vec<_> = batch
             .links
             .iter()
@@ -175,7 +228,6 @@ impl Stage for FrontierStage {
         }
         let mut candidates: Vec<Candidate> = Vec::new();
         let mut in_batch = HashSet::new();
-        // (link key, URL hash) of the absolute links in scope.
         let mut keyed = Vec::new();
         for (link, key) in links {
             let url = match normalize_with(&link.url, base.as_ref(), &rules) {
@@ -204,34 +256,24 @@ impl Stage for FrontierStage {
                 });
             }
         }
+        Ok((candidates, keyed))
+    }
 
-        if retry {
-            tally.retried = candidates.len() as i64;
-        } else {
-            // URLs this process saw admitted before: nothing to do.
-            let cache = self.seen_cache.lock().unwrap_or_else(|p| p.into_inner());
-            candidates.retain(|c| !cache.urls.contains(&c.hash));
-        }
-        let mut over_limit = Vec::new();
-        let _limit = match (retry, spec.max_pages) {
-            (false, Some(_)) => Some(self.page_limit.lock().await),
-            _ => None,
-        };
-        if !retry {
-            if let Some(max) = spec.max_pages {
-                over_limit = self.page_limit(&spec, &mut candidates, max).await?;
-                tally.over_limit = over_limit.len() as i64;
-            }
-        }
-
-        // Per shard one admission; the batch's counters; one round trip.
+    /// The admissions of the batch per politeness shard: each candidate
+    /// with its fetch task, and those `over_limit` with none (seen, not
+    /// queued).
+    fn admissions(
+        &self,
+        batch: &UrlBatch,
+        candidates: &[Candidate],
+        over_limit: &[Candidate],
+    ) -> Result<BTreeMap<u32, Vec<Admission>>, StageError> {
         let mut by_shard: BTreeMap<u32, Vec<Admission>> = BTreeMap::new();
-        for c in candidates.iter().chain(&over_limit) {
+        for c in candidates.iter().chain(over_limit) {
             let task = if over_limit.iter().any(|o| o.hash == c.hash) {
-                // Seen, not queued: over the page limit.
                 Vec::new()
             } else {
-                encode(&self.task(&batch, &c.url))?
+                encode(&self.task(batch, &c.url))?
             };
             by_shard
                 .entry(host_shard(&c.origin))
@@ -242,37 +284,23 @@ impl Stage for FrontierStage {
                     task,
                 });
         }
-        let crawl = AdmitCrawl {
-            name: &batch.crawl.name,
-            delay_ms: spec.delay_ms,
-            max_per_host: spec.max_pages_per_host,
-        };
-        let mut ops: Vec<Op> = by_shard
-            .iter()
-            .map(|(shard, urls)| admit(&self.keys, *shard, &crawl, urls, !retry))
-            .collect();
-        ops.extend(self.counted(&batch, &tally));
-        self.store.exec(&ops).await?;
-        if let Some(w) = &self.wakeups {
-            w.touch(by_shard.keys().copied());
-        }
-        if !retry {
-            // Stored: every hash of the batch is admitted for good.
-            let mut cache = self.seen_cache.lock().unwrap_or_else(|p| p.into_inner());
-            cache.room_for(candidates.len());
-            cache.urls.extend(candidates.iter().map(|c| c.hash));
-            let admitted: Vec<u64> = keyed
-                .iter()
-                .filter(|(_, h)| cache.urls.contains(h))
-                .map(|(k, _)| *k)
-                .collect();
-            cache.links.extend(admitted);
-        }
-        Ok(Outcome::default())
+        Ok(by_shard)
     }
-}
 
-impl FrontierStage {
+    /// Stored: every hash of the batch is admitted for good, and the links
+    /// written as those URLs are known.
+    fn remember(&self, candidates: &[Candidate], keyed: &[(u64, u64)]) {
+        let mut cache = self.seen_cache.lock().unwrap_or_else(|p| p.into_inner());
+        cache.room_for(candidates.len());
+        cache.urls.extend(candidates.iter().map(|c| c.hash));
+        let admitted: Vec<u64> = keyed
+            .iter()
+            .filter(|(_, h)| cache.urls.contains(h))
+            .map(|(k, _)| *k)
+            .collect();
+        cache.links.extend(admitted);
+    }
+
     /// The crawl's compiled scope; a pattern that does not compile makes the batch
     /// malformed (dead-lettered with the reason). Kept by the hash of the crawl's
     /// settings, `key` (a crawl seeded again with other domains gets a new scope).
