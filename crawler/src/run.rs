@@ -81,15 +81,7 @@ fn settings<S: Stage>(broker: &Broker, store: &Store) -> WorkerSettings {
 
 pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let (spec, seeds) = args.source.collect(&args.crawl, args.allow_private).await?;
-    let (store, broker, text_dir) = match &args.state {
-        Some(dir) => {
-            let disk = pipeline::store::DiskStore::open(&pipeline::config::state_store(dir))?;
-            let bus = pipeline::broker::MemoryBus::persistent(disk.clone())?;
-            let texts = pipeline::config::state_texts(dir);
-            (Store::Disk(disk), Broker::Memory(bus), Some(texts))
-        }
-        None => (Store::memory(), Broker::memory(), None),
-    };
+    let (store, broker, text_dir) = open_state(args.state.as_deref())?;
     let Broker::Memory(bus) = &broker else {
         anyhow::bail!("the local crawl needs the memory bus");
     };
@@ -188,27 +180,52 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         eprintln!("WARC files in {}", dir.display());
     }
     report_dead_letters(bus);
-    let docs = crate::export::documents(&store, ns, text_dir.as_deref());
-    let n = match &args.state {
-        None => {
-            let mut out: Box<dyn Write> = match &args.out {
-                Some(p) => Box::new(std::io::BufWriter::new(std::fs::File::create(p)?)),
-                None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
-            };
-            let n = crate::export::write_all(&docs, &mut out).await?;
-            out.flush()?;
-            n
-        }
-        Some(_) => {
-            let n = append_new(&store, &docs, args.out.as_deref()).await?;
-            if let Store::Disk(disk) = &store {
-                disk.sync()?;
-            }
-            n
-        }
-    };
+    let n = write_documents(&store, text_dir.as_deref(), args.out.as_deref()).await?;
     eprintln!("crawl done: {n} document(s) stored");
     Ok(())
+}
+
+/// The store, bus and text directory of the crawl: in memory, or with
+/// `--state DIR` on disk under DIR.
+fn open_state(
+    state: Option<&std::path::Path>,
+) -> anyhow::Result<(Store, Broker, Option<std::path::PathBuf>)> {
+    Ok(match state {
+        Some(dir) => {
+            let disk = pipeline::store::DiskStore::open(&pipeline::config::state_store(dir))?;
+            let bus = pipeline::broker::MemoryBus::persistent(disk.clone())?;
+            let texts = pipeline::config::state_texts(dir);
+            (Store::Disk(disk), Broker::Memory(bus), Some(texts))
+        }
+        None => (Store::memory(), Broker::memory(), None),
+    })
+}
+
+/// Writes the stored documents to `out` (standard output without it): all
+/// of them from a memory store, or with `--state` (`text_dir` given) those
+/// a former run did not write, appended ([`append_new`]). Returns how many
+/// were written.
+async fn write_documents(
+    store: &Store,
+    text_dir: Option<&std::path::Path>,
+    out: Option<&std::path::Path>,
+) -> anyhow::Result<u64> {
+    let ns = pipeline::config::RUN_NAMESPACE;
+    let docs = crate::export::documents(store, ns, text_dir);
+    if text_dir.is_some() {
+        let n = append_new(store, &docs, out).await?;
+        if let Store::Disk(disk) = store {
+            disk.sync()?;
+        }
+        return Ok(n);
+    }
+    let mut w: Box<dyn Write> = match out {
+        Some(p) => Box::new(std::io::BufWriter::new(std::fs::File::create(p)?)),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    };
+    let n = crate::export::write_all(&docs, &mut w).await?;
+    w.flush()?;
+    Ok(n)
 }
 
 /// Returns when the crawl is idle: no message anywhere, and no task
