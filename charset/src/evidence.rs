@@ -280,6 +280,7 @@ fn is_odd_char(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tests::utf16;
 
     #[test]
     fn latin_text_told_it_is_cjk_does_not_read_as_text() {
@@ -338,14 +339,8 @@ mod tests {
 
     #[test]
     fn utf16_without_bom_is_sniffed() {
-        let le: Vec<u8> = "<html><body>hello</body></html>"
-            .encode_utf16()
-            .flat_map(u16::to_le_bytes)
-            .collect();
-        let be: Vec<u8> = "<html><body>hello</body></html>"
-            .encode_utf16()
-            .flat_map(u16::to_be_bytes)
-            .collect();
+        let le = utf16("<html><body>hello</body></html>", u16::to_le_bytes);
+        let be = utf16("<html><body>hello</body></html>", u16::to_be_bytes);
         assert_eq!(sniff_utf16(&le), Some(UTF_16LE));
         assert_eq!(sniff_utf16(&be), Some(UTF_16BE));
         assert_eq!(sniff_utf16(b"plain ascii text"), None);
@@ -354,8 +349,8 @@ mod tests {
     #[test]
     fn utf16_cjk_text_without_bom_is_sniffed() {
         let text = "我们的网站是中文的，没有字节顺序标记。这是一段比较长的中文文本，用来测试检测。";
-        let le: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
-        let be: Vec<u8> = text.encode_utf16().flat_map(u16::to_be_bytes).collect();
+        let le = utf16(text, u16::to_le_bytes);
+        let be = utf16(text, u16::to_be_bytes);
         assert_eq!(sniff_utf16_text(&le), Some(UTF_16LE));
         assert_eq!(sniff_utf16_text(&be), Some(UTF_16BE));
         let (gbk, _, _) = GBK.encode(text);

@@ -36,6 +36,18 @@ fn decided(bytes: &[u8], header: Option<&str>) -> Decision {
     vote(bytes, &Signals::from_header(header))
 }
 
+/// The vote on a page of `body` in `truth` that declares `meta` in its
+/// `<meta>` and `header` in its HTTP header.
+fn declared(meta: &str, body: &str, truth: &'static Encoding, header: &str) -> Decision {
+    decided(&page(Some(meta), body, truth), Some(header))
+}
+
+/// `text` as UTF-16 without a BOM, each code unit as `unit` writes it
+/// (`u16::to_le_bytes` or `u16::to_be_bytes`).
+pub(crate) fn utf16(text: &str, unit: fn(u16) -> [u8; 2]) -> Vec<u8> {
+    text.encode_utf16().flat_map(unit).collect()
+}
+
 /// The vote of the HTTP header's charset.
 fn header_vote(decision: &Decision) -> &Vote {
     decision
@@ -67,8 +79,7 @@ fn a_short_utf8_page_with_one_cut_character_is_damaged_not_lying() {
 
 #[test]
 fn right_labels_on_utf8_skip_the_detector() {
-    let bytes = page(Some("utf-8"), RUSSIAN, UTF_8);
-    let decision = decided(&bytes, Some("utf-8"));
+    let decision = declared("utf-8", RUSSIAN, UTF_8, "utf-8");
     assert_eq!(decision.encoding(), UTF_8);
     assert!(!decision.detector_ran);
     assert!(decision
@@ -80,20 +91,15 @@ fn right_labels_on_utf8_skip_the_detector() {
 
 #[test]
 fn same_lie_of_windows_1252_on_utf8_loses_to_validation() {
-    let bytes = page(Some("iso-8859-1"), CHINESE_SIMPLIFIED, UTF_8);
-    let decision = decided(&bytes, Some("ISO-8859-1"));
+    let decision = declared("iso-8859-1", CHINESE_SIMPLIFIED, UTF_8, "ISO-8859-1");
     assert_eq!(decision.encoding(), UTF_8);
     assert!(!decision.detector_ran);
-    assert!(decision
-        .votes
-        .iter()
-        .any(|v| v.signal == "header" && !v.accepted));
+    assert!(!header_vote(&decision).accepted);
 }
 
 #[test]
 fn same_lie_of_windows_1252_on_gbk_loses_to_the_detector() {
-    let bytes = page(Some("windows-1252"), CHINESE_SIMPLIFIED, GBK);
-    let decision = decided(&bytes, Some("windows-1252"));
+    let decision = declared("windows-1252", CHINESE_SIMPLIFIED, GBK, "windows-1252");
     assert_eq!(decision.encoding(), GBK);
     assert!(decision.detector_ran);
 }
@@ -112,8 +118,7 @@ fn same_lie_of_gbk_on_big5_loses_to_the_detector() {
 
 #[test]
 fn same_lie_of_utf8_on_legacy_bytes_is_refuted_by_decoding() {
-    let bytes = page(Some("utf-8"), CHINESE_TRADITIONAL, BIG5);
-    let decision = decided(&bytes, Some("utf-8"));
+    let decision = declared("utf-8", CHINESE_TRADITIONAL, BIG5, "utf-8");
     assert_eq!(decision.encoding(), BIG5);
     let header = header_vote(&decision);
     assert_eq!(header.decodes_cleanly, Some(false));
@@ -313,7 +318,7 @@ fn bom_is_decisive_and_stripped() {
     assert_eq!(decision.encoding(), UTF_8);
     assert_eq!(text, "<meta charset=big5>привет");
     let mut le = vec![0xFF, 0xFE];
-    le.extend("hi".encode_utf16().flat_map(u16::to_le_bytes));
+    le.extend(utf16("hi", u16::to_le_bytes));
     let (decision, text) = decide_and_decode(&le, &Signals::default());
     assert_eq!(decision.encoding(), UTF_16LE);
     assert_eq!(text, "hi");
@@ -321,10 +326,7 @@ fn bom_is_decisive_and_stripped() {
 
 #[test]
 fn utf16_without_bom_is_recognised() {
-    let be: Vec<u8> = "<html><body>hello, world</body></html>"
-        .encode_utf16()
-        .flat_map(u16::to_be_bytes)
-        .collect();
+    let be = utf16("<html><body>hello, world</body></html>", u16::to_be_bytes);
     let (decision, text) = decide_and_decode(&be, &Signals::default());
     assert_eq!(decision.encoding(), UTF_16BE);
     assert_eq!(text, "<html><body>hello, world</body></html>");
@@ -357,8 +359,7 @@ fn whole_content_type_is_accepted_as_header() {
 
 #[test]
 fn unknown_labels_are_recorded_and_ignored() {
-    let bytes = page(Some("klingon"), CHINESE_SIMPLIFIED, GBK);
-    let decision = decided(&bytes, Some("x-unknown"));
+    let decision = declared("klingon", CHINESE_SIMPLIFIED, GBK, "x-unknown");
     assert_eq!(decision.encoding(), GBK);
     let header = header_vote(&decision);
     assert_eq!(header.encoding, None);
@@ -366,8 +367,7 @@ fn unknown_labels_are_recorded_and_ignored() {
 
 #[test]
 fn decision_round_trips_through_json() {
-    let bytes = page(Some("gbk"), CHINESE_SIMPLIFIED, GBK);
-    let decision = decided(&bytes, Some("gb2312"));
+    let decision = declared("gbk", CHINESE_SIMPLIFIED, GBK, "gb2312");
     let json = serde_json::to_string(&decision).expect("a decision serializes");
     let back: Decision = serde_json::from_str(&json).expect("and deserializes");
     assert_eq!(back, decision);

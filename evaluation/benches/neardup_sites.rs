@@ -65,14 +65,8 @@ fn read_docs(path: &Path) -> Result<Vec<StoredDocument>, String> {
 
 /// `crawler run` over the seeds: its stored documents.
 fn local_run(env: &Env) -> Result<Vec<StoredDocument>, String> {
-    let out = env.work.join("run.jsonl");
-    let mut run = env.command("crawler", "unused");
-    run.arg("run")
-        .args(CRAWL)
-        .arg("--out")
-        .arg(&out)
-        .arg("--file")
-        .arg(&env.seeds);
+    let (mut run, out) = env.crawler_run("unused", &CRAWL);
+    run.arg("--file").arg(&env.seeds);
     env.run_crawler(run, "run", 15)?;
     read_docs(&out)
 }

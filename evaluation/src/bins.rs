@@ -131,6 +131,15 @@ impl Bins {
         c
     }
 
+    /// `crawler run SETTINGS --out <work>/run.jsonl` on namespace `ns`
+    /// (the seeds still to add), and that output path.
+    pub fn crawler_run(&self, ns: &str, settings: &[&str]) -> (Command, PathBuf) {
+        let out = self.work.join("run.jsonl");
+        let mut cmd = self.command("crawler", ns);
+        cmd.arg("run").args(settings).arg("--out").arg(&out);
+        (cmd, out)
+    }
+
     /// A new log file `<work>/<name>.log`.
     pub fn log(&self, name: &str) -> std::fs::File {
         std::fs::File::create(self.work.join(format!("{name}.log"))).expect("log file")

@@ -43,6 +43,16 @@
 //! `/usr/share/gtk-doc`); touches no queue; the
 //! near-duplicate run writes the keys of the namespace it is given.
 
+/// Writes a tally's `fn add(&mut self, o: &Self)`: each listed counter of
+/// `o` added to this one's.
+macro_rules! add_counters {
+    ($($field:ident),+ $(,)?) => {
+        fn add(&mut self, o: &Self) {
+            $(self.$field += o.$field;)+
+        }
+    };
+}
+
 pub mod bench_site;
 pub mod bins;
 pub mod charset;

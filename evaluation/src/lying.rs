@@ -61,20 +61,13 @@ pub fn corpus_files() -> Result<Vec<CorpusFile>, String> {
     let mut files = Vec::new();
     let folders = crate::sources::sorted_entries(&bench_dir().join("charset/corpus"))?;
     for folder in folders.into_iter().filter(|path| path.is_dir()) {
-        let label = folder
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let label = crate::sources::file_name(&folder);
         for path in crate::sources::sorted_entries(&folder)? {
             let original = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
             let Some(truth) = corpus_encoding(&label, &original) else {
                 break;
             };
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let id = format!("{label}/{name}");
+            let id = format!("{label}/{}", crate::sources::file_name(&path));
             files.push(CorpusFile {
                 held: held_aside_in(Source::Corpus, &id),
                 undeclared: without_declarations(&original),

@@ -67,6 +67,13 @@ fn read(path: &Path) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// The last component of `path` as text (lossily); empty when it has none.
+pub fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 /// The entries of `dir`, sorted by path; an error naming `dir` when it
 /// cannot be read (missing data is never an empty set).
 pub fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, String> {

@@ -147,11 +147,7 @@ pub fn documents_within(root: &Path, per_language: usize) -> Result<Vec<Document
             if text.len() < SHORT_PAGE_BYTES || text.is_ascii() {
                 continue;
             }
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let id = format!("{language}/{name}");
+            let id = format!("{language}/{}", crate::sources::file_name(&path));
             documents.push(Document {
                 language,
                 held: held_aside(&format!("translations:{id}")),

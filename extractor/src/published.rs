@@ -935,23 +935,34 @@ fn build(y: u32, mo: u32, d: u32, c: &Captures) -> Option<(String, bool)> {
 mod tests {
     use super::*;
 
+    /// What [`crate::extract`] dates `html` at `url`.
+    fn published_on(html: &str, url: &str) -> Option<String> {
+        let url = url::Url::parse(url).unwrap();
+        crate::extract(html, &url).published
+    }
+
     #[test]
     fn russian_and_ukrainian_months() {
-        assert_eq!(
-            parse("Германия 15 августа 2016, 13:43").as_deref(),
-            Some("2016-08-15T13:43:00")
-        );
-        assert_eq!(parse("3 листопада 2021").as_deref(), Some("2021-11-03"));
+        for (text, want) in [
+            ("Германия 15 августа 2016, 13:43", "2016-08-15T13:43:00"),
+            ("3 листопада 2021", "2021-11-03"),
+        ] {
+            assert_eq!(parse(text).as_deref(), Some(want), "{text}");
+        }
     }
 
     #[test]
     fn the_day_in_the_address() {
-        assert_eq!(
-            url_day("https://www.befifty.de/home/2017/7/12/unter-uns").as_deref(),
-            Some("2017-07-12")
-        );
-        assert_eq!(url_day("https://x.de/2017/13/12/a"), None);
-        assert_eq!(url_day("https://x.de/a-2017-7"), None);
+        for (address, want) in [
+            (
+                "https://www.befifty.de/home/2017/7/12/unter-uns",
+                Some("2017-07-12"),
+            ),
+            ("https://x.de/2017/13/12/a", None),
+            ("https://x.de/a-2017-7", None),
+        ] {
+            assert_eq!(url_day(address).as_deref(), want, "{address}");
+        }
         // A modification date months after the day in the address loses to it; a day
         // apart is the same publication in another time zone.
         let page = |date: &str| {
@@ -960,16 +971,13 @@ mod tests {
 <meta property="article:published_time" content="{date}"></head><body><p>Text.</p></body></html>"#
             )
         };
-        let url = url::Url::parse("https://x.de/2017/07/12/a").unwrap();
-        let got = |date: &str| crate::extract(&page(date), &url).published;
-        assert_eq!(
-            got("2019-06-17T18:28:00+02:00").as_deref(),
-            Some("2017-07-12")
-        );
-        assert_eq!(
-            got("2017-07-13T01:00:00+02:00").as_deref(),
-            Some("2017-07-13T01:00:00+02:00")
-        );
+        for (date, want) in [
+            ("2019-06-17T18:28:00+02:00", "2017-07-12"),
+            ("2017-07-13T01:00:00+02:00", "2017-07-13T01:00:00+02:00"),
+        ] {
+            let got = published_on(&page(date), "https://x.de/2017/07/12/a");
+            assert_eq!(got.as_deref(), Some(want), "{date}");
+        }
     }
 
     #[test]
@@ -978,11 +986,8 @@ mod tests {
         let html = format!(
             "<html><body><h1>Gedenken</h1><div><p>27.1.2022 - {prose}</p><p>{prose}</p><p>{prose}</p></div></body></html>"
         );
-        let url = url::Url::parse("https://x.de/a").unwrap();
-        assert_eq!(
-            crate::extract(&html, &url).published.as_deref(),
-            Some("2022-01-27")
-        );
+        let got = published_on(&html, "https://x.de/a");
+        assert_eq!(got.as_deref(), Some("2022-01-27"));
     }
 
     #[test]
@@ -1009,11 +1014,8 @@ mod tests {
 <div class="main"><h1>城市交通</h1><div class="info">2019年02月20日 下午2:05 来源：本报</div>
 <div class="content"><p>{body}</p><p>{body}</p><p>{body}</p></div></div></body></html>"#
         );
-        let url = url::Url::parse("http://example.cn/a.html").unwrap();
-        assert_eq!(
-            crate::extract(&html, &url).published.as_deref(),
-            Some("2019-02-20T14:05:00")
-        );
+        let got = published_on(&html, "http://example.cn/a.html");
+        assert_eq!(got.as_deref(), Some("2019-02-20T14:05:00"));
     }
 
     #[test]
@@ -1047,17 +1049,14 @@ mod tests {
 02.02.2022 • HVW-Verband, Presse, Allgemein<br>
 <article><p>{body}</p><p>{body}</p><p>{body}</p></article></div></body></html>"#
         );
-        let url = url::Url::parse("http://example.de/a.html").unwrap();
-        assert_eq!(
-            crate::extract(&html, &url).published.as_deref(),
-            Some("2022-02-02")
-        );
+        let url = "http://example.de/a.html";
+        assert_eq!(published_on(&html, url).as_deref(), Some("2022-02-02"));
         // Far into a line of prose, a date is a mention.
         let prose = html.replace(
             "02.02.2022 • HVW-Verband",
             "Die Saison hatte für alle Vereine schwierig begonnen, bis am 02.02.2022 endlich",
         );
-        assert_eq!(crate::extract(&prose, &url).published, None);
+        assert_eq!(published_on(&prose, url), None);
     }
 
     #[test]
@@ -1177,14 +1176,12 @@ mod tests {
         ));
         assert!(one_day_apart("2021-12-31T23:00:00Z", "2022-01-01"));
         // A day stored as its midnight east of UTC, written in UTC.
-        assert_eq!(
-            local_midnight("2021-12-31T23:00:00Z").as_deref(),
-            Some("2022-01-01")
-        );
-        assert_eq!(
-            local_midnight("2024-02-28T22:00:00Z").as_deref(),
-            Some("2024-02-29")
-        );
+        for (utc, day) in [
+            ("2021-12-31T23:00:00Z", "2022-01-01"),
+            ("2024-02-28T22:00:00Z", "2024-02-29"),
+        ] {
+            assert_eq!(local_midnight(utc).as_deref(), Some(day), "{utc}");
+        }
         for kept in [
             "2022-11-06T23:00:12Z",
             "2022-11-06T12:00:00Z",
@@ -1205,11 +1202,8 @@ mod tests {
             "<html><head><meta name=date content='2021-12-20T11:02:44+01:00'></head><body><article>\
              <h1>Haushalt</h1><time datetime='2022-01-21'>21.01.2022</time>{body}</article></body></html>"
         );
-        let url = url::Url::parse("http://example.com/a.html").unwrap();
-        assert_eq!(
-            crate::extract(&html, &url).published.as_deref(),
-            Some("2022-01-21")
-        );
+        let url = "http://example.com/a.html";
+        assert_eq!(published_on(&html, url).as_deref(), Some("2022-01-21"));
         // A date line shown at the article beats it too, unless years off (another event).
         let page = |line: &str| {
             format!(
@@ -1217,16 +1211,14 @@ mod tests {
                  <h1>Haushalt</h1><p class=date>{line}</p>{body}</article></body></html>"
             )
         };
-        let shown = |line: &str| crate::extract(&page(line), &url).published;
-        assert_eq!(shown("27.01.2022").as_deref(), Some("2022-01-27"));
-        assert_eq!(
-            shown("27.01.1975").as_deref(),
-            Some("2021-12-20T11:02:44+01:00")
-        );
-        assert_eq!(
-            shown("20.12.2021").as_deref(),
-            Some("2021-12-20T11:02:44+01:00")
-        );
+        for (line, want) in [
+            ("27.01.2022", "2022-01-27"),
+            ("27.01.1975", "2021-12-20T11:02:44+01:00"),
+            ("20.12.2021", "2021-12-20T11:02:44+01:00"),
+        ] {
+            let got = published_on(&page(line), url);
+            assert_eq!(got.as_deref(), Some(want), "{line}");
+        }
     }
 
     #[test]

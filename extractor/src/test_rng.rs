@@ -17,3 +17,13 @@ pub fn sequence() -> impl FnMut() -> u64 {
 pub fn pick<T: Copy>(next: &mut impl FnMut() -> u64, items: &[T]) -> T {
     items[(next() % items.len() as u64) as usize]
 }
+
+/// A string of fewer than `max` elements of `items` (chars or pieces of text), drawn with
+/// `next`: first its length, then each element.
+pub fn string<T: Copy>(next: &mut impl FnMut() -> u64, items: &[T], max: u64) -> String
+where
+    String: FromIterator<T>,
+{
+    let len = next() % max;
+    (0..len).map(|_| pick(next, items)).collect()
+}

@@ -591,12 +591,7 @@ mod tests {
         // The bound may only spare comparisons that cannot win: it must hold on any input.
         let alphabet: Vec<char> = "ab c中文新闻".chars().collect();
         let mut next = crate::test_rng::sequence();
-        let mut text = |max: u64| -> String {
-            let len = next() % max;
-            (0..len)
-                .map(|_| crate::test_rng::pick(&mut next, &alphabet))
-                .collect()
-        };
+        let mut text = |max: u64| crate::test_rng::string(&mut next, &alphabet, max);
         let mut hashes = Vec::new();
         for _ in 0..2000 {
             let (heading, reference) = (text(30), text(60));
@@ -615,10 +610,7 @@ mod tests {
         ];
         let mut next = crate::test_rng::sequence();
         for _ in 0..500 {
-            let len = next() % 30;
-            let html: String = (0..len)
-                .map(|_| crate::test_rng::pick(&mut next, &pieces))
-                .collect();
+            let html = crate::test_rng::string(&mut next, &pieces, 30);
             let page = scan(&html);
             for i in 0..page.nodes.len() {
                 let want = collapse(&page.node_text(i as u32));

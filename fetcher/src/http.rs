@@ -3,7 +3,7 @@
 //!
 //! A fetch is two steps, so the caller can decide from the head whether the
 //! body is worth reading: [`Client::send`] returns the status and headers as
-//! a [`Head`], [`Head::body`] reads the body (decompressed, capped). Both run
+//! a [`Head`], [`Head::read`] reads the body (decompressed, capped). Both run
 //! under one deadline ([`FetchSettings::total_timeout`]), so a server that
 //! drips one byte per second or never sends its headers ends as a `timeout`.
 //!
@@ -350,13 +350,9 @@ pub struct Client {
 
 /// A response whose status and headers arrived; the body is still unread.
 pub struct Head {
-    pub status: u16,
-    pub final_url: Url,
-    pub content_type: Option<String>,
-    /// For a 3xx: the `Location` resolved against the URL.
-    pub location: Option<Url>,
-    /// The raw `Retry-After` header (429, 503).
-    pub retry_after: Option<String>,
+    /// The response as far as it arrived: its status and headers, the body
+    /// empty until [`Head::read`] reads it.
+    pub parts: Response,
     /// The body length the server announced (absent when the body is
     /// compressed: reqwest decompresses it and the length is unknown).
     pub content_length: Option<u64>,
@@ -437,11 +433,19 @@ impl Head {
         WireHead { version, lines }
     }
 
+    /// The whole response: [`Head::parts`] with its body, read
+    /// decompressed, at most `cap` bytes (beyond them, as `overflow` says),
+    /// within the deadline.
+    pub async fn read(mut self, cap: usize, overflow: Overflow) -> Result<Response, FetchFailure> {
+        let body = self.body(cap, overflow).await?;
+        Ok(Response { body, ..self.parts })
+    }
+
     /// Reads the body, decompressed, at most `cap` bytes; stops at the
     /// deadline. Memory stays within `cap` plus one decompressed chunk.
-    pub async fn body(mut self, cap: usize, overflow: Overflow) -> Result<Vec<u8>, FetchFailure> {
-        let url = self.final_url.clone();
-        let status = self.status;
+    async fn body(&mut self, cap: usize, overflow: Overflow) -> Result<Vec<u8>, FetchFailure> {
+        let url = self.parts.final_url.clone();
+        let status = self.parts.status;
         if overflow == Overflow::Fail {
             if let Some(len) = self.content_length.filter(|&len| len > cap as u64) {
                 return Err(FetchFailure::new(
@@ -583,12 +587,15 @@ impl Client {
             None
         };
         Ok(Head {
-            status,
+            parts: Response {
+                status,
+                final_url,
+                content_type,
+                location,
+                retry_after,
+                body: Vec::new(),
+            },
             content_length: response.content_length(),
-            final_url,
-            content_type,
-            location,
-            retry_after,
             response,
             deadline,
         })
@@ -625,26 +632,10 @@ impl Client {
         overflow: Overflow,
     ) -> Result<Response, FetchFailure> {
         let head = self.send(url).await?;
-        let (status, final_url, content_type, location, retry_after) = (
-            head.status,
-            head.final_url.clone(),
-            head.content_type.clone(),
-            head.location.clone(),
-            head.retry_after.clone(),
-        );
-        let body = if location.is_some() {
-            Vec::new()
-        } else {
-            head.body(cap, overflow).await?
-        };
-        Ok(Response {
-            status,
-            final_url,
-            content_type,
-            location,
-            retry_after,
-            body,
-        })
+        if head.parts.location.is_some() {
+            return Ok(head.parts);
+        }
+        head.read(cap, overflow).await
     }
 
     /// GETs `url`, following up to `max_redirects` redirects (each hop
@@ -807,14 +798,18 @@ mod tests {
         })
         .unwrap();
         let status = |u: &str| client.check(u).err().map(|f| f.status);
-        assert_eq!(status("http://example.com/a"), None);
-        assert_eq!(
-            status("http://example.com/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"),
-            Some(FetchStatus::InvalidUrl)
-        );
-        assert_eq!(status("ftp://example.com/"), Some(FetchStatus::InvalidUrl));
-        assert_eq!(status("not a url"), Some(FetchStatus::InvalidUrl));
-        assert_eq!(status("http://10.0.0.1/"), Some(FetchStatus::Refused));
+        for (url, want) in [
+            ("http://example.com/a", None),
+            (
+                "http://example.com/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                Some(FetchStatus::InvalidUrl),
+            ),
+            ("ftp://example.com/", Some(FetchStatus::InvalidUrl)),
+            ("not a url", Some(FetchStatus::InvalidUrl)),
+            ("http://10.0.0.1/", Some(FetchStatus::Refused)),
+        ] {
+            assert_eq!(status(url), want, "{url}");
+        }
     }
 
     #[test]

@@ -37,7 +37,8 @@ use url::Url;
 
 use crate::gate::{release_turn, wait_turn, Turn};
 use crate::http::{
-    is_html, is_transient_http, Client, FetchFailure, FetchStatus, Head, Overflow, WireHead,
+    is_html, is_transient_http, Client, FetchFailure, FetchStatus, Head, Overflow, Response,
+    WireHead,
 };
 use crate::politeness::{backoff_after, crawl_delay, now_unix_ms, parse_retry_after, HostFeedback};
 use crate::robots::{origin, Robots, RobotsError, Rules};
@@ -271,14 +272,6 @@ impl FetcherStage {
     }
 }
 
-/// The parts of an HTML response the page needs.
-struct Response {
-    status: u16,
-    final_url: Url,
-    content_type: Option<String>,
-    body: Vec<u8>,
-}
-
 /// The crawl's per-site charset override for the page at `url`, if one
 /// covers its host. The rules were checked by `crawler seed`/`run`; one that
 /// no longer parses (a message from another version) is skipped, with a
@@ -370,8 +363,8 @@ impl FetcherStage {
             Ok(h) => h,
             Err(f) => return self.failed(&task, Some(&origin), f, None),
         };
-        if let Some(target) = &head.location {
-            return self.redirect(&task, &origin, head.status, target);
+        if let Some(target) = &head.parts.location {
+            return self.redirect(&task, &origin, head.parts.status, target);
         }
         self.answered(&task, &spec, &origin, &url, head).await
     }
@@ -386,12 +379,13 @@ impl FetcherStage {
         url: &Url,
         head: Head,
     ) -> Result<Outcome, StageError> {
-        let status = head.status;
+        let status = head.parts.status;
         if !(200..300).contains(&status) {
             // 429 and 503 ask us to come back later: when Retry-After says,
             // or after a pause that grows with the attempts.
             let backoff = matches!(status, 429 | 503).then(|| {
-                head.retry_after
+                head.parts
+                    .retry_after
                     .as_deref()
                     .and_then(|v| parse_retry_after(v, SystemTime::now()))
                     .unwrap_or_else(|| backoff_after(task.attempt))
@@ -402,7 +396,7 @@ impl FetcherStage {
             };
             return self.failed(task, Some(origin), failure, backoff);
         }
-        if !is_html(head.content_type.as_deref()) {
+        if !is_html(head.parts.content_type.as_deref()) {
             // Not decoded, not even downloaded: the body is dropped unread.
             let failure = FetchFailure {
                 http_status: Some(status),
@@ -410,25 +404,17 @@ impl FetcherStage {
                     FetchStatus::NotHtml,
                     format!(
                         "content type {}",
-                        head.content_type.as_deref().unwrap_or("(none)")
+                        head.parts.content_type.as_deref().unwrap_or("(none)")
                     ),
                 )
             };
             return self.failed(task, Some(origin), failure, None);
         }
-        let final_url = head.final_url.clone();
-        let content_type = head.content_type.clone();
         let wire = self.keep_raw.then(|| head.wire_head());
         let cap = self.client.settings().max_body_bytes;
-        let body = match head.body(cap, Overflow::Fail).await {
-            Ok(b) => b,
+        let resp = match head.read(cap, Overflow::Fail).await {
+            Ok(r) => r,
             Err(f) => return self.failed(task, Some(origin), f, None),
-        };
-        let resp = Response {
-            status,
-            final_url,
-            content_type,
-            body,
         };
         self.page(task, spec, origin, url, resp, wire)
     }
@@ -533,15 +519,16 @@ mod tests {
             let url = Url::parse(url).expect("a URL");
             charset_override(&spec, &url).map(|rule| rule.to_string())
         };
-        assert_eq!(
-            rule("http://news.example.com/a").as_deref(),
-            Some("news.example.com=GBK")
-        );
-        assert_eq!(
-            rule("http://www.example.com/a").as_deref(),
-            Some("*.example.com=windows-1251")
-        );
-        assert_eq!(rule("http://example.org/a"), None);
+        for (url, want) in [
+            ("http://news.example.com/a", Some("news.example.com=GBK")),
+            (
+                "http://www.example.com/a",
+                Some("*.example.com=windows-1251"),
+            ),
+            ("http://example.org/a", None),
+        ] {
+            assert_eq!(rule(url).as_deref(), want, "{url}");
+        }
         assert_eq!(
             charset_override(
                 &CrawlSpec::default(),

@@ -1270,14 +1270,12 @@ mod tests {
         };
         bus.hold_back(2);
         let session = broker.open().await.unwrap();
-        session
-            .publish(Queue::Extract, &[b"p1".to_vec(), b"p2".to_vec()])
-            .await
-            .unwrap();
-        session
-            .publish(Queue::Fetch, &[b"t".to_vec()])
-            .await
-            .unwrap();
+        for (queue, bodies) in [
+            (Queue::Extract, vec![b"p1".to_vec(), b"p2".to_vec()]),
+            (Queue::Fetch, vec![b"t".to_vec()]),
+        ] {
+            session.publish(queue, &bodies).await.unwrap();
+        }
         let mut fetches = session.consume(Queue::Fetch, 10).await.unwrap();
         let wait = std::time::Duration::from_millis(100);
         assert!(
@@ -1294,14 +1292,9 @@ mod tests {
             .unwrap();
         assert_eq!(task.data, b"t");
         // Other queues are never held back.
-        session
-            .publish(Queue::Extract, &[b"p3".to_vec()])
-            .await
-            .unwrap();
-        session
-            .publish(Queue::Frontier, &[b"u".to_vec()])
-            .await
-            .unwrap();
+        for (queue, body) in [(Queue::Extract, &b"p3"[..]), (Queue::Frontier, b"u")] {
+            session.publish(queue, &[body.to_vec()]).await.unwrap();
+        }
         let mut frontier = session.consume(Queue::Frontier, 10).await.unwrap();
         assert!(tokio::time::timeout(wait, frontier.next()).await.is_ok());
         page.ack().await.unwrap();

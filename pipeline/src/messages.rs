@@ -428,23 +428,35 @@ impl RawExchange {
     /// This exchange with its body compressed (zstd level 1), unless that
     /// does not make it smaller.
     pub fn compressed(mut self) -> RawExchange {
-        if !self.zstd {
-            if let Some(c) = compress(&self.body) {
-                self.body = c;
-                self.zstd = true;
-            }
-        }
+        compress_in_place(&mut self.body, &mut self.zstd);
         self
     }
 
     /// The body, decompressed if it travels compressed; a body over
     /// [`MAX_PAGE_HTML_BYTES`] is an error.
     pub fn body(&self) -> Result<std::borrow::Cow<'_, [u8]>, CodecError> {
-        if self.zstd {
-            decompress(&self.body).map(std::borrow::Cow::Owned)
-        } else {
-            Ok(std::borrow::Cow::Borrowed(&self.body))
+        inflated(&self.body, self.zstd)
+    }
+}
+
+/// `bytes` compressed in place (and `zstd` set) unless they already are or
+/// compression does not make them smaller.
+fn compress_in_place(bytes: &mut Vec<u8>, zstd: &mut bool) {
+    if !*zstd {
+        if let Some(c) = compress(bytes) {
+            *bytes = c;
+            *zstd = true;
         }
+    }
+}
+
+/// `bytes` as they read: decompressed when `zstd` (within
+/// [`MAX_PAGE_HTML_BYTES`]), else as they are.
+fn inflated(bytes: &[u8], zstd: bool) -> Result<std::borrow::Cow<'_, [u8]>, CodecError> {
+    if zstd {
+        decompress(bytes).map(std::borrow::Cow::Owned)
+    } else {
+        Ok(std::borrow::Cow::Borrowed(bytes))
     }
 }
 
@@ -490,12 +502,7 @@ impl Page {
     /// This page with its HTML compressed (zstd level 1, about 3–5× on
     /// news pages), unless compression does not make it smaller.
     pub fn compressed(mut self) -> Page {
-        if !self.zstd {
-            if let Some(c) = compress(&self.html) {
-                self.html = c;
-                self.zstd = true;
-            }
-        }
+        compress_in_place(&mut self.html, &mut self.zstd);
         self.raw = self.raw.map(RawExchange::compressed);
         self
     }
@@ -504,11 +511,7 @@ impl Page {
     /// compressed; a body that would exceed [`MAX_PAGE_HTML_BYTES`] is an
     /// error (bounded memory for any message).
     pub fn html(&self) -> Result<std::borrow::Cow<'_, [u8]>, CodecError> {
-        if self.zstd {
-            decompress(&self.html).map(std::borrow::Cow::Owned)
-        } else {
-            Ok(std::borrow::Cow::Borrowed(&self.html))
-        }
+        inflated(&self.html, self.zstd)
     }
 }
 

@@ -195,20 +195,21 @@ mod tests {
 
     #[test]
     fn scripts_of_texts() {
-        assert_eq!(dominant("The quick brown fox"), Some(Script::Latin));
-        assert_eq!(dominant("北京时间今天上午"), Some(Script::Han));
-        assert_eq!(
-            dominant("東京で今日、新しいカメラが発売された"),
-            Some(Script::Kana)
-        );
-        assert_eq!(dominant("서울에서 오늘"), Some(Script::Hangul));
-        assert_eq!(dominant("Москва сегодня"), Some(Script::Cyrillic));
-        assert_eq!(dominant("مرحبا بالعالم"), Some(Script::Arabic));
-        assert_eq!(dominant("שלום עולם"), Some(Script::Hebrew));
-        assert_eq!(dominant("สวัสดีชาวโลก"), Some(Script::SoutheastAsian));
-        assert_eq!(dominant("Καλημέρα κόσμε"), Some(Script::Greek));
-        assert_eq!(dominant("12345 -- !!"), None);
-        assert_eq!(dominant(""), None);
+        for (text, script) in [
+            ("The quick brown fox", Some(Script::Latin)),
+            ("北京时间今天上午", Some(Script::Han)),
+            ("東京で今日、新しいカメラが発売された", Some(Script::Kana)),
+            ("서울에서 오늘", Some(Script::Hangul)),
+            ("Москва сегодня", Some(Script::Cyrillic)),
+            ("مرحبا بالعالم", Some(Script::Arabic)),
+            ("שלום עולם", Some(Script::Hebrew)),
+            ("สวัสดีชาวโลก", Some(Script::SoutheastAsian)),
+            ("Καλημέρα κόσμε", Some(Script::Greek)),
+            ("12345 -- !!", None),
+            ("", None),
+        ] {
+            assert_eq!(dominant(text), script, "{text}");
+        }
         assert!(is_unspaced('ก') && is_unspaced('字') && is_unspaced('か') && is_unspaced('한'));
         assert!(!is_unspaced('a') && !is_unspaced('я') && !is_unspaced(' '));
     }

@@ -186,6 +186,11 @@ pub async fn run(store: &Store, ns: &str, steps: &[Step]) -> Run {
     Run { replies, state }
 }
 
+/// [`agree`] for a `case` that builds its steps from the namespace's keys.
+pub async fn agree_on_keys(name: &str, case: impl Fn(&pipeline::keys::Keys) -> Vec<Step>) -> Run {
+    agree(name, |ns| case(&pipeline::keys::Keys::new(ns))).await
+}
+
 /// Runs the steps `case` builds for a namespace on the real Redis, on a
 /// fresh memory store and on a fresh disk store, asserts all three gave
 /// the same replies and left the same state, and returns that.

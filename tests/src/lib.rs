@@ -711,6 +711,22 @@ pub fn succeeded(out: &Output, what: std::fmt::Arguments) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The SimHash value of a fingerprint; panics on an exact one (a test text
+/// too short for SimHash).
+pub fn sim_value(fingerprint: contentseen::simhash::Fingerprint) -> u64 {
+    match fingerprint {
+        contentseen::simhash::Fingerprint::Sim(v) => v,
+        contentseen::simhash::Fingerprint::Exact(_) => {
+            panic!("test texts are long enough for SimHash")
+        }
+    }
+}
+
+/// The SimHash of a test text (see [`sim_value`]).
+pub fn sim(text: &str) -> u64 {
+    sim_value(contentseen::simhash::sketch(text).fingerprint)
+}
+
 /// The body texts of the article pages of a generated test site with this
 /// many articles.
 pub fn article_bodies(articles: usize) -> Vec<String> {

@@ -921,29 +921,33 @@ fn run_lane_noting(
     done
 }
 
+/// The private service `start` gave, or a panic naming `what` and the
+/// `package` scripts/ensure-services.sh installs for it.
+fn started<T, E: std::fmt::Display>(start: Result<T, E>, what: &str, package: &str) -> T {
+    start.unwrap_or_else(|e| {
+        panic!("cannot start {what} (the chaos test needs one; scripts/ensure-services.sh installs {package}): {e}")
+    })
+}
+
 #[test]
 fn nothing_lost_under_faults() {
-    run_chaos(&seeds("CHAOS_RUNS", 2), || {
-        let rabbit = RabbitNode::start().unwrap_or_else(|e| {
-            panic!("cannot start a private RabbitMQ node (the chaos test needs one; scripts/ensure-services.sh installs RabbitMQ): {e}")
-        });
-        let redis = RedisServer::start().unwrap_or_else(|e| {
-            panic!("cannot start a private Redis (the chaos test needs one; scripts/ensure-services.sh installs Redis): {e}")
-        });
-        Services::Single { rabbit, redis }
+    run_chaos(&seeds("CHAOS_RUNS", 2), || Services::Single {
+        rabbit: started(RabbitNode::start(), "a private RabbitMQ node", "RabbitMQ"),
+        redis: started(RedisServer::start(), "a private Redis", "Redis"),
     });
 }
 
 #[test]
 fn nothing_lost_on_clusters() {
-    run_chaos(&seeds("CHAOS_CLUSTER_RUNS", 1), || {
-        let redis = RedisCluster::start().unwrap_or_else(|e| {
-            panic!("cannot start a private Redis Cluster (scripts/ensure-services.sh installs Redis): {e}")
-        });
-        let rabbit = RabbitCluster::start().unwrap_or_else(|e| {
-            panic!("cannot start a private 3-node RabbitMQ cluster (scripts/ensure-services.sh installs RabbitMQ): {e}")
-        });
-        Services::Clusters { rabbit, redis }
+    // The Redis Cluster first, then the RabbitMQ cluster (fields are
+    // evaluated in the order written).
+    run_chaos(&seeds("CHAOS_CLUSTER_RUNS", 1), || Services::Clusters {
+        redis: started(RedisCluster::start(), "a private Redis Cluster", "Redis"),
+        rabbit: started(
+            RabbitCluster::start(),
+            "a private 3-node RabbitMQ cluster",
+            "RabbitMQ",
+        ),
     });
 }
 

@@ -43,6 +43,13 @@ impl Scratch {
     }
 }
 
+/// Panics unless `text`, what `who` printed, holds every one of `parts`.
+fn assert_holds_all(who: &str, text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "{who} lacks {part}:\n{text}");
+    }
+}
+
 /// The first of `lines` that holds `marker`.
 fn line_with<'a>(lines: &'a [String], marker: &str) -> &'a str {
     lines
@@ -122,14 +129,16 @@ fn service_flags_show_only_on_the_subcommands_that_use_them() {
     for worker in ["frontier", "fetcher", "extractor", "contentseen"] {
         let (ok, text) = run(worker, &["--help"]);
         assert!(ok, "{worker} --help failed: {text}");
-        for flag in [
-            "--amqp-url",
-            "--prefetch",
-            "--concurrency",
-            "--metrics-port",
-        ] {
-            assert!(text.contains(flag), "{worker} lacks {flag}:\n{text}");
-        }
+        assert_holds_all(
+            worker,
+            &text,
+            &[
+                "--amqp-url",
+                "--prefetch",
+                "--concurrency",
+                "--metrics-port",
+            ],
+        );
     }
     // Not on those that never reach a service, nor on the top level.
     for args in [
@@ -325,14 +334,16 @@ fn a_worker_takes_flag_then_variable_then_its_table_then_the_top_level() {
     // Flag over the file; variable over the file; the fetcher's table over
     // the top level; the top level over the default; an empty variable is
     // unset.
-    for expected in [
-        "connect_timeout: 2s",
-        "max_retries: 6",
-        "total_timeout: 7s",
-        "max_redirects: 3",
-    ] {
-        assert!(settings.contains(expected), "{expected}: {settings}");
-    }
+    assert_holds_all(
+        "the fetch settings line",
+        settings,
+        &[
+            "connect_timeout: 2s",
+            "max_retries: 6",
+            "total_timeout: 7s",
+            "max_redirects: 3",
+        ],
+    );
     let start = line_with(&lines, "namespace=");
     assert!(start.contains("concurrency=9"), "{start}");
 }

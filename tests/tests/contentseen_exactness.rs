@@ -28,10 +28,9 @@ fn flip(rng: &mut EvalRng, fp: u64, n: u32) -> u64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn banded_lookups_return_exactly_what_a_scan_returns() {
     let (env, store, _) = crawler_tests::TestEnv::on_redis("csexact").await;
-    let ns = env.namespace.clone();
     let layout = Layout::default();
     let k = layout.max_distance();
-    let table = Table::new(store.clone(), &ns, layout);
+    let table = Table::new(store.clone(), &env.namespace, layout);
 
     // Bulk insert: one APPEND of all its members per band key, big
     // pipelines.

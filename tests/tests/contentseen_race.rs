@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use contentseen::bands::Layout;
 use contentseen::reach::Reach;
-use contentseen::simhash::{distance, sketch, Fingerprint};
-use crawler_tests::{root_of, TestEnv, AMQP_URL};
+use contentseen::simhash::{distance, sketch};
+use crawler_tests::{root_of, sim_value, TestEnv, AMQP_URL};
 use pipeline::keys::Keys;
 use pipeline::messages::{encode, Document};
 use pipeline::{Broker, Queue, StoredDocument};
@@ -33,11 +33,10 @@ fn fingerprint_and_radius(text: &str) -> (u64, u32) {
             return v;
         }
         let s = sketch(text);
-        let fp = match s.fingerprint {
-            Fingerprint::Sim(v) => v,
-            Fingerprint::Exact(_) => panic!("test texts are long enough for SimHash"),
-        };
-        let v = (fp, Reach::default().radius(&Layout::default(), s.tokens));
+        let v = (
+            sim_value(s.fingerprint),
+            Reach::default().radius(&Layout::default(), s.tokens),
+        );
         memo.borrow_mut().insert(text.to_string(), v);
         v
     })

@@ -6,19 +6,12 @@
 
 use contentseen::bands::Layout;
 use contentseen::reach::Reach;
-use contentseen::simhash::{distance, sketch, Fingerprint};
+use contentseen::simhash::{distance, sketch};
 use contentseen::table::Table;
 use contentseen::ContentSeenStage;
-use crawler_tests::{article_bodies, stored_document};
+use crawler_tests::{article_bodies, sim, stored_document};
 use pipeline::messages::Document;
 use pipeline::worker::Stage;
-
-fn sim(text: &str) -> u64 {
-    match sketch(text).fingerprint {
-        Fingerprint::Sim(v) => v,
-        Fingerprint::Exact(_) => panic!("test texts are long enough for SimHash"),
-    }
-}
 
 /// The first `n` words of a body, its line breaks kept.
 fn first_words(body: &str, n: usize) -> String {
@@ -42,7 +35,6 @@ fn first_words(body: &str, n: usize) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn light_edits_of_short_articles_are_found_past_k() {
     let (env, store, keys) = crawler_tests::TestEnv::on_redis("csreach").await;
-    let ns = env.namespace.clone();
     let layout = Layout::default();
     let reach = Reach::default();
     let k = layout.max_distance();
@@ -80,7 +72,7 @@ async fn light_edits_of_short_articles_are_found_past_k() {
         .expect("some light edit moves more than k bits");
     let (edit, d) = edit;
 
-    let stage = ContentSeenStage::new(store.clone(), &ns, layout.clone());
+    let stage = ContentSeenStage::new(store.clone(), &env.namespace, layout.clone());
     let doc = |url: &str, text: &str| Document::new("reach", url, text);
     stage
         .handle(doc("http://r/article", article))
@@ -117,7 +109,7 @@ async fn light_edits_of_short_articles_are_found_past_k() {
 
     // The same lookup, read-only: the edit's text lists the article; an
     // exact k = 3 lookup does not reach it.
-    let table = Table::new(store.clone(), &ns, layout.clone());
+    let table = Table::new(store.clone(), &env.namespace, layout.clone());
     let probe = reach.probe(&layout, &sketch(&edit)).expect("SimHash");
     let near = table.near(&probe).await.expect("near");
     assert!(near

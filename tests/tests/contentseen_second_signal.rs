@@ -14,16 +14,9 @@ use contentseen::minhash::jaccard;
 use contentseen::reach::Reach;
 use contentseen::simhash::{distance, sketch, Fingerprint};
 use contentseen::ContentSeenStage;
-use crawler_tests::{article_bodies, stored_document};
+use crawler_tests::{article_bodies, sim, stored_document};
 use pipeline::messages::Document;
 use pipeline::worker::Stage;
-
-fn sim(text: &str) -> u64 {
-    match sketch(text).fingerprint {
-        Fingerprint::Sim(v) => v,
-        Fingerprint::Exact(_) => panic!("test texts are long enough for SimHash"),
-    }
-}
 
 /// A repost: every `every`-th word replaced by the word before it, the
 /// third paragraph dropped, a box of related headlines appended.
@@ -51,10 +44,9 @@ fn repost(body: &str, every: usize, headlines: &[&str]) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reposts_beyond_the_radius_are_found_and_lookalikes_are_not() {
     let (env, store, keys) = crawler_tests::TestEnv::on_redis("cssecond").await;
-    let ns = env.namespace.clone();
     let layout = Layout::default();
     let reach = Reach::default();
-    let stage = ContentSeenStage::new(store.clone(), &ns, layout.clone());
+    let stage = ContentSeenStage::new(store.clone(), &env.namespace, layout.clone());
 
     let bodies = article_bodies(40);
     assert!(bodies.len() >= 40, "the test site has its articles");
@@ -146,8 +138,7 @@ async fn reposts_beyond_the_radius_are_found_and_lookalikes_are_not() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pages_without_an_article_are_never_near_duplicates() {
     let (env, store, keys) = crawler_tests::TestEnv::on_redis("csnoart").await;
-    let ns = env.namespace.clone();
-    let stage = ContentSeenStage::new(store.clone(), &ns, Layout::default());
+    let stage = ContentSeenStage::new(store.clone(), &env.namespace, Layout::default());
     let listing = "Home | News | World | Business | Sport\n".repeat(30);
     let mut flagged = Document::new("t", "http://n/listing-1", &listing);
     flagged.article = false;

@@ -123,11 +123,7 @@ fn the_compose_file_validates() {
         .args(["--env-file", ENV_EXAMPLE, "-f", COMPOSE, "config", "-q"])
         .output()
         .expect("running docker-compose");
-    assert!(
-        out.status.success(),
-        "docker-compose config: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out, format_args!("docker-compose config"));
 }
 
 /// `docker-compose config` of the compose file with this env file's

@@ -135,12 +135,9 @@ async fn release_through_two_frontiers(
         urls.swap(i, (x % (i as u64 + 1)) as usize);
     }
     let crawl = CrawlSpec {
-        name: "once".into(),
         allow_domains: vec!["example".into()],
         max_depth: 3,
-        max_pages: None,
-        delay_ms: 0,
-        ..CrawlSpec::default()
+        ..crawler_tests::test_crawl("once")
     };
     let crawl = pipeline::crawls::register(
         &env.store().await,

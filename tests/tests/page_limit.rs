@@ -11,12 +11,10 @@ use pipeline::{CrawlSpec, Link};
 
 fn spec() -> CrawlSpec {
     CrawlSpec {
-        name: "limited".into(),
         allow_domains: vec!["example.com".into()],
         max_depth: 5,
         max_pages: Some(25),
-        delay_ms: 0,
-        ..CrawlSpec::default()
+        ..crawler_tests::test_crawl("limited")
     }
 }
 

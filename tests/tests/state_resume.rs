@@ -10,7 +10,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crawler_tests::{parse_documents, serve_site, TestEnv};
+use crawler_tests::{parse_documents, serve_site, succeeded, TestEnv};
 
 /// How many times the crawl is killed.
 const KILLS: usize = 10;
@@ -130,11 +130,7 @@ async fn a_crawl_killed_ten_times_resumes_and_stores_every_page_once() {
         .stdout(Stdio::null())
         .output()
         .expect("running crawler");
-    assert!(
-        last.status.success(),
-        "the resumed crawl failed: {}",
-        String::from_utf8_lossy(&last.stderr)
-    );
+    succeeded(&last, format_args!("the resumed crawl"));
     println!("the last run took {:?}", started.elapsed());
 
     let written = std::fs::read_to_string(&out).expect("the --out file");

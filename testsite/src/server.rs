@@ -348,6 +348,15 @@ mod tests {
             .unwrap()
     }
 
+    /// A server of the default site and a raw TCP connection to it.
+    async fn start_and_connect() -> (ServerHandle, tokio::net::TcpStream) {
+        let server = start(&SiteConfig::default()).await;
+        let stream = tokio::net::TcpStream::connect(server.local_addr())
+            .await
+            .unwrap();
+        (server, stream)
+    }
+
     #[tokio::test]
     async fn serves_articles_and_logs_every_request() {
         let server = start(&SiteConfig::default()).await;
@@ -459,10 +468,7 @@ mod tests {
 
     #[tokio::test]
     async fn localhost_links_reach_this_server_under_another_host() {
-        let server = start(&SiteConfig::default()).await;
-        let mut stream = tokio::net::TcpStream::connect(server.local_addr())
-            .await
-            .unwrap();
+        let (server, mut stream) = start_and_connect().await;
         let request = format!(
             "GET /about HTTP/1.1\r\nHost: localhost:{}\r\nConnection: close\r\n\r\n",
             server.port()
@@ -480,10 +486,7 @@ mod tests {
 
     #[tokio::test]
     async fn one_connection_serves_many_requests() {
-        let server = start(&SiteConfig::default()).await;
-        let mut stream = tokio::net::TcpStream::connect(server.local_addr())
-            .await
-            .unwrap();
+        let (server, mut stream) = start_and_connect().await;
         for path in ["/robots.txt", "/about", "/robots.txt"] {
             let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
             stream.write_all(request.as_bytes()).await.unwrap();

@@ -213,13 +213,8 @@ fn local_run(env: &Env) -> Outcome {
         label: "crawler run",
         ..Outcome::default()
     };
-    let docs = env.work.join("run.jsonl");
-    let mut cmd = env.command("crawler", "pbench-run");
-    cmd.arg("run")
-        .args(CRAWL_SETTINGS)
-        .arg("--out")
-        .arg(&docs)
-        .args(&env.seeds);
+    let (mut cmd, docs) = env.crawler_run("pbench-run", &CRAWL_SETTINGS);
+    cmd.args(&env.seeds);
     let Some(wall) = run_measured(env, &mut out, "crawler run", "run", cmd) else {
         return out;
     };

@@ -31,13 +31,7 @@ impl Tally {
     pub fn recall(&self) -> f64 {
         crate::fraction(self.tp, self.expected)
     }
-    fn add(&mut self, o: &Tally) {
-        self.pages += o.pages;
-        self.expected += o.expected;
-        self.tp += o.tp;
-        self.fp += o.fp;
-        self.fn_ += o.fn_;
-    }
+    add_counters!(pages, expected, tp, fp, fn_);
 }
 
 /// One page's outcome: (tp, fp, fn) as a tally of one page.

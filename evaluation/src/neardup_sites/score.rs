@@ -89,21 +89,21 @@ impl Tally {
     pub fn recall(&self) -> f64 {
         crate::fraction(self.found, self.pairs)
     }
-    fn add(&mut self, o: &Tally) {
-        self.right += o.right;
-        self.wrong += o.wrong;
-        self.unscored += o.unscored;
-        self.wrong_below_03 += o.wrong_below_03;
-        self.distance0_below_08 += o.distance0_below_08;
-        self.pairs += o.pairs;
-        self.found += o.found;
-        self.listing += o.listing;
-        self.listing_no_article += o.listing_no_article;
-        self.listing_matched += o.listing_matched;
-        self.article_lost += o.article_lost;
-        self.pages += o.pages;
-        self.reached += o.reached;
-    }
+    add_counters!(
+        right,
+        wrong,
+        unscored,
+        wrong_below_03,
+        distance0_below_08,
+        pairs,
+        found,
+        listing,
+        listing_no_article,
+        listing_matched,
+        article_lost,
+        pages,
+        reached,
+    );
 }
 
 /// One verdict, for the lists of wrong ones.

@@ -371,10 +371,7 @@ mod tests {
         let mut next = crate::test_rng::sequence();
         let mut found = 0;
         for _ in 0..100_000 {
-            let mut json = String::new();
-            for _ in 0..next() % 24 {
-                json.push_str(crate::test_rng::pick(&mut next, PIECES));
-            }
+            let json = crate::test_rng::string(&mut next, PIECES, 24);
             let fast = json_author_raw(&json);
             found += usize::from(fast.is_some());
             assert_eq!(fast, json_author_by_regex(&json), "{json:?}");

@@ -858,41 +858,43 @@ fn by_line(page: &Page, span: Option<(u32, u32)>, checks: &Checks) -> Option<(By
 mod tests {
     use super::*;
 
+    /// The address the whole-page tests extract their pages at.
+    const PAGE_URL: &str = "http://example.com/a.html";
+
+    /// The author the whole extraction ([`crate::extract`]) names for `html`
+    /// at [`PAGE_URL`].
+    fn author_of(html: &str) -> Option<String> {
+        crate::extract(html, &url::Url::parse(PAGE_URL).unwrap()).author
+    }
+
     #[test]
     fn bare_name_under_the_headline() {
         let html = "<body><div><p>犬儒病(上)</p><p>胡平<br>人心不会熄灭，但它可能蒙上灰烬而不再燃烧。\
                     灰烬本来是燃烧的产物，但它反过来又抑制了燃烧。拨开灰烬，你会看到重新燃烧的人心。</p>\
                     <p>当今中国最流行的是什么？是犬儒主义，这是一段很长的正文，用来让正文足够长。</p></div></body>";
-        let url = url::Url::parse("http://example.com/a.html").unwrap();
-        assert_eq!(crate::extract(html, &url).author.as_deref(), Some("胡平"));
+        assert_eq!(author_of(html).as_deref(), Some("胡平"));
         // A short word under the headline that is a heading, not a name.
         let html = html.replace("胡平", "摘要");
-        assert_eq!(crate::extract(&html, &url).author, None);
+        assert_eq!(author_of(&html), None);
     }
     use crate::scan::scan;
 
     #[test]
     fn wire_service_in_the_dateline() {
         let checks = Checks::default();
-        assert_eq!(
-            dateline_agency("Hamburg (dpa/lno) – Trotz eines Gespräches", &checks).as_deref(),
-            Some("dpa/lno")
-        );
-        assert_eq!(
-            dateline_agency("WASHINGTON (AP) — The Senate voted", &checks).as_deref(),
-            Some("AP")
-        );
-        assert_eq!(
-            dateline_agency(
+        for (text, want) in [
+            ("Hamburg (dpa/lno) – Trotz eines Gespräches", Some("dpa/lno")),
+            ("WASHINGTON (AP) — The Senate voted", Some("AP")),
+            (
                 "Bernd Lucke verlässt den Hörsaal. Foto: Markus Scholz/dpa\nHamburg (dpa/lno) – Trotz",
-                &checks
-            )
-            .as_deref(),
-            Some("dpa/lno")
-        );
-        // A parenthesis in a sentence, or a name that is no agency.
-        assert_eq!(dateline_agency("Die Partei (AfD) fordert", &checks), None);
-        assert_eq!(dateline_agency("Berlin (Jane Roe) – Text", &checks), None);
+                Some("dpa/lno"),
+            ),
+            // A parenthesis in a sentence, or a name that is no agency.
+            ("Die Partei (AfD) fordert", None),
+            ("Berlin (Jane Roe) – Text", None),
+        ] {
+            assert_eq!(dateline_agency(text, &checks).as_deref(), want, "{text}");
+        }
     }
 
     #[test]
@@ -901,24 +903,23 @@ mod tests {
         assert!(!is_domain("J.R.") && !is_domain("C.Habermueller") && !is_domain("Jane Roe"));
         assert!(is_acronym("L-MAG") && is_acronym("DITIB"));
         assert!(!is_acronym("Grist") && !is_acronym("A"));
-        assert_eq!(
-            kind_by("Eine Kolumne von Nils Pickert").as_deref(),
-            Some("Von Nils Pickert")
-        );
-
-        assert_eq!(kind_by("Eine von vielen"), None);
+        for (text, want) in [
+            ("Eine Kolumne von Nils Pickert", Some("Von Nils Pickert")),
+            ("Eine von vielen", None),
+        ] {
+            assert_eq!(kind_by(text).as_deref(), want, "{text}");
+        }
     }
 
     #[test]
     fn a_writer_beside_a_wire_service_and_a_glued_button() {
-        assert_eq!(
-            names_of("Von David Hutzler, dpa", &Checks::default()),
-            Some(vec!["David Hutzler".to_string()])
-        );
-        assert_eq!(
-            names_of("Inga HoeltmannFollow", &Checks::default()),
-            Some(vec!["Inga Hoeltmann".to_string()])
-        );
+        for (text, name) in [
+            ("Von David Hutzler, dpa", "David Hutzler"),
+            ("Inga HoeltmannFollow", "Inga Hoeltmann"),
+        ] {
+            let names = names_of(text, &Checks::default());
+            assert_eq!(names, Some(vec![name.to_string()]), "{text}");
+        }
     }
 
     fn byline(html: &str) -> Option<String> {
@@ -1068,7 +1069,6 @@ mod tests {
             ),
         ]);
         // The publisher in `author`, the writers in `article:author` and in the text.
-        let url = url::Url::parse("http://example.com/a.html").unwrap();
         let body = "<p>Die Hotels liegen in den Bergen und am See, mit Blick auf das Wasser und die Gipfel dahinter.</p>".repeat(4);
         let html = format!(
             "<html><head><meta name=author content='Condé Nast'>\
@@ -1076,14 +1076,13 @@ mod tests {
              <body><article><h1>Wellness</h1><p>Von Fiona Bornhöft und Mariam Hofbeck</p>{body}</article></body></html>"
         );
         assert_eq!(
-            crate::extract(&html, &url).author.as_deref(),
+            author_of(&html).as_deref(),
             Some("Fiona Bornhöft, Mariam Hofbeck")
         );
     }
 
     #[test]
     fn visible_bylines_in_their_many_shapes() {
-        let url = url::Url::parse("http://example.com/a.html").unwrap();
         let body = "<p>The council voted on Tuesday to extend the library's opening hours, after a long campaign by residents.</p>".repeat(4);
         let cases = [
             // A label glued to the name by the markup.
@@ -1135,48 +1134,40 @@ mod tests {
             let html = format!(
                 "<html><body><article><h1>Library hours</h1>{byline}{body}</article></body></html>"
             );
-            assert_eq!(
-                crate::extract(&html, &url).author.as_deref(),
-                want,
-                "{byline}"
-            );
+            assert_eq!(author_of(&html).as_deref(), want, "{byline}");
         }
     }
 
     #[test]
     fn the_article_footer_holds_the_byline_a_comment_footer_does_not() {
-        let url = url::Url::parse("http://example.com/a.html").unwrap();
         let body = "<p>Schulnoten sagen wenig darüber, was ein Kind kann, und noch weniger darüber, was aus ihm wird.</p>".repeat(4);
         let html = format!(
             "<html><body><article><h1>Schulnoten</h1>{body}<footer class=post-footer>\
              <span class=author>Posted by <a rel=author href=/a/g>Günter W. Kienitz</a> at 18:52</span>\
              </footer></article></body></html>"
         );
-        assert_eq!(
-            crate::extract(&html, &url).author.as_deref(),
-            Some("Günter W. Kienitz")
-        );
+        assert_eq!(author_of(&html).as_deref(), Some("Günter W. Kienitz"));
         // The same footer in a comment's own article, after the story: no author.
         let comment = format!(
             "<html><body><main><h1>Schulnoten</h1>{body}</main><section class=replies>\
              <article><footer><span class=author>Gabi sagt</span></footer><p>Gut!</p></article>\
              </section></body></html>"
         );
-        assert_eq!(crate::extract(&comment, &url).author, None);
+        assert_eq!(author_of(&comment), None);
         // A commenter right under a short story is no byline either.
         let commenter = format!(
             "<html><body><main><h1>Schulnoten</h1>{body}</main><div class=comment-head>\
              <span class=comment-author>Philipp Ther</span> <span>11. Februar 2020</span>\
              </div></body></html>"
         );
-        assert_eq!(crate::extract(&commenter, &url).author, None);
+        assert_eq!(author_of(&commenter), None);
         // A photo's credit and a quoted post's author are not the writer's byline.
         for credit in [
             "<figure><img src=a.jpg><figcaption><span class=author>Peter Ferst</span></figcaption></figure>",
             "<blockquote class=tweet><p>So true.</p><span class=author>Jane Roe</span></blockquote>",
         ] {
             let html = format!("<html><body><main><h1>Schulnoten</h1>{credit}{body}</main></body></html>");
-            assert_eq!(crate::extract(&html, &url).author, None, "{credit}");
+            assert_eq!(author_of(&html), None, "{credit}");
         }
     }
 
@@ -1213,16 +1204,12 @@ mod tests {
             ("<span class=author>Artikel von</span>", None),
             ("<span class=author>Gabi sagt</span>", None),
         ]);
-        let url = url::Url::parse("http://example.com/a.html").unwrap();
         let body = "<p>The council voted on Tuesday to extend the library's opening hours, after a long campaign by residents.</p>".repeat(4);
         let html = format!(
             "<html><head><meta name=author content='Todd'></head><body><article><h1>Robots</h1>\
              <p>By Todd Bates</p>{body}</article></body></html>"
         );
-        assert_eq!(
-            crate::extract(&html, &url).author.as_deref(),
-            Some("Todd Bates")
-        );
+        assert_eq!(author_of(&html).as_deref(), Some("Todd Bates"));
     }
 
     #[test]
@@ -1266,21 +1253,17 @@ mod tests {
 
     #[test]
     fn a_visible_byline_beats_a_decoy_meta_and_a_related_story() {
-        let url = url::Url::parse("http://example.com/a.html").unwrap();
         let body = "<p>The council voted on Tuesday to extend the library's opening hours,                     after a long campaign by residents who wanted a quiet place to study.</p>"
             .repeat(4);
         let html = format!(
             "<html><head><meta name=author content='Site Owner Name'></head><body><article>             <h1>Library hours</h1><p>By Jane Roe</p>{body}</article>             <aside><h3>Related</h3><p>Another story <span class=author>John Related</span></p></aside>             </body></html>"
         );
-        let a = crate::extract(&html, &url);
+        let a = crate::extract(&html, &url::Url::parse(PAGE_URL).unwrap());
         assert_eq!(a.author.as_deref(), Some("Jane Roe"));
         assert_eq!(a.authors, ["Jane Roe"]);
         // Par, Von: the same in French and German.
         let fr = html.replace("By Jane Roe", "Par Marie Dupont");
-        assert_eq!(
-            crate::extract(&fr, &url).author.as_deref(),
-            Some("Marie Dupont")
-        );
+        assert_eq!(author_of(&fr).as_deref(), Some("Marie Dupont"));
         // With the body's own byline marked, the related story's is not taken.
         let marked = html
             .replace(
@@ -1288,12 +1271,9 @@ mod tests {
                 "<p class=byline><span class=author>Jane Roe</span></p>",
             )
             .replace("<meta name=author content='Site Owner Name'>", "");
-        assert_eq!(
-            crate::extract(&marked, &url).author.as_deref(),
-            Some("Jane Roe")
-        );
+        assert_eq!(author_of(&marked).as_deref(), Some("Jane Roe"));
         let unmarked = marked.replace("<p class=byline><span class=author>Jane Roe</span></p>", "");
-        assert_eq!(crate::extract(&unmarked, &url).author, None);
+        assert_eq!(author_of(&unmarked), None);
     }
 
     #[test]

@@ -293,9 +293,7 @@ mod tests {
             let (mut text, mut space_before) = (String::new(), false);
             let (mut chars, mut punct) = (0, 0);
             for _ in 0..next() % 6 + 1 {
-                let raw: String = (0..next() % 8)
-                    .map(|_| crate::test_rng::pick(&mut next, PIECES))
-                    .collect();
+                let raw = crate::test_rng::string(&mut next, PIECES, 8);
                 if raw.is_empty() {
                     continue;
                 }
