@@ -71,7 +71,7 @@ pub fn extract(args: ExtractArgs) -> anyhow::Result<()> {
             override_encoding: None,
         };
         let (decision, text) = charset::decide_and_decode(bytes, &signals);
-        let article = extractor::extract(&text, &url);
+        let article = extractor::extract_with(&text, &url, extractor::Parts { body_html: true });
         let mut doc = serde_json::to_value(&article)?;
         if let Some(obj) = doc.as_object_mut() {
             obj.insert("url".into(), json!(url.as_str()));

@@ -2,7 +2,7 @@
 //!
 //! This crate owns the extraction logic of the extractor stage: [`extract`] reads the page
 //! once with `lol_html` and returns an [`Article`]: title, publish time, author, body text
-//! and HTML, images, outlinks ([`Link`], from the `link` leaf crate), language and site name.
+//! (and HTML, when asked: [`extract_with`]), images, outlinks ([`Link`], from the `link` leaf crate), language and site name.
 //! Everything but [`stage`] is pure: it knows nothing about queues, Redis or HTTP, and the
 //! compiler holds it to that: without the default `worker` feature
 //! (`--no-default-features`) the crate depends on no broker, store, HTTP client or runtime,
@@ -73,8 +73,10 @@ pub struct Article {
     pub authors: Vec<String>,
     /// The body text, paragraphs separated by "\n".
     pub text: String,
-    /// The body's HTML with paragraphs, images and links kept.
-    pub body_html: String,
+    /// The body's HTML with paragraphs, images and links kept, when asked for
+    /// ([`Parts::body_html`]): `crawler extract` shows it, the stage has no use for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_html: Option<String>,
     /// Images of the body, absolute URLs.
     pub images: Vec<String>,
     /// Every `<a href>` on the page (http/https, resolved, deduplicated by URL), as the
@@ -89,11 +91,24 @@ pub struct Article {
     pub is_article: bool,
 }
 
-/// Extracts the article of `html`, a page fetched from `page_url`. Never panics.
+/// What [`extract_with`] builds beyond the text and the metadata.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Parts {
+    /// The body's HTML ([`Article::body_html`]).
+    pub body_html: bool,
+}
+
+/// Extracts the article of `html`, a page fetched from `page_url`: its text and
+/// metadata, without the body's HTML. Never panics.
 pub fn extract(html: &str, page_url: &Url) -> Article {
+    extract_with(html, page_url, Parts::default())
+}
+
+/// [`extract`], with the `parts` asked for. Never panics.
+pub fn extract_with(html: &str, page_url: &Url, parts: Parts) -> Article {
     let page = scan::scan(html);
     let base = links::base_url(&page, page_url);
-    let body = density::body(&page, &base);
+    let body = density::body(&page, &base, parts.body_html);
     let published = published::published(&page, body.span);
     let signed = signature::signature(&page, body.span);
     let site_name = meta(&page, &["og:site_name", "application-name"]).map(str::to_string);
@@ -119,7 +134,7 @@ pub fn extract(html: &str, page_url: &Url) -> Article {
             .unwrap_or_default(),
         author,
         text: body.text,
-        body_html: body.html,
+        body_html: parts.body_html.then_some(body.html),
         images: body.images,
         outlinks: links::outlinks(&page, &base),
         lang: page.lang.clone(),

@@ -94,7 +94,7 @@ mod tests {
 
     fn text_of(html: &str) -> String {
         let base = Url::parse("http://example.com/").unwrap();
-        body(&scan(html), &base).text
+        body(&scan(html), &base, true).text
     }
 
     const LEAD: &str = "Der Stadtrat hat am Dienstag den neuen Haushalt für die Bibliothek \

@@ -20,6 +20,7 @@ use crate::scan::{flag, Event, Page, Tag, NONE};
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Body {
     pub text: String,
+    /// Empty unless [`body`] was asked for the HTML.
     pub html: String,
     pub images: Vec<String>,
     /// Byte range of [`Page::text`] the body was taken from (first to last text kept).
@@ -165,8 +166,8 @@ pub struct Selection {
     pub lead: Option<u32>,
 }
 
-/// Finds and renders the body of `page`.
-pub fn body(page: &Page, base: &Url) -> Body {
+/// Finds and renders the body of `page`: its text, and its HTML too when `html`.
+pub fn body(page: &Page, base: &Url, html: bool) -> Body {
     let st = stats(page);
     let filtered = select(page, &st, true);
     // No scored block outside page chrome and boilerplate classes: the little text found
@@ -178,11 +179,11 @@ pub fn body(page: &Page, base: &Url) -> Body {
         .or_else(|| select(page, &st, false));
     let Some(sel) = sel else {
         // Nothing scored anywhere (no filter excluded anything): lines of text.
-        return line_density_fallback(page, base, false);
+        return line_density_fallback(page, base, false, html);
     };
     let top_chars = st[sel.top as usize].chars;
     let keep = |n: u32| keep_inside(page, &st, n, top_chars);
-    let mut out = Renderer::new(base);
+    let mut out = Renderer::new(base, html);
     if let Some(lead) = sel.lead {
         out.subtree(page, lead, &keep);
         // The body's span is the article's own text: the date line and the byline are
@@ -205,7 +206,7 @@ pub fn body(page: &Page, base: &Url) -> Body {
     // until an attempt holds enough text). A "404 Not Found" in a template whose footer
     // and notices hold the page's only lines stays no article.
     if !body.article && !enough_words(&body.text) {
-        let lines = line_density_fallback(page, base, true);
+        let lines = line_density_fallback(page, base, true, html);
         if lines.article && lines.text.chars().count() >= FALLBACK_MIN_CHARS {
             return lines;
         }
@@ -236,8 +237,8 @@ pub const LINE_WINDOW: usize = 3;
 /// holds text and most of it is not link text (a page whose only text is a menu is none).
 /// Skipped, head and chrome blocks are never read; with `no_boilerplate`, neither are blocks
 /// named as boilerplate (a negative class hint) or as comments and consent notices.
-fn line_density_fallback(page: &Page, base: &Url, no_boilerplate: bool) -> Body {
-    let mut out = Renderer::new(base);
+fn line_density_fallback(page: &Page, base: &Url, no_boilerplate: bool, html: bool) -> Body {
+    let mut out = Renderer::new(base, html);
     let keep = |n: u32| {
         let node = &page.nodes[n as usize];
         node.flags & (flag::SKIPPED | flag::HEAD | flag::CHROME) == 0
@@ -276,7 +277,9 @@ fn line_density_fallback(page: &Page, base: &Url, no_boilerplate: bool) -> Body 
             out.body.images.clear();
             for l in &mut lines {
                 l.html.clear();
-                escape_into(&mut l.html, &l.text);
+                if html {
+                    escape_into(&mut l.html, &l.text);
+                }
                 l.tag = "p";
             }
             lines.retain(|l| !l.text.is_empty());
@@ -744,7 +747,7 @@ mod tests {
             section("Second part of the story")
         );
         let base = Url::parse("http://example.com/").unwrap();
-        let b = body(&scan(&html), &base);
+        let b = body(&scan(&html), &base, true);
         assert!(b.text.contains("First part"), "{}", b.text);
         assert!(b.text.contains("Second part"), "{}", b.text);
         assert!(!b.text.contains("Teaser"));
@@ -752,7 +755,7 @@ mod tests {
 
     fn text_of(html: &str) -> String {
         let base = Url::parse("http://example.com/").unwrap();
-        body(&scan(html), &base).text
+        body(&scan(html), &base, true).text
     }
 
     #[test]
@@ -793,7 +796,7 @@ mod tests {
                 false,
             ),
         ] {
-            assert_eq!(body(&scan(html), &base).article, article, "{html}");
+            assert_eq!(body(&scan(html), &base, true).article, article, "{html}");
         }
     }
 
@@ -813,7 +816,7 @@ mod tests {
              <a href=/finish>sqlite3_backup_finish()</a>.</p>\
              <p>See Also: <a href=/backup>Using the SQLite Online Backup API</a></p></body>";
         let base = Url::parse("http://example.com/").unwrap();
-        let b = body(&scan(html), &base);
+        let b = body(&scan(html), &base, true);
         assert!(b.article, "{}", b.text);
         assert!(b.text.contains("records state information"), "{}", b.text);
     }

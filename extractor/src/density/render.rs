@@ -23,11 +23,15 @@ pub(super) struct Line {
 #[derive(Default)]
 pub(super) struct Renderer<'a> {
     base: Option<&'a Url>,
+    /// Whether the HTML is written ([`Body::html`]), or only the text.
+    html: bool,
     pub(super) body: Body,
     /// Finished lines, filtered and written into `body` by `finish`.
     pub(super) lines: Vec<Line>,
     line: String,
     line_html: String,
+    /// Whether the current line holds an image.
+    line_img: bool,
     /// Non-space characters of the current line, and those inside links.
     line_chars: u32,
     line_link_chars: u32,
@@ -38,10 +42,12 @@ pub(super) struct Renderer<'a> {
 }
 
 impl<'a> Renderer<'a> {
-    /// A renderer that resolves links and images against `base`.
-    pub(super) fn new(base: &'a Url) -> Self {
+    /// A renderer that resolves links and images against `base`, and writes the HTML
+    /// too when `html`.
+    pub(super) fn new(base: &'a Url, html: bool) -> Self {
         Renderer {
             base: Some(base),
+            html,
             ..Renderer::default()
         }
     }
@@ -88,7 +94,9 @@ impl<'a> Renderer<'a> {
             .map(|l| l.html.len() + 2 * l.tag.len() + "<></>".len() + "</ul>".len())
             .sum();
         self.body.text.reserve(text_len);
-        self.body.html.reserve(html_len + "</ul>".len());
+        if self.html {
+            self.body.html.reserve(html_len + "</ul>".len());
+        }
         for line in lines {
             self.write(line);
         }
@@ -99,6 +107,15 @@ impl<'a> Renderer<'a> {
     }
 
     fn write(&mut self, line: Line) {
+        if !line.text.is_empty() {
+            if !self.body.text.is_empty() {
+                self.body.text.push('\n');
+            }
+            self.body.text.push_str(&line.text);
+        }
+        if !self.html {
+            return;
+        }
         let tag = line.tag;
         if tag == "li" && !self.in_list {
             self.body.html.push_str("<ul>");
@@ -106,12 +123,6 @@ impl<'a> Renderer<'a> {
         } else if tag != "li" && self.in_list {
             self.body.html.push_str("</ul>");
             self.in_list = false;
-        }
-        if !line.text.is_empty() {
-            if !self.body.text.is_empty() {
-                self.body.text.push('\n');
-            }
-            self.body.text.push_str(&line.text);
         }
         self.body.html.push('<');
         self.body.html.push_str(tag);
@@ -131,17 +142,14 @@ impl<'a> Renderer<'a> {
         match node.tag {
             Tag::A if node.flags & flag::LINK != 0 && !self.in_link => {
                 if let Some(u) = self.resolve(page, node.url) {
-                    self.line_html.push_str("<a href=\"");
-                    escape_into(&mut self.line_html, &u);
-                    self.line_html.push_str("\">");
+                    self.url_tag("<a href=\"", &u);
                     self.in_link = true;
                 }
             }
             Tag::Img => {
                 if let Some(u) = self.resolve(page, node.url) {
-                    self.line_html.push_str("<img src=\"");
-                    escape_into(&mut self.line_html, &u);
-                    self.line_html.push_str("\">");
+                    self.url_tag("<img src=\"", &u);
+                    self.line_img = true;
                     if !self.body.images.contains(&u) {
                         self.body.images.push(u);
                     }
@@ -151,10 +159,22 @@ impl<'a> Renderer<'a> {
         }
     }
 
+    /// Writes a tag whose one attribute is the URL `u` (`open` up to its opening quote)
+    /// into the line's HTML, when the HTML is written.
+    fn url_tag(&mut self, open: &str, u: &str) {
+        if self.html {
+            self.line_html.push_str(open);
+            escape_into(&mut self.line_html, u);
+            self.line_html.push_str("\">");
+        }
+    }
+
     fn close(&mut self, page: &Page, n: u32) {
         let node = &page.nodes[n as usize];
         if node.tag == Tag::A && self.in_link && node.flags & flag::LINK != 0 {
-            self.line_html.push_str("</a>");
+            if self.html {
+                self.line_html.push_str("</a>");
+            }
             self.in_link = false;
         }
         if node.tag.is_block() {
@@ -167,7 +187,9 @@ impl<'a> Renderer<'a> {
             return;
         }
         self.line.push_str(t);
-        escape_into(&mut self.line_html, t);
+        if self.html {
+            escape_into(&mut self.line_html, t);
+        }
         let chars = non_space_chars(t);
         self.line_chars += chars;
         if self.in_link {
@@ -182,12 +204,13 @@ impl<'a> Renderer<'a> {
 
     fn flush_line(&mut self) {
         if self.in_link {
-            self.line_html.push_str("</a>");
+            if self.html {
+                self.line_html.push_str("</a>");
+            }
             self.in_link = false;
         }
         let text = self.line.trim();
-        let has_img = self.line_html.contains("<img");
-        if !text.is_empty() || has_img {
+        if !text.is_empty() || self.line_img {
             self.lines.push(Line {
                 text: text.to_string(),
                 html: self.line_html.trim().to_string(),
@@ -200,6 +223,7 @@ impl<'a> Renderer<'a> {
         self.line_link_chars = 0;
         self.line.clear();
         self.line_html.clear();
+        self.line_img = false;
     }
 }
 
@@ -311,10 +335,7 @@ mod tests {
                 .collect();
         let mut next = crate::test_rng::sequence();
         for _ in 0..2000 {
-            let len = (next() % 600) as usize;
-            let s: String = (0..len)
-                .map(|_| crate::test_rng::pick(&mut next, &alphabet))
-                .collect();
+            let s = crate::test_rng::string(&mut next, &alphabet, 600);
             let want = s.chars().filter(|c| !c.is_whitespace()).count() as u32;
             assert_eq!(non_space_chars(&s), want, "{s:?}");
         }
