@@ -24,7 +24,7 @@ use pipeline::once::{once, LINK_IDS};
 use pipeline::store::Op;
 use pipeline::worker::{Outcome, Stage, StageError};
 use pipeline::{CrawlSpec, Queue, Store};
-use politeness::schedule::{admit, Admission, AdmitCrawl};
+use politeness::schedule::{admit, Admission, AdmitCrawl, Check};
 use url::Url;
 
 use crate::normalize::{normalize_with, Rules};
@@ -132,6 +132,9 @@ struct Tally {
     retried: i64,
 }
 
+/// (link key, URL hash) of a batch's absolute links in scope ([`link_key`]).
+type Keyed = Vec<(u64, u64)>;
+
 /// A URL of the batch that passed normalization and scope.
 struct Candidate {
     hash: u64,
@@ -176,7 +179,12 @@ impl Stage for FrontierStage {
         }
 
         // Per shard one admission; the batch's counters; one round trip.
-        let by_shard = self.admissions(&batch, &candidates, &over_limit)?;
+        let check = match (batch.rescheduled, batch.attempt) {
+            (true, _) => Check::Nothing,
+            (false, 0) => Check::New,
+            (false, _) => Check::Retry,
+        };
+        let by_shard = self.admissions(&batch, check, &candidates, &over_limit)?;
         let crawl = AdmitCrawl {
             name: &batch.crawl.name,
             delay_ms: spec.delay_ms,
@@ -184,7 +192,7 @@ impl Stage for FrontierStage {
         };
         let mut ops: Vec<Op> = by_shard
             .iter()
-            .map(|(shard, urls)| admit(&self.keys, *shard, &crawl, urls, !retry))
+            .map(|(shard, urls)| admit(&self.keys, *shard, &crawl, urls, check))
             .collect();
         ops.extend(self.counted(&batch, &tally));
         self.store.exec(&ops).await?;
@@ -210,7 +218,7 @@ impl FrontierStage {
         spec: &CrawlSpec,
         retry: bool,
         tally: &mut Tally,
-    ) -> Result<(Vec<Candidate>, Vec<(u64, u64)>), StageError> {
+    ) -> Result<(Vec<Candidate>, Keyed), StageError> {
         let base = batch.source.as_deref().and_then(|s| Url::parse(s).ok());
         let scope = self.scope(batch.crawl.spec, spec)?;
         let rules = Rules {
@@ -261,26 +269,34 @@ impl FrontierStage {
 
     /// The admissions of the batch per politeness shard: each candidate
     /// with its fetch task, and those `over_limit` with none (seen, not
-    /// queued).
+    /// queued). A retry is admitted by the hash of its task's id (derived
+    /// from the batch's), which a retry batch delivered again repeats
+    /// ([`Check::Retry`]).
     fn admissions(
         &self,
         batch: &UrlBatch,
+        check: Check,
         candidates: &[Candidate],
         over_limit: &[Candidate],
     ) -> Result<BTreeMap<u32, Vec<Admission>>, StageError> {
         let mut by_shard: BTreeMap<u32, Vec<Admission>> = BTreeMap::new();
         for c in candidates.iter().chain(over_limit) {
-            let task = if over_limit.iter().any(|o| o.hash == c.hash) {
-                Vec::new()
+            let (url_hash, task) = if over_limit.iter().any(|o| o.hash == c.hash) {
+                (c.hash, Vec::new())
             } else {
-                encode(&self.task(batch, &c.url))?
+                let task = self.task(batch, &c.url);
+                let hash = match check {
+                    Check::Retry => url_hash(&task.id),
+                    Check::New | Check::Nothing => c.hash,
+                };
+                (hash, encode(&task)?)
             };
             by_shard
                 .entry(host_shard(&c.origin))
                 .or_default()
                 .push(Admission {
                     origin: c.origin.clone(),
-                    url_hash: c.hash,
+                    url_hash,
                     task,
                 });
         }
@@ -441,6 +457,21 @@ mod tests {
         stage
     }
 
+    /// Asserts the stage's crawl counters named in `want`.
+    async fn assert_counts(stage: &FrontierStage, want: &[(&str, i64)]) {
+        let counters = counters(stage).await;
+        for (name, n) in want {
+            assert_eq!(counters.get(name), *n, "{name}");
+        }
+    }
+
+    /// The crawl counters of the stage's store.
+    async fn counters(stage: &FrontierStage) -> pipeline::crawls::Counters {
+        pipeline::crawls::read_counters(&stage.store, &stage.keys)
+            .await
+            .unwrap()
+    }
+
     fn batch_of(crawl: &CrawlSpec, id: &str, depth: u32, urls: &[&str]) -> UrlBatch {
         UrlBatch {
             id: id.into(),
@@ -554,11 +585,7 @@ mod tests {
             .handle(batch_of(&other, "b3", 1, &[link]))
             .await
             .unwrap();
-        let counters = pipeline::crawls::read_counters(&stage.store, &stage.keys)
-            .await
-            .unwrap();
-        assert_eq!(counters.get("out_of_scope"), 1);
-        assert_eq!(counters.get("seen"), 3);
+        assert_counts(&stage, &[("out_of_scope", 1), ("seen", 3)]).await;
     }
 
     #[tokio::test]
@@ -574,11 +601,7 @@ mod tests {
         let again = FrontierStage::new(stage.store.clone(), "t");
         again.handle(b).await.unwrap();
         assert!(fetched(&again).await.is_empty());
-        let counters = pipeline::crawls::read_counters(&stage.store, &stage.keys)
-            .await
-            .unwrap();
-        assert_eq!(counters.get("seen"), 2);
-        assert_eq!(counters.get("out_of_scope"), 1);
+        assert_counts(&stage, &[("seen", 2), ("out_of_scope", 1)]).await;
     }
 
     #[tokio::test]
@@ -667,13 +690,57 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn retries_and_hand_backs_are_not_counted_against_the_per_host_limit() {
+        let stage = stage().await;
+        let one = CrawlSpec {
+            max_pages: None,
+            max_pages_per_host: Some(1),
+            ..spec()
+        };
+        pipeline::crawls::register(&stage.store, &stage.keys, &one)
+            .await
+            .unwrap();
+        stage
+            .handle(batch_of(&one, "b1", 1, &["/a"]))
+            .await
+            .unwrap();
+        assert_eq!(fetched(&stage).await, vec!["http://example.com/a"]);
+        let mut retry = batch_of(&one, "b2", 1, &["/a"]);
+        retry.attempt = 1;
+        stage.handle(retry).await.unwrap();
+        let mut later = batch_of(&one, "b3", 1, &["/a"]);
+        later.rescheduled = true;
+        stage.handle(later).await.unwrap();
+        // The URL's one page of the host: fetched again, not over the limit.
+        assert_eq!(fetched(&stage).await.len(), 2);
+        assert_eq!(counters(&stage).await.get("over_limit"), 0);
+        // A new URL of the host is.
+        stage
+            .handle(batch_of(&one, "b4", 1, &["/b"]))
+            .await
+            .unwrap();
+        assert!(fetched(&stage).await.is_empty());
+        assert_eq!(counters(&stage).await.get("over_limit"), 1);
+    }
+
+    #[tokio::test]
     async fn retries_skip_the_seen_check() {
         let stage = stage().await;
         stage.handle(batch("b1", 1, &["/a"])).await.unwrap();
         assert_eq!(fetched(&stage).await.len(), 1);
         let mut retry = batch("b2", 1, &["/a"]);
         retry.attempt = 1;
-        stage.handle(retry).await.unwrap();
+        stage.handle(retry.clone()).await.unwrap();
+        assert_eq!(fetched(&stage).await, vec!["http://example.com/a"]);
+        // The same retry delivered again (its sender died before the ack),
+        // to a fresh process: queued once.
+        let again = FrontierStage::new(stage.store.clone(), "t");
+        again.handle(retry).await.unwrap();
+        assert!(fetched(&stage).await.is_empty());
+        // The next attempt is another retry.
+        let mut next = batch("b2b", 1, &["/a"]);
+        next.attempt = 2;
+        stage.handle(next).await.unwrap();
         assert_eq!(fetched(&stage).await, vec!["http://example.com/a"]);
         // Handed back because its host was not due: scheduled again too.
         let mut later = batch("b3", 1, &["/a"]);

@@ -5,8 +5,8 @@
 //! - [`admit`]: for a batch's URLs of one shard, add each to the seen set
 //!   and, if new, queue its task, count it and schedule its host: one step
 //!   (so a redelivered batch finds its URLs seen, and nothing is queued
-//!   twice or lost); [`enqueue`] queues without the seen check (retries,
-//!   tasks handed back).
+//!   twice or lost); a retry is admitted once by its own id ([`Check`]);
+//!   [`enqueue`] queues without a check (tasks handed back, refetches).
 //! - [`release`]: take the tasks of the due hosts, one delay apart per host.
 //! - [`sweep`]: put back the tasks of a releaser that died before
 //!   confirming them (confirming is a plain `ZREM` of the members).
@@ -135,22 +135,50 @@ pub struct AdmitCrawl<'a> {
     pub max_per_host: Option<u64>,
 }
 
-/// Admit: for each URL (all of shard `shard`'s hosts), unless `check_seen`
-/// is false, add its hash to the URL-seen set; if it was new, queue its
-/// task (unless the crawl's per-host limit is reached: then it is dropped,
-/// seen), record the crawl's delay and schedule the host; count what was
-/// queued (`seen`, also the crawl's own) and dropped (`over_limit`) when
-/// `check_seen`. A URL with an empty task is only marked seen (the caller
-/// dropped it for the crawl's page limit and counts it). Reply Array
-/// [queued, over the per-host limit].
+/// What [`admit`] checks before it queues a URL's task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// New URLs: the URL's hash added to the URL-seen set, and its task
+    /// queued only if it was new and the crawl's per-host limit is not
+    /// reached (then it is dropped, seen); what was queued is counted
+    /// (`seen`, also the crawl's own) and what was dropped (`over_limit`).
+    New,
+    /// A retry (a transient failure sent back, [`Admission::url_hash`] the
+    /// hash of the retry's own id, not of its URL): that hash added to the
+    /// seen set, and the task queued only if it was new, so a retry
+    /// delivered again (its sender or the frontier died before the ack) is
+    /// queued once. Neither counted nor counted against the per-host
+    /// limit: the URL was, when it was first admitted.
+    Retry,
+    /// Nothing: tasks handed back or refetched, queued as they are.
+    Nothing,
+}
+
+impl Check {
+    /// The step's argument for it.
+    fn arg(self) -> i64 {
+        match self {
+            Check::Nothing => 0,
+            Check::New => 1,
+            Check::Retry => 2,
+        }
+    }
+}
+
+/// Admit: for each URL (all of shard `shard`'s hosts), as `check` says
+/// ([`Check`]): queue its task, record the crawl's delay and schedule the
+/// host. A URL with an empty task is only marked seen (the caller dropped
+/// it for the crawl's page limit and counts it). Reply Array [queued, over
+/// the per-host limit].
 pub fn admit(
     keys: &Keys,
     shard: u32,
     crawl: &AdmitCrawl<'_>,
     urls: &[Admission],
-    check_seen: bool,
+    check: Check,
 ) -> Op {
-    let seen_fields: Vec<String> = if check_seen {
+    let counted = check == Check::New;
+    let seen_fields: Vec<String> = if counted {
         pipeline::crawls::counts(crawl.name, &[("seen", 1)])
             .into_iter()
             .map(|(f, _)| f)
@@ -170,12 +198,12 @@ pub fn admit(
         .arg(crawl.name)
         .int(crawl.delay_ms)
         .int(crawl.max_per_host.map_or(-1, |m| m as i64))
-        .int(i64::from(check_seen))
+        .int(check.arg())
         .int(seen_fields.len());
     for f in &seen_fields {
         call = call.arg(f.as_str());
     }
-    call = call.arg(if check_seen { "over_limit" } else { "" });
+    call = call.arg(if counted { "over_limit" } else { "" });
     for u in urls {
         call = call
             .arg(u.origin.as_str())
@@ -183,7 +211,7 @@ pub fn admit(
             .arg(keys.seen_sub(u.url_hash).to_string())
             .arg(u.task.clone());
     }
-    let call = if check_seen {
+    let call = if counted {
         call.counting_replies(&["seen", "over_limit"])
     } else {
         call
@@ -208,13 +236,14 @@ pub fn enqueue(keys: &Keys, origin: &str, crawl_delay_ms: u64, tasks: Vec<Vec<u8
             task,
         })
         .collect();
-    admit(keys, host_shard(origin), &crawl, &urls, false)
+    admit(keys, host_shard(origin), &crawl, &urls, Check::Nothing)
 }
 
 /// KEYS = schedule, queued, host lengths, stats, per-host pages; ARGV =
 /// seen prefix, queue prefix, record prefix, crawl, delay, max per host
-/// (-1: none), check seen, number of seen counters, those counters, the
-/// over-limit counter, then origin, hash, seen sub-key and task of each URL.
+/// (-1: none), the check (0 nothing, 1 new URLs, 2 retries: [`Check`]),
+/// number of seen counters, those counters, the over-limit counter, then
+/// origin, hash, seen sub-key and task of each URL.
 pub static ADMIT: Script = Script::new("HOST_ADMIT", admit_lua, admit_twin);
 
 fn admit_lua() -> String {
@@ -222,7 +251,7 @@ fn admit_lua() -> String {
         + LUA_INDEXES
         + r#"
 local crawl, delay, maxh = ARGV[4], ARGV[5], tonumber(ARGV[6])
-local check = ARGV[7] == '1'
+local check, fresh = ARGV[7] ~= '0', ARGV[7] == '1'
 local nfields = tonumber(ARGV[8])
 local over_field = ARGV[9 + nfields]
 local queued, over = 0, 0
@@ -233,7 +262,7 @@ for i = 10 + nfields, #ARGV, 4 do
   if check then new = redis.call('SADD', ARGV[1] .. sub, h) == 1 end
   -- An empty task: seen, never queued (over the crawl's page limit).
   if task == '' then new = false end
-  if new and maxh >= 0 then
+  if new and fresh and maxh >= 0 then
     if redis.call('HINCRBY', KEYS[5], crawl .. '\n' .. origin, 1) > maxh then
       new = false
       over = over + 1
@@ -255,7 +284,7 @@ for _, origin in ipairs(hosts) do
   schedule_host(KEYS[1], rec, origin)
   count_queued(KEYS[2], KEYS[3], origin, per_host[origin])
 end
-if check then
+if fresh then
   for f = 1, nfields do
     if queued > 0 then redis.call('HINCRBY', KEYS[4], ARGV[8 + f], queued) end
   end
@@ -275,7 +304,8 @@ fn admit_twin(m: &mut Memory<'_>, keys: &[String], args: &[Vec<u8>]) -> Result<R
         (text(0)?, text(1)?, text(2)?, text(3)?);
     let delay = int_arg(s, args, 4)?;
     let max_per_host = int_arg(s, args, 5)?;
-    let check = int_arg(s, args, 6)? == 1;
+    let mode = int_arg(s, args, 6)?;
+    let (check, fresh) = (mode != 0, mode == 1);
     let nfields = int_arg(s, args, 7)?.max(0) as usize;
     let over_field = text(8 + nfields)?;
     let (mut queued, mut over) = (0, 0);
@@ -292,6 +322,7 @@ fn admit_twin(m: &mut Memory<'_>, keys: &[String], args: &[Vec<u8>]) -> Result<R
             new = false;
         }
         if new
+            && fresh
             && max_per_host >= 0
             && m.hincr(
                 host_pages,
@@ -321,7 +352,7 @@ fn admit_twin(m: &mut Memory<'_>, keys: &[String], args: &[Vec<u8>]) -> Result<R
         schedule_host(m, schedule, &rec, origin.as_bytes())?;
         count_queued(m, queued_key, lengths, origin.as_bytes(), *n)?;
     }
-    if check {
+    if fresh {
         for f in 0..nfields {
             if queued > 0 {
                 m.hincr(stats, &text(8 + f)?, queued)?;

@@ -18,7 +18,7 @@
 //!   Redis side once got wrong (it sent `HMSET`, which replies OK), and the
 //!   plain commands.
 
-use crawler_tests::conformance::{agree, Step};
+use crawler_tests::conformance::{agree, agree_on_keys, Step};
 use pipeline::keys::{host_shard, Keys, HOST_SHARDS};
 use pipeline::store::{Op, Reply};
 use politeness::record;
@@ -64,12 +64,15 @@ async fn band_compaction_and_its_memory_twin_agree() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn admit_and_its_memory_twin_agree() {
-    let run = agree("admit", |ns| {
-        let keys = Keys::new(ns);
+    let run = agree_on_keys("admit", |keys| {
         let url = |origin: &str, path: &str| schedule::Admission {
             origin: origin.to_string(),
             url_hash: pipeline::keys::url_hash(&format!("{origin}/{path}")),
             task: format!("{origin}/{path}").into_bytes(),
+        };
+        let retry = |origin: &str, path: &str| schedule::Admission {
+            url_hash: pipeline::keys::url_hash(&format!("retry of {origin}/{path}")),
+            ..url(origin, path)
         };
         // Two hosts of one shard.
         let a = "http://a.test".to_string();
@@ -85,25 +88,33 @@ async fn admit_and_its_memory_twin_agree() {
             max_per_host: max,
         };
         let admit = |urls: Vec<schedule::Admission>, max, check| {
-            schedule::admit(&keys, shard, &crawl(max), &urls, check)
+            schedule::admit(keys, shard, &crawl(max), &urls, check)
         };
         steps(vec![
             // New URLs (a crawl of 3 pages per host at most).
             vec![admit(
                 vec![url(a, "1"), url(a, "2"), url(b, "1")],
                 Some(3),
-                true,
+                schedule::Check::New,
             )],
             // A redelivery: all seen, nothing queued or counted.
             vec![admit(
                 vec![url(a, "1"), url(a, "2"), url(b, "1")],
                 Some(3),
-                true,
+                schedule::Check::New,
             )],
             // Past the per-host limit on a: one more queued, one dropped (seen).
-            vec![admit(vec![url(a, "3"), url(a, "4")], Some(3), true)],
-            // Without the seen check (a retry): queued again, not counted.
-            vec![admit(vec![url(a, "1")], None, false)],
+            vec![admit(
+                vec![url(a, "3"), url(a, "4")],
+                Some(3),
+                schedule::Check::New,
+            )],
+            // Without a check (a task handed back): queued again, not counted.
+            vec![admit(vec![url(a, "1")], None, schedule::Check::Nothing)],
+            // A retry, by its own id's hash: queued although a is at its
+            // per-host limit, not counted; the same retry again: nothing.
+            vec![admit(vec![retry(a, "1")], Some(3), schedule::Check::Retry)],
+            vec![admit(vec![retry(a, "1")], Some(3), schedule::Check::Retry)],
             // An URL over the page limit: seen, not queued (empty task).
             vec![admit(
                 vec![schedule::Admission {
@@ -111,9 +122,9 @@ async fn admit_and_its_memory_twin_agree() {
                     ..url(b, "9")
                 }],
                 None,
-                true,
+                schedule::Check::New,
             )],
-            release_all(&keys, 64, 8),
+            release_all(keys, 64, 8),
             vec![
                 Op::Get {
                     key: keys.queued(shard),
@@ -138,7 +149,7 @@ async fn admit_and_its_memory_twin_agree() {
     let r = &run.replies;
     // Released everything: nothing waits; 4 admitted, 1 over the limit.
     assert_eq!(
-        r[6],
+        r[8],
         vec![
             Reply::Int(0),
             Reply::Array(Vec::new()),
@@ -151,7 +162,9 @@ async fn admit_and_its_memory_twin_agree() {
     assert_eq!(pair(&r[1][0]), vec![0, 0]);
     assert_eq!(pair(&r[2][0]), vec![1, 1]);
     assert_eq!(pair(&r[3][0]), vec![1, 0]);
-    assert_eq!(pair(&r[4][0]), vec![0, 0]);
+    assert_eq!(pair(&r[4][0]), vec![1, 0]);
+    assert_eq!(pair(&r[5][0]), vec![0, 0]);
+    assert_eq!(pair(&r[6][0]), vec![0, 0]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -186,8 +199,7 @@ async fn hset_and_its_memory_twin_agree() {
 async fn doc_store_and_its_memory_twin_agree() {
     use contentseen::stage::doc_store;
     use pipeline::documents::{inline, DocRecord};
-    let run = agree("docstore", |ns| {
-        let keys = Keys::new(ns);
+    let run = agree_on_keys("docstore", |keys| {
         let record = |url: &str, dup: Option<&str>| {
             let doc: pipeline::StoredDocument = serde_json::from_value(serde_json::json!({
                 "url": url, "final_url": url, "status": 200, "encoding": "UTF-8",
@@ -201,7 +213,7 @@ async fn doc_store_and_its_memory_twin_agree() {
         let store = |url: &str, dup: Option<&str>| {
             let counter = if dup.is_some() { "duplicate" } else { "stored" };
             doc_store(
-                &keys,
+                keys,
                 pipeline::keys::url_hash(url),
                 record(url, dup).encode(),
                 pipeline::crawls::counts("news", &[(counter, 1)]),
@@ -227,12 +239,11 @@ async fn doc_store_and_its_memory_twin_agree() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn once_and_its_memory_twin_agree() {
     use pipeline::once::{once, once_with, Also, FETCH_IDS, FETCH_RECORD, HISTORY};
-    let run = agree("once", |ns| {
-        let keys = Keys::new(ns);
+    let run = agree_on_keys("once", |keys| {
         let h = |url: &str| pipeline::keys::url_hash(url);
         let step = |url: &str, id: &str, record: &[u8]| {
             once(
-                &keys,
+                keys,
                 h(url),
                 FETCH_IDS,
                 id,
@@ -261,9 +272,9 @@ async fn once_and_its_memory_twin_agree() {
             ],
             // No record, no counts: the ids alone; and writes besides.
             vec![
-                once(&keys, h("c"), b'e', "t9", None, Vec::new()),
+                once(keys, h("c"), b'e', "t9", None, Vec::new()),
                 once_with(
-                    &keys,
+                    keys,
                     h("a"),
                     b'r',
                     "2026-11-27T10:00:00Z",
@@ -294,16 +305,15 @@ async fn once_and_its_memory_twin_agree() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_workers_and_their_memory_twin_agree() {
-    let run = agree("live", |ns| {
-        let keys = Keys::new(ns);
+    let run = agree_on_keys("live", |keys| {
         vec![
             Step::new(vec![
-                pipeline::live::beat(&keys, "fetch:h:1", 3),
-                pipeline::live::beat(&keys, "extract:h:2", 0),
+                pipeline::live::beat(keys, "fetch:h:1", 3),
+                pipeline::live::beat(keys, "extract:h:2", 0),
             ]),
-            Step::unordered(vec![pipeline::live::read_op(&keys)]),
-            Step::new(pipeline::live::leave(&keys, "fetch:h:1")),
-            Step::new(vec![pipeline::live::read_op(&keys)]),
+            Step::unordered(vec![pipeline::live::read_op(keys)]),
+            Step::new(pipeline::live::leave(keys, "fetch:h:1")),
+            Step::new(vec![pipeline::live::read_op(keys)]),
         ]
     })
     .await;
@@ -382,16 +392,15 @@ fn moved(replies: &[Reply]) -> i64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn politeness_on_an_empty_store() {
-    let run = agree("polite-empty", |ns| {
-        let keys = Keys::new(ns);
+    let run = agree_on_keys("polite-empty", |keys| {
         vec![
-            Step::timed(release_all(&keys, 64, 8)),
-            Step::new(sweep_all(&keys, 0)),
-            Step::timed(vec![turn::gate(&keys, "http://none", 0)]),
+            Step::timed(release_all(keys, 64, 8)),
+            Step::new(sweep_all(keys, 0)),
+            Step::timed(vec![turn::gate(keys, "http://none", 0)]),
             // A host enqueued without tasks is scheduled, then dropped by
             // the release that finds its queue empty.
-            Step::new(vec![schedule::enqueue(&keys, "http://e", 0, Vec::new())]),
-            Step::timed(release_all(&keys, 64, 8)),
+            Step::new(vec![schedule::enqueue(keys, "http://e", 0, Vec::new())]),
+            Step::timed(release_all(keys, 64, 8)),
         ]
     })
     .await;
@@ -414,17 +423,16 @@ async fn politeness_on_an_empty_store() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn politeness_burst_zero_takes_one_and_keeps_the_host() {
-    let run = agree("polite-burst0", |ns| {
-        let keys = Keys::new(ns);
+    let run = agree_on_keys("polite-burst0", |keys| {
         vec![
             Step::new(vec![schedule::enqueue(
-                &keys,
+                keys,
                 "http://z",
                 0,
                 tasks(&["a", "b", "c"]),
             )]),
-            Step::timed(release_all(&keys, 64, 0)),
-            Step::timed(release_all(&keys, 64, 0)),
+            Step::timed(release_all(keys, 64, 0)),
+            Step::timed(release_all(keys, 64, 0)),
         ]
     })
     .await;
@@ -436,22 +444,21 @@ async fn politeness_burst_zero_takes_one_and_keeps_the_host() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn politeness_sweep_is_bounded_and_in_score_order() {
     let n = SWEEP_BATCH as usize + 500;
-    let run = agree("polite-sweep", |ns| {
-        let keys = Keys::new(ns);
+    let run = agree_on_keys("polite-sweep", |keys| {
         let names: Vec<String> = (0..n).map(|i| format!("t{i:05}")).collect();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         vec![
             Step::new(vec![schedule::enqueue(
-                &keys,
+                keys,
                 "http://big",
                 0,
                 tasks(&names),
             )]),
             // All taken at once (one score: ties broken by member).
-            Step::timed(release_all(&keys, 64, n as u32)),
-            Step::new(sweep_all(&keys, 0)),
-            Step::new(sweep_all(&keys, 0)),
-            Step::new(sweep_all(&keys, 0)),
+            Step::timed(release_all(keys, 64, n as u32)),
+            Step::new(sweep_all(keys, 0)),
+            Step::new(sweep_all(keys, 0)),
+            Step::new(sweep_all(keys, 0)),
         ]
     })
     .await;
@@ -474,11 +481,10 @@ fn one_shard_origins(count: usize) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn politeness_ties_in_score() {
     let origins = one_shard_origins(5);
-    let run = agree("polite-ties", |ns| {
-        let keys = Keys::new(ns);
+    let run = agree_on_keys("polite-ties", |keys| {
         let mut enqueue: Vec<Op> = origins
             .iter()
-            .map(|o| schedule::enqueue(&keys, o, 1000, tasks(&["x"])))
+            .map(|o| schedule::enqueue(keys, o, 1000, tasks(&["x"])))
             .collect();
         enqueue.reverse();
         vec![
@@ -487,12 +493,12 @@ async fn politeness_ties_in_score() {
             // up to the clock: this release's order is not compared.
             Step {
                 timed: true,
-                ..Step::unordered(release_all(&keys, 64, 8))
+                ..Step::unordered(release_all(keys, 64, 8))
             },
             // The sweep schedules the five hosts at one score.
-            Step::new(sweep_all(&keys, 0)),
+            Step::new(sweep_all(keys, 0)),
             // Two hosts of five: the first two by member.
-            Step::timed(release_all(&keys, 2, 8)),
+            Step::timed(release_all(keys, 2, 8)),
         ]
     })
     .await;
@@ -503,8 +509,7 @@ async fn politeness_ties_in_score() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn politeness_failures_parking_backoffs_and_turns() {
-    let run = agree("polite-fail", |ns| {
-        let keys = Keys::new(ns);
+    let run = agree_on_keys("polite-fail", |keys| {
         let set = |origin: &str, field: &str, v: &str| Op::HSet {
             key: keys.host(origin),
             fields: vec![(field.to_string(), v.as_bytes().to_vec())],
@@ -518,26 +523,26 @@ async fn politeness_failures_parking_backoffs_and_turns() {
                 set("http://later", record::BACKOFF_UNTIL_MS, "4102444800000"),
             ]),
             Step::new(vec![
-                schedule::enqueue(&keys, "http://bad", 0, tasks(&["1", "2"])),
-                schedule::enqueue(&keys, "http://flaky", 0, tasks(&["1", "2"])),
-                schedule::enqueue(&keys, "http://slow", 1000, tasks(&["1", "2"])),
-                schedule::enqueue(&keys, "http://later", 1000, tasks(&["1", "2"])),
+                schedule::enqueue(keys, "http://bad", 0, tasks(&["1", "2"])),
+                schedule::enqueue(keys, "http://flaky", 0, tasks(&["1", "2"])),
+                schedule::enqueue(keys, "http://slow", 1000, tasks(&["1", "2"])),
+                schedule::enqueue(keys, "http://later", 1000, tasks(&["1", "2"])),
             ]),
-            Step::timed(release_all(&keys, 64, 8)),
+            Step::timed(release_all(keys, 64, 8)),
             // Nobody is due again yet; enqueueing keeps their turns.
-            Step::timed(release_all(&keys, 64, 8)),
+            Step::timed(release_all(keys, 64, 8)),
             Step::new(vec![
-                schedule::enqueue(&keys, "http://bad", 0, tasks(&["3"])),
-                schedule::enqueue(&keys, "http://slow", 1000, tasks(&["3"])),
+                schedule::enqueue(keys, "http://bad", 0, tasks(&["3"])),
+                schedule::enqueue(keys, "http://slow", 1000, tasks(&["3"])),
             ]),
             // The fetchers' turns.
             Step::timed(vec![
-                turn::gate(&keys, "http://g", 10_000),
-                turn::gate(&keys, "http://g", 10_000),
-                turn::done(&keys, "http://g", 2000),
-                turn::gate(&keys, "http://g", 10_000),
-                turn::gate(&keys, "http://free", 0),
-                turn::gate(&keys, "http://free", 0),
+                turn::gate(keys, "http://g", 10_000),
+                turn::gate(keys, "http://g", 10_000),
+                turn::done(keys, "http://g", 2000),
+                turn::gate(keys, "http://g", 10_000),
+                turn::gate(keys, "http://free", 0),
+                turn::gate(keys, "http://free", 0),
             ]),
         ]
     })
@@ -592,14 +597,13 @@ fn crawls_taken(replies: &[Reply]) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn politeness_paused_and_cancelled_crawls() {
     use pipeline::crawls::{set_state, CrawlState};
-    let run = agree("polite-control", |ns| {
-        let keys = Keys::new(ns);
+    let run = agree_on_keys("polite-control", |keys| {
         vec![
             // One host shared by three crawls (no delay, burst 8), one host
             // of the paused crawl alone, and a task no crawl can be read from.
             Step::new(vec![
                 schedule::enqueue(
-                    &keys,
+                    keys,
                     "http://shared",
                     0,
                     vec![
@@ -612,13 +616,13 @@ async fn politeness_paused_and_cancelled_crawls() {
                     ],
                 ),
                 schedule::enqueue(
-                    &keys,
+                    keys,
                     "http://paused",
                     0,
                     vec![task_of("b", "http://paused/b3")],
                 ),
                 schedule::enqueue(
-                    &keys,
+                    keys,
                     "http://mixed",
                     1000,
                     vec![
@@ -628,28 +632,28 @@ async fn politeness_paused_and_cancelled_crawls() {
                     ],
                 ),
             ]),
-            Step::new(set_state(&keys, "b", CrawlState::Paused)),
-            Step::new(set_state(&keys, "c", CrawlState::Cancelled)),
+            Step::new(set_state(keys, "b", CrawlState::Paused)),
+            Step::new(set_state(keys, "c", CrawlState::Cancelled)),
             // a, junk and a go; b's stay queued (at the back), c's is dropped;
             // the paused host keeps no turn; the mixed host (a delay) sends a.
-            Step::timed(release_all(&keys, 64, 8)),
+            Step::timed(release_all(keys, 64, 8)),
             // Only paused tasks left: nothing goes, the hosts stay queued.
-            Step::timed(release_all(&keys, 64, 8)),
+            Step::timed(release_all(keys, 64, 8)),
             // Resumed: the tasks are releasable again (once the hosts are
             // looked at again); cancelled: dropped from their queues.
-            Step::new(set_state(&keys, "b", CrawlState::Running)),
-            Step::new(set_state(&keys, "a", CrawlState::Cancelled)),
+            Step::new(set_state(keys, "b", CrawlState::Running)),
+            Step::new(set_state(keys, "a", CrawlState::Cancelled)),
             Step::new(vec![
                 schedule::enqueue(
-                    &keys,
+                    keys,
                     "http://mixed",
                     1000,
                     vec![task_of("a", "http://mixed/a4")],
                 ),
-                schedule::drop_crawl(&keys, "http://mixed", "a"),
-                schedule::drop_crawl(&keys, "http://mixed", "a"),
-                schedule::drop_crawl(&keys, "http://paused", "b"),
-                schedule::drop_crawl(&keys, "http://none", "b"),
+                schedule::drop_crawl(keys, "http://mixed", "a"),
+                schedule::drop_crawl(keys, "http://mixed", "a"),
+                schedule::drop_crawl(keys, "http://paused", "b"),
+                schedule::drop_crawl(keys, "http://none", "b"),
             ]),
         ]
     })
