@@ -6,7 +6,7 @@
 //! record.
 #![no_main]
 
-use fetcher::http::{default_user_agent, robots_token};
+use fetcher::http::{robots_token, user_agent};
 use fetcher::robots::Rules;
 use libfuzzer_sys::fuzz_target;
 use url::Url;
@@ -20,7 +20,7 @@ fuzz_target!(|data: &[u8]| {
     let base = Url::parse("http://example.com/").expect("fixed URL");
     let url = base.join(&path).unwrap_or(base);
 
-    let agent = robots_token(&default_user_agent());
+    let agent = robots_token(&user_agent(None));
     let rules = Rules::from_record(record, &agent);
     let _ = rules.allowed(&url);
     if let Some(delay) = rules.crawl_delay() {
