@@ -32,13 +32,25 @@ async fn crawl_through(binary: &str, point: &str) {
 
 /// [`crawl_through`] a site whose robots.txt is `robots`; the crawl must be
 /// idle within `recovery` after the worker's restart.
-async fn crawl_site(binary: &str, point: &str, robots: &str, recovery: Duration) {
+async fn crawl_site(
+    binary: &str,
+    point: &str,
+    robots: &str,
+    recovery: Duration,
+) -> testsite::ServerHandle {
     let env = TestEnv::new(&format!("fault-{binary}"));
-    crawl_in(env, binary, point, robots, recovery).await;
+    crawl_in(env, binary, point, robots, recovery).await
 }
 
-/// [`crawl_site`] in `env` (texts in files, or in the store).
-async fn crawl_in(env: TestEnv, binary: &str, point: &str, robots: &str, recovery: Duration) {
+/// [`crawl_site`] in `env` (texts in files, or in the store). Returns the
+/// site's server, for its request log.
+async fn crawl_in(
+    env: TestEnv,
+    binary: &str,
+    point: &str,
+    robots: &str,
+    recovery: Duration,
+) -> testsite::ServerHandle {
     let site = Site::generate(&SiteConfig {
         articles: 30,
         zh_articles: 3,
@@ -160,6 +172,7 @@ async fn crawl_in(env: TestEnv, binary: &str, point: &str, robots: &str, recover
     drop(armed);
     drop(workers);
     env.cleanup().await;
+    server
 }
 
 /// Where each page that was not stored got to, and whether the crawl was
@@ -259,7 +272,18 @@ async fn the_fetcher_dies_between_sending_a_retry_and_its_ack() {
     let point = format!("{}:fetch>frontier@1", fault::STORED_NOT_ACKED);
     // The 500's four attempts slow its host down: 2 + 4 + 8 + 16 s
     // between them (politeness::schedule doubles the delay per failure).
-    crawl_site("fetcher", &point, robots, Duration::from_secs(75)).await;
+    let server = crawl_site("fetcher", &point, robots, Duration::from_secs(75)).await;
+    // The 500's fetches: its attempts, and the one in flight when the
+    // fetcher died, fetched again. The retry its redelivery sent again is
+    // the same batch, queued once: twice, every later attempt ran twice
+    // too (8 fetches).
+    let attempts = 1 + fetcher::http::DEFAULT_MAX_RETRIES as usize;
+    let fetched = server.request_count("/error/500");
+    eprintln!("/error/500 fetched {fetched} times");
+    assert!(
+        (attempts..=attempts + 1).contains(&fetched),
+        "/error/500 fetched {fetched} times, for {attempts} attempts"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
