@@ -6,7 +6,8 @@
 # 1. installs the Debian documentation packages that are the sites
 #    (evaluation/neardup_sites/sites.tsv, last column) with apt-get;
 # 2. labels every page without the crawler's help: trafilatura's main text
-#    (or the hand-cleaned text where ../shared/bench has one), made in a
+#    (or the hand-cleaned text where ../shared/bench has one), and a second
+#    opinion by readability-lxml, made in a
 #    throwaway virtualenv (deleted at the end) into
 #    <cargo's target dir>/neardup-sites/labels.jsonl (kept: labelling takes minutes;
 #    NEARDUP_SITES_RELABEL=1 makes it again);
@@ -45,14 +46,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [[ ! -s "$out/labels.jsonl" || "${NEARDUP_SITES_RELABEL:-}" == "1" ]]; then
+# Labels of an older label.py (no second opinion) are made again.
+if [[ ! -s "$out/labels.jsonl" || "${NEARDUP_SITES_RELABEL:-}" == "1" ]] \
+    || ! head -n 1 "$out/labels.jsonl" | grep -q '"text_alt"'; then
     if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
         apt-get install -y -qq python3-venv >/dev/null
     fi
     venv_dir="$(mktemp -d -t neardup-sites-venv.XXXXXX)"
     echo "== labelling the pages with trafilatura (virtualenv in $venv_dir)" >&2
     python3 -m venv "$venv_dir/venv"
-    "$venv_dir/venv/bin/pip" install --quiet --disable-pip-version-check trafilatura lxml_html_clean
+    "$venv_dir/venv/bin/pip" install --quiet --disable-pip-version-check --upgrade pip
+    "$venv_dir/venv/bin/pip" install --quiet --disable-pip-version-check trafilatura lxml_html_clean readability-lxml
     "$venv_dir/venv/bin/python" evaluation/neardup_sites/label.py "$sites" ../shared/bench "$out/labels.jsonl"
 fi
 

@@ -209,11 +209,31 @@ fn main() {
         labels_path.display()
     );
     let sets: Vec<&[u64]> = labels.iter().map(|l| l.shingles.as_slice()).collect();
-    let near: Vec<(usize, usize, f64)> = labels::pairs_at_least(&sets, FOUND_AT)
-        .into_iter()
-        .filter(|&(i, j, _)| i != j)
-        .collect();
+    let (near, vetoed): (Vec<(usize, usize, f64)>, Vec<_>) =
+        labels::pairs_at_least(&sets, FOUND_AT)
+            .into_iter()
+            .filter(|&(i, j, _)| i != j)
+            .partition(|&(i, j, _)| !labels[i].second_opinion_distinct(&labels[j]));
     println!("# Near-duplicate verdicts on real sites (issue 31)\n");
+    println!(
+        "{} pairs of other pages at J ≥ {FOUND_AT} by the labels' text; {} of them not to find: the second extractor's texts are distinct (J < {})",
+        near.len() + vetoed.len(),
+        vetoed.len(),
+        evaluation::neardup_sites::DISTINCT_BELOW
+    );
+    for site in sites.iter().enumerate().map(|(i, s)| (i, s.name.as_str())) {
+        let n = vetoed
+            .iter()
+            .filter(|&&(a, _, _)| pages[a].site == site.0)
+            .count();
+        if n > 0 {
+            println!("  {}: {n}", site.1);
+        }
+    }
+    assert!(
+        labels.iter().all(|l| l.alt_shingles.is_some()),
+        "labels without a second opinion (text_alt): made by an older label.py; run scripts/neardup-sites.sh (NEARDUP_SITES_RELABEL=1)"
+    );
     for (i, site) in sites.iter().enumerate() {
         let mine: Vec<usize> = (0..pages.len()).filter(|&p| pages[p].site == i).collect();
         println!(

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The labels of the near-duplicate evaluation on real sites, made without
 the crawler's help (scripts/neardup-sites.sh runs this in a throwaway
-virtualenv with trafilatura).
+virtualenv with trafilatura and readability-lxml).
 
 For every page of every site in sites.tsv: the main text by an extractor
 other than ours (trafilatura), or the hand-cleaned text where the set has
@@ -11,7 +11,13 @@ listing when its text is mostly link text or under ten words.
 
     label.py SITES_TSV SHARED_BENCH_DIR OUT_JSONL
 
-Writes one JSON object per page: {"site", "path", "text", "link_share"}.
+Writes one JSON object per page: {"site", "path", "text", "link_share",
+"text_alt"}. "text_alt" is a second opinion by another extractor
+(readability-lxml, Mozilla Readability's port; the hand-cleaned text where
+there is one): a pair of other pages is required to be found only when
+this text does not call it distinct, so that one extractor's failure does
+not become a pair to find (trafilatura took SQLite's release notes for one
+31-word notice that every release page shares).
 A site of more than MAX_PER_SITE pages is sampled (every k-th page in path
 order, so that neighbours such as consecutive release notes stay
 together): the evaluation takes the labelled pages.
@@ -25,8 +31,10 @@ import multiprocessing
 import os
 import sys
 
+import lxml.html
 import trafilatura
 from lxml import etree
+from readability import Document
 
 # Pages labelled per site, at most (trafilatura takes 20-50 ms a page).
 MAX_PER_SITE = int(os.environ.get("NEARDUP_SITES_MAX_PER_SITE", "600"))
@@ -94,6 +102,14 @@ def extract(html):
     return text, (link_chars / chars if chars else 0.0)
 
 
+def readability_text(html):
+    """Readability's main text: the text of the content it keeps."""
+    summary = Document(html).summary(html_partial=True)
+    if not summary.strip():
+        return ""
+    return lxml.html.fromstring(summary).text_content()
+
+
 def truths(shared):
     """Hand-cleaned texts: AEB's ground truth and CWCED's cleaned files, by
     (site, URL path)."""
@@ -116,13 +132,19 @@ def label(page):
     site, _source, url_path, path = page
     truth = TRUTHS.get((site, url_path))
     if truth is not None:
-        return {"site": site, "path": url_path, "text": truth, "link_share": 0.0}
+        return {"site": site, "path": url_path, "text": truth, "link_share": 0.0, "text_alt": truth}
+    html = read(path)
     try:
-        text, share = extract(read(path))
+        text, share = extract(html)
     except Exception as e:  # one bad page must not stop the labels
         print(f"{site}{url_path}: {e}", file=sys.stderr)
         text, share = "", 0.0
-    return {"site": site, "path": url_path, "text": text, "link_share": share}
+    try:
+        alt = readability_text(html)
+    except Exception as e:
+        print(f"{site}{url_path}: readability: {e}", file=sys.stderr)
+        alt = ""
+    return {"site": site, "path": url_path, "text": text, "link_share": share, "text_alt": alt}
 
 
 def main():

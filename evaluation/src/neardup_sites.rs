@@ -18,7 +18,11 @@
 //!
 //! A pair whose exact Jaccard similarity is at least [`FOUND_AT`] is a
 //! near-duplicate that must be found (every mirror pair, and any two pages
-//! of the sets whose texts are that close); a verdict between two pages
+//! of the sets whose texts are that close, unless a second extractor's
+//! texts of the two, readability-lxml's, are under [`DISTINCT_BELOW`]: the
+//! labels disagree, and one extractor's failure is no pair to find;
+//! trafilatura took SQLite's release notes, each a different list of
+//! changes, for one 31-word notice they all share); a verdict between two pages
 //! under [`DISTINCT_BELOW`] is wrong; in between is not scored. A page is
 //! a **listing** when its labelled text holds fewer than
 //! [`LISTING_MAX_WORDS`] words or more than [`LISTING_LINK_SHARE`] of it

@@ -27,25 +27,40 @@ pub struct Label {
     pub link_share: f64,
     /// The text's shingle hashes, sorted, without repeats.
     pub shingles: Vec<u64>,
+    /// The shingles of a second extractor's text (`text_alt`), when the
+    /// labels have one: its opinion vetoes a pair to find
+    /// ([`Label::second_opinion_distinct`]).
+    pub alt_shingles: Option<Vec<u64>>,
 }
 
 impl Label {
     /// A label of `text` with `link_share` of it in links.
     pub fn of(text: &str, link_share: f64) -> Label {
         let words = words(text);
-        let mut shingles: Vec<u64> = if words.is_empty() {
-            Vec::new()
-        } else if words.len() < SHINGLE {
-            vec![shingle_hash(&words)]
-        } else {
-            words.windows(SHINGLE).map(shingle_hash).collect()
-        };
-        shingles.sort_unstable();
-        shingles.dedup();
         Label {
             words: words.len(),
             link_share,
-            shingles,
+            shingles: shingles_of(&words),
+            alt_shingles: None,
+        }
+    }
+
+    /// This label with a second extractor's text of the page.
+    pub fn with_alt(self, alt: &str) -> Label {
+        Label {
+            alt_shingles: Some(shingles_of(&words(alt))),
+            ..self
+        }
+    }
+
+    /// Whether the second extractor's texts of this page and `other` are
+    /// distinct (Jaccard under [`super::DISTINCT_BELOW`]): the labels
+    /// disagree, and the pair is not one to find. False without a second
+    /// text.
+    pub fn second_opinion_distinct(&self, other: &Label) -> bool {
+        match (&self.alt_shingles, &other.alt_shingles) {
+            (Some(a), Some(b)) => jaccard(a, b) < super::DISTINCT_BELOW,
+            _ => false,
         }
     }
 
@@ -53,6 +68,20 @@ impl Label {
     pub fn is_listing(&self) -> bool {
         self.words < super::LISTING_MAX_WORDS || self.link_share > super::LISTING_LINK_SHARE
     }
+}
+
+/// The shingle hashes of `words`, sorted, without repeats.
+fn shingles_of(words: &[String]) -> Vec<u64> {
+    let mut shingles: Vec<u64> = if words.is_empty() {
+        Vec::new()
+    } else if words.len() < SHINGLE {
+        vec![shingle_hash(words)]
+    } else {
+        words.windows(SHINGLE).map(shingle_hash).collect()
+    };
+    shingles.sort_unstable();
+    shingles.dedup();
+    shingles
 }
 
 /// The words of a text, lower-cased.
@@ -129,7 +158,11 @@ pub fn read(path: &Path) -> Result<HashMap<(String, String), Label>, String> {
             ));
         };
         let share = v["link_share"].as_f64().unwrap_or(0.0);
-        out.insert((site.to_string(), page.to_string()), Label::of(body, share));
+        let label = match v["text_alt"].as_str() {
+            Some(alt) => Label::of(body, share).with_alt(alt),
+            None => Label::of(body, share),
+        };
+        out.insert((site.to_string(), page.to_string()), label);
     }
     Ok(out)
 }
@@ -192,6 +225,19 @@ mod tests {
             ["hello", "world", "中", "文", "x"]
         );
         assert_eq!(words(""), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_second_opinion_that_the_texts_are_distinct_vetoes_a_pair() {
+        let notice = "a complete list of releases in a single page is also available";
+        let a = Label::of(notice, 0.0).with_alt("version one fixes the parser and the planner");
+        let b = Label::of(notice, 0.0).with_alt("version two adds window functions to queries");
+        let c = Label::of(notice, 0.0).with_alt("version one fixes the parser and the planner too");
+        assert_eq!(jaccard(&a.shingles, &b.shingles), 1.0);
+        assert!(a.second_opinion_distinct(&b));
+        assert!(!a.second_opinion_distinct(&c));
+        // Without a second text, no veto.
+        assert!(!Label::of(notice, 0.0).second_opinion_distinct(&b));
     }
 
     #[test]
