@@ -448,13 +448,27 @@ mod tests {
         }
     }
 
+    /// [`spec`] without a page limit, with `n` pages per host at most.
+    fn per_host(n: u64) -> CrawlSpec {
+        CrawlSpec {
+            max_pages: None,
+            max_pages_per_host: Some(n),
+            ..spec()
+        }
+    }
+
     /// A stage over a fresh memory store with [`spec`] registered.
     async fn stage() -> FrontierStage {
         let stage = FrontierStage::new(Store::memory(), "t");
-        pipeline::crawls::register(&stage.store, &stage.keys, &spec())
+        register(&stage, &spec()).await;
+        stage
+    }
+
+    /// Registers `crawl`'s settings in the stage's store.
+    async fn register(stage: &FrontierStage, crawl: &CrawlSpec) {
+        pipeline::crawls::register(&stage.store, &stage.keys, crawl)
             .await
             .unwrap();
-        stage
     }
 
     /// Asserts the stage's crawl counters named in `want`.
@@ -578,9 +592,7 @@ mod tests {
             allow_domains: vec!["example.org".into()],
             ..spec()
         };
-        pipeline::crawls::register(&stage.store, &stage.keys, &other)
-            .await
-            .unwrap();
+        register(&stage, &other).await;
         stage
             .handle(batch_of(&other, "b3", 1, &[link]))
             .await
@@ -608,15 +620,11 @@ mod tests {
     async fn per_host_limits_and_patterns() {
         let stage = stage().await;
         let patterns = CrawlSpec {
-            max_pages: None,
-            max_pages_per_host: Some(2),
             include: vec!["/news/".into()],
             exclude: vec![r"\.pdf$".into()],
-            ..spec()
+            ..per_host(2)
         };
-        pipeline::crawls::register(&stage.store, &stage.keys, &patterns)
-            .await
-            .unwrap();
+        register(&stage, &patterns).await;
         let b = batch_of(
             &patterns,
             "b1",
@@ -646,9 +654,7 @@ mod tests {
             include: vec!["(".into()],
             ..spec()
         };
-        pipeline::crawls::register(&stage.store, &stage.keys, &bad)
-            .await
-            .unwrap();
+        register(&stage, &bad).await;
         assert!(matches!(
             stage.handle(batch_of(&bad, "b2", 1, &["/x"])).await,
             Err(StageError::Malformed(_))
@@ -692,14 +698,8 @@ mod tests {
     #[tokio::test]
     async fn retries_and_hand_backs_are_not_counted_against_the_per_host_limit() {
         let stage = stage().await;
-        let one = CrawlSpec {
-            max_pages: None,
-            max_pages_per_host: Some(1),
-            ..spec()
-        };
-        pipeline::crawls::register(&stage.store, &stage.keys, &one)
-            .await
-            .unwrap();
+        let one = per_host(1);
+        register(&stage, &one).await;
         stage
             .handle(batch_of(&one, "b1", 1, &["/a"]))
             .await
