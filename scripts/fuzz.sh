@@ -5,7 +5,8 @@
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
 #
-# Default: 60 seconds for each target. The seeds in fuzz/corpus/<target> are
+# Default: 60 seconds for each target. The seeds in fuzz/corpus/<target> (and,
+# for extract and charset_vote, the pages of ../shared/bench/cwced and gne) are
 # read, never written: what libFuzzer finds goes to fuzz/target/corpus/<target>
 # (kept between runs, not in git). A failing input is saved under
 # fuzz/artifacts/<target>/; replay it with
@@ -47,7 +48,15 @@ for t in "${targets[@]}"; do
     echo "fuzz.sh: $t for ${seconds}s (log: $log)"
     start=$(date +%s)
     rc=0
-    cargo +nightly fuzz run "$t" "$work" "fuzz/corpus/$t" -- \
+    # Real pages as seeds too, read from ../shared/bench where it is (the
+    # project keeps no copy of them).
+    shared=()
+    if [ "$t" = extract ] || [ "$t" = charset_vote ]; then
+        for d in ../shared/bench/cwced/original ../shared/bench/gne/pages; do
+            if [ -d "$d" ]; then shared+=("$d"); fi
+        done
+    fi
+    cargo +nightly fuzz run "$t" "$work" "fuzz/corpus/$t" "${shared[@]}" -- \
         -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
         -print_final_stats=1 >"$log" 2>&1 || rc=$?
     took=$(($(date +%s) - start))
