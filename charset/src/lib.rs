@@ -53,6 +53,8 @@
 //! `chardetng`, `serde` and `thiserror`, and CI checks that no broker, store, HTTP
 //! client or runtime creeps in (`scripts/pure-crates.sh`).
 
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 pub mod alphabet;
 pub mod cjk;
 pub mod content_type;

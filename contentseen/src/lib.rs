@@ -62,6 +62,8 @@
 //!
 //! Not here: extraction (extractor), fetching.
 
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 pub mod bands;
 pub mod decide;
 pub mod minhash;

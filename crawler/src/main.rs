@@ -15,6 +15,8 @@
 //!
 //! Each subcommand lives in its own module; this file only parses and dispatches.
 
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 /// mimalloc, not the system's allocator: `crawler run` hands page-sized buffers between
 /// threads all the time, and glibc's per-thread arenas kept free fragments (limited to two
 /// arenas, glibc's peak RSS fell from 401 to 286 MB, and the crawl slowed from 602 to 475

@@ -39,6 +39,8 @@
 //! - [`entities`]: HTML character references (`lol_html` leaves them in the text), decoded
 //!   by `htmlize` by the WHATWG rules for text and for attribute values.
 
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 pub mod author;
 pub mod density;
 pub mod entities;

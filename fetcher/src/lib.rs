@@ -42,6 +42,8 @@
 //! Not here: which URLs to fetch and when (frontier), what the page says
 //! (extractor).
 
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 pub mod gate;
 pub mod http;
 pub mod politeness;

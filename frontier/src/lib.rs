@@ -30,6 +30,8 @@
 //! Not here: fetching, robots.txt (the fetcher reads it and records the
 //! Crawl-delay in the host record).
 
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 pub mod normalize;
 pub mod release;
 pub mod scope;

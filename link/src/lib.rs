@@ -15,6 +15,8 @@
 //! extractor re-exports it as `extractor::Link`, `pipeline` as
 //! `pipeline::Link`.
 
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 use serde::{Deserialize, Serialize};
 
 /// One link found on a page (or one seed): the extractor's outlinks

@@ -50,6 +50,8 @@
 //! of [`once`]; every other key is named in [`keys`] and written by the
 //! stage that owns it.
 
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 pub mod backoff;
 pub mod broker;
 pub mod bundle;

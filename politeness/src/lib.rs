@@ -28,6 +28,8 @@
 //! backoffs themselves (the fetcher writes them: `fetcher::politeness`),
 //! the releaser's loop (`frontier::release`).
 
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 pub mod record;
 pub mod schedule;
 pub mod turn;

@@ -9,6 +9,8 @@
 //! ([`dominant`], [`word_equivalents`]); produces a [`Script`] or a count.
 //! A leaf crate: no dependencies, no I/O.
 
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 /// A writing system, as far as the crawler needs to tell them apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Script {

@@ -32,6 +32,8 @@
 //! Consumes and produces no message; touches no store key (the caller
 //! allocates segment numbers).
 
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};

@@ -24,6 +24,8 @@
 //! Not here: fetching (fetcher, which keeps the raw exchange when WARC
 //! output is on), the near-duplicate verdict (contentseen).
 
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 pub mod capture;
 pub mod record;
 pub mod writer;
