@@ -208,6 +208,10 @@ fn main() {
         "no page has a label in {}: run scripts/neardup-sites.sh (NEARDUP_SITES_RELABEL=1)",
         labels_path.display()
     );
+    assert!(
+        labels.iter().all(|l| l.alt_shingles.is_some()),
+        "labels without a second opinion (text_alt): made by an older label.py; run scripts/neardup-sites.sh (NEARDUP_SITES_RELABEL=1)"
+    );
     let sets: Vec<&[u64]> = labels.iter().map(|l| l.shingles.as_slice()).collect();
     let (near, vetoed): (Vec<(usize, usize, f64)>, Vec<_>) =
         labels::pairs_at_least(&sets, FOUND_AT)
@@ -221,29 +225,17 @@ fn main() {
         vetoed.len(),
         evaluation::neardup_sites::DISTINCT_BELOW
     );
-    for site in sites.iter().enumerate().map(|(i, s)| (i, s.name.as_str())) {
-        let n = vetoed
-            .iter()
-            .filter(|&&(a, _, _)| pages[a].site == site.0)
-            .count();
-        if n > 0 {
-            println!("  {}: {n}", site.1);
-        }
-    }
-    assert!(
-        labels.iter().all(|l| l.alt_shingles.is_some()),
-        "labels without a second opinion (text_alt): made by an older label.py; run scripts/neardup-sites.sh (NEARDUP_SITES_RELABEL=1)"
-    );
     for (i, site) in sites.iter().enumerate() {
         let mine: Vec<usize> = (0..pages.len()).filter(|&p| pages[p].site == i).collect();
         println!(
-            "- {}: {} pages ({} held aside{}), {} listings by the labels, {} pairs of other pages at J ≥ {FOUND_AT}; {}",
+            "- {}: {} pages ({} held aside{}), {} listings by the labels, {} pairs of other pages at J ≥ {FOUND_AT} ({} more vetoed); {}",
             site.name,
             mine.len(),
             mine.iter().filter(|&&p| pages[p].held_aside).count(),
             if site.held_aside { ": the whole site" } else { "" },
             mine.iter().filter(|&&p| labels[p].is_listing()).count(),
             near.iter().filter(|&&(a, _, _)| pages[a].site == i).count(),
+            vetoed.iter().filter(|&&(a, _, _)| pages[a].site == i).count(),
             site.root.display()
         );
     }

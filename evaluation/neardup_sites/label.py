@@ -133,14 +133,19 @@ def label(page):
     truth = TRUTHS.get((site, url_path))
     if truth is not None:
         return {"site": site, "path": url_path, "text": truth, "link_share": 0.0, "text_alt": truth}
-    html = read(path)
+    # One bad page must not stop the labels.
     try:
-        text, share = extract(html)
-    except Exception as e:  # one bad page must not stop the labels
+        html = read(path)
+    except Exception as e:
+        print(f"{site}{url_path}: {e}", file=sys.stderr)
+        html = None
+    try:
+        text, share = extract(html) if html else ("", 0.0)
+    except Exception as e:
         print(f"{site}{url_path}: {e}", file=sys.stderr)
         text, share = "", 0.0
     try:
-        alt = readability_text(html)
+        alt = readability_text(html) if html else ""
     except Exception as e:
         print(f"{site}{url_path}: readability: {e}", file=sys.stderr)
         alt = ""

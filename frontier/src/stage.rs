@@ -156,8 +156,13 @@ impl Stage for FrontierStage {
             return Ok(Outcome::default());
         }
         // A transiently failed fetch, or a task whose host was not due, coming
-        // back: already seen, schedule it again.
-        let retry = batch.attempt > 0 || batch.rescheduled;
+        // back: already seen, schedule it again (a retry once, by its id).
+        let check = match (batch.rescheduled, batch.attempt) {
+            (true, _) => Check::Nothing,
+            (false, 0) => Check::New,
+            (false, _) => Check::Retry,
+        };
+        let retry = check != Check::New;
         let (mut candidates, keyed) = self.candidates(&batch, &spec, retry, &mut tally)?;
         if retry {
             tally.retried = candidates.len() as i64;
@@ -179,11 +184,6 @@ impl Stage for FrontierStage {
         }
 
         // Per shard one admission; the batch's counters; one round trip.
-        let check = match (batch.rescheduled, batch.attempt) {
-            (true, _) => Check::Nothing,
-            (false, 0) => Check::New,
-            (false, _) => Check::Retry,
-        };
         let by_shard = self.admissions(&batch, check, &candidates, &over_limit)?;
         let crawl = AdmitCrawl {
             name: &batch.crawl.name,
@@ -305,7 +305,7 @@ impl FrontierStage {
 
     /// Stored: every hash of the batch is admitted for good, and the links
     /// written as those URLs are known.
-    fn remember(&self, candidates: &[Candidate], keyed: &[(u64, u64)]) {
+    fn remember(&self, candidates: &[Candidate], keyed: &Keyed) {
         let mut cache = self.seen_cache.lock().unwrap_or_else(|p| p.into_inner());
         cache.room_for(candidates.len());
         cache.urls.extend(candidates.iter().map(|c| c.hash));
@@ -713,14 +713,14 @@ mod tests {
         stage.handle(later).await.unwrap();
         // The URL's one page of the host: fetched again, not over the limit.
         assert_eq!(fetched(&stage).await.len(), 2);
-        assert_eq!(counters(&stage).await.get("over_limit"), 0);
+        assert_counts(&stage, &[("over_limit", 0)]).await;
         // A new URL of the host is.
         stage
             .handle(batch_of(&one, "b4", 1, &["/b"]))
             .await
             .unwrap();
         assert!(fetched(&stage).await.is_empty());
-        assert_eq!(counters(&stage).await.get("over_limit"), 1);
+        assert_counts(&stage, &[("over_limit", 1)]).await;
     }
 
     #[tokio::test]

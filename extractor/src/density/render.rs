@@ -89,12 +89,12 @@ impl<'a> Renderer<'a> {
         // The body's text and HTML sized once for every line written (a newline before each
         // text; each line's tags, and room for a list tag before it), not grown line by line.
         let text_len: usize = lines.iter().map(|l| l.text.len() + 1).sum();
-        let html_len: usize = lines
-            .iter()
-            .map(|l| l.html.len() + 2 * l.tag.len() + "<></>".len() + "</ul>".len())
-            .sum();
         self.body.text.reserve(text_len);
         if self.html {
+            let html_len: usize = lines
+                .iter()
+                .map(|l| l.html.len() + 2 * l.tag.len() + "<></>".len() + "</ul>".len())
+                .sum();
             self.body.html.reserve(html_len + "</ul>".len());
         }
         for line in lines {
@@ -171,11 +171,8 @@ impl<'a> Renderer<'a> {
 
     fn close(&mut self, page: &Page, n: u32) {
         let node = &page.nodes[n as usize];
-        if node.tag == Tag::A && self.in_link && node.flags & flag::LINK != 0 {
-            if self.html {
-                self.line_html.push_str("</a>");
-            }
-            self.in_link = false;
+        if node.tag == Tag::A && node.flags & flag::LINK != 0 {
+            self.end_link();
         }
         if node.tag.is_block() {
             self.flush_line();
@@ -202,13 +199,18 @@ impl<'a> Renderer<'a> {
         links::resolve_to_string(self.base?, raw)
     }
 
-    fn flush_line(&mut self) {
+    /// Closes the link the line is in, if it is in one.
+    fn end_link(&mut self) {
         if self.in_link {
             if self.html {
                 self.line_html.push_str("</a>");
             }
             self.in_link = false;
         }
+    }
+
+    fn flush_line(&mut self) {
+        self.end_link();
         let text = self.line.trim();
         if !text.is_empty() || self.line_img {
             self.lines.push(Line {
