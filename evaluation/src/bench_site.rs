@@ -27,7 +27,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -39,7 +39,6 @@ use hyper::{Request, Response};
 use testsite::html::escape_html;
 use testsite::prng::SplitMix64;
 use testsite::text::{edit_words, ChineseStory, EnglishStory};
-use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 /// The first host's last address byte: hosts are 127.0.0.10, .11, ...
@@ -589,7 +588,8 @@ impl BenchServer {
     /// Binds every host address on one free port, generates the site for
     /// that port and serves it on the current tokio runtime.
     pub async fn start(config: &BenchSiteConfig) -> std::io::Result<BenchServer> {
-        let listeners = bind_all(config.hosts)?;
+        let hosts: Vec<Ipv4Addr> = (0..config.hosts).map(host_addr).collect();
+        let listeners = crate::loopback::bind_one_port(&hosts)?;
         let port = listeners[0].local_addr()?.port();
         let config = config.clone();
         let site = tokio::task::spawn_blocking(move || {
@@ -608,20 +608,13 @@ impl BenchServer {
             pages: AtomicU64::new(0),
             last_micros: AtomicU64::new(0),
         });
-        let (shutdown, stopped) = watch::channel(());
-        for (h, listener) in listeners.into_iter().enumerate() {
-            listener.set_nonblocking(true)?;
-            let listener = TcpListener::from_std(listener)?;
+        let shutdown = crate::loopback::serve_each(listeners, |h| {
             let (site, stats) = (Arc::clone(&site), Arc::clone(&stats));
-            tokio::spawn(testsite::accept_until(
-                listener,
-                stopped.clone(),
-                move |request: Request<Incoming>| {
-                    let response = respond(&site, &stats, h, &request);
-                    async move { response }
-                },
-            ));
-        }
+            move |request: Request<Incoming>| {
+                let response = respond(&site, &stats, h, &request);
+                async move { response }
+            }
+        })?;
         Ok(BenchServer {
             site,
             stats,
@@ -648,30 +641,6 @@ impl Drop for BenchServer {
     fn drop(&mut self) {
         self.shutdown.take();
     }
-}
-
-/// One listener per host address, all on the same port (retried with
-/// another port when one of the addresses has it taken).
-fn bind_all(hosts: usize) -> std::io::Result<Vec<std::net::TcpListener>> {
-    let mut last_error = None;
-    for _ in 0..20 {
-        let first = std::net::TcpListener::bind(SocketAddr::from((host_addr(0), 0)))?;
-        let port = first.local_addr()?.port();
-        let mut listeners = vec![first];
-        for h in 1..hosts {
-            match std::net::TcpListener::bind(SocketAddr::from((host_addr(h), port))) {
-                Ok(listener) => listeners.push(listener),
-                Err(e) => {
-                    last_error = Some(e);
-                    break;
-                }
-            }
-        }
-        if listeners.len() == hosts {
-            return Ok(listeners);
-        }
-    }
-    Err(last_error.unwrap_or_else(|| std::io::Error::other("could not bind the hosts")))
 }
 
 fn respond(

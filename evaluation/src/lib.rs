@@ -8,6 +8,8 @@
 //!   generated test site into base articles with their home pages.
 //! - [`bench_site`]: the generated many-host news site of the pipeline
 //!   benchmark (`--bench pipeline`) and its server.
+//! - [`loopback`]: many hosts served from one process, one loopback
+//!   address each, all on one port (the bench site's and the real sites').
 //! - [`charset`]: what "decoded right" means, the corpus folders' true
 //!   encodings and the `lying/labels.tsv` rows (the charset bench and the
 //!   charset floor tests).
@@ -58,6 +60,7 @@ pub mod bins;
 pub mod charset;
 pub mod clean_text;
 pub mod extraction;
+pub mod loopback;
 pub mod lying;
 pub mod memory;
 pub mod neardup;

@@ -126,6 +126,23 @@ pub struct EvalPage {
     pub held_aside: bool,
 }
 
+impl EvalPage {
+    /// A generated page of no base (a listing, a near-empty page): named
+    /// and held aside by `id`.
+    fn of_no_base(id: String, kind: Kind, script: Option<Script>, served: Served) -> EvalPage {
+        EvalPage {
+            held_aside: held_aside(&id),
+            name: id,
+            served,
+            kind,
+            cluster: None,
+            source: Source::Corpus,
+            script,
+            tokens: 0,
+        }
+    }
+}
+
 /// The pages, home pages first.
 #[derive(Debug, Clone)]
 pub struct EvalSet {
@@ -729,17 +746,12 @@ pub fn build(config: &Config) -> Result<EvalSet, String> {
             )
             .replacen("</h1>", &format!("</h1>{body}"), 1)
             .replacen("</h2>", &format!("</h2>{body}"), 1);
-            let id = format!("listing {} {l}", s.map_or("none", Script::name));
-            rest.push(EvalPage {
-                name: id.clone(),
-                served: serve(format!("http://{site}/"), &html, encoding_rs::UTF_8),
-                kind: Kind::Listing,
-                cluster: None,
-                source: Source::Corpus,
-                script: *s,
-                tokens: 0,
-                held_aside: held_aside(&id),
-            });
+            rest.push(EvalPage::of_no_base(
+                format!("listing {} {l}", s.map_or("none", Script::name)),
+                Kind::Listing,
+                *s,
+                serve(format!("http://{site}/"), &html, encoding_rs::UTF_8),
+            ));
         }
     }
     // Near-empty pages, in every template and in several languages.
@@ -763,17 +775,12 @@ pub fn build(config: &Config) -> Result<EvalSet, String> {
                 vec![body]
             };
             let html = render(template, boiler, &site, "", &paragraphs, None, &[]);
-            let id = format!("near-empty {e}/{bi}");
-            rest.push(EvalPage {
-                name: id.clone(),
-                served: serve(format!("http://{site}/x"), &html, encoding_rs::UTF_8),
-                kind: Kind::NearEmpty,
-                cluster: None,
-                source: Source::Corpus,
-                script: None,
-                tokens: 0,
-                held_aside: held_aside(&id),
-            });
+            rest.push(EvalPage::of_no_base(
+                format!("near-empty {e}/{bi}"),
+                Kind::NearEmpty,
+                None,
+                serve(format!("http://{site}/x"), &html, encoding_rs::UTF_8),
+            ));
         }
     }
     let mut order = rng(seed, 2);

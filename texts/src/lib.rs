@@ -24,10 +24,10 @@
 //!   never records a location that is not in the file.
 //! - A writer killed mid-frame leaves a torn tail: the next writer opening
 //!   the directory takes every `.open` file whose lock it gets (its writer
-//!   is dead), cuts it after its last whole frame and renames it
-//!   ([`recover_dir`]). Lines of a torn frame were never recorded; their
-//!   documents come back (the message is redelivered) and are written
-//!   again.
+//!   is dead: [`open_files`], which the `warc` crate's files share), cuts
+//!   it after its last whole frame and renames it ([`recover_dir`]). Lines
+//!   of a torn frame were never recorded; their documents come back (the
+//!   message is redelivered) and are written again.
 //!
 //! Consumes and produces no message; touches no store key (the caller
 //! allocates segment numbers).
@@ -43,6 +43,10 @@ use std::time::{Duration, Instant};
 use fs4::FileExt;
 use futures_util::future::BoxFuture;
 use tokio::sync::{mpsc, oneshot};
+
+pub mod open_files;
+
+use open_files::{sync_dir, Orphan};
 
 /// The suffix of a finished segment.
 pub const SUFFIX: &str = ".jsonl.zst";
@@ -467,29 +471,15 @@ pub struct Recovered {
 /// Recovers every `.open` segment in `folder` whose writer is dead (its
 /// lock is free): cut after its last whole frame, renamed.
 pub fn recover_dir(folder: &Path) -> Result<Vec<Recovered>, TextError> {
-    let mut out = Vec::new();
-    let entries = match std::fs::read_dir(folder) {
-        Ok(e) => e,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(out),
-        Err(e) => return Err(at(folder)(e)),
-    };
-    for entry in entries {
-        let path = entry.map_err(at(folder))?.path();
-        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-            continue;
-        };
-        let Some(stem) = name.strip_suffix(OPEN_SUFFIX) else {
-            continue;
-        };
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(at(&path))?;
-        // Its writer lives: not ours.
-        if FileExt::try_lock(&file).is_err() {
-            continue;
+    let orphans = match open_files::orphans(folder, OPEN_SUFFIX) {
+        Ok(o) => o,
+        Err((path, e)) if e.kind() == io::ErrorKind::NotFound && path == folder => {
+            return Ok(Vec::new())
         }
+        Err((path, e)) => return Err(at(&path)(e)),
+    };
+    let mut out = Vec::new();
+    for Orphan { path, stem, file } in orphans {
         let cut = cut_torn_tail(&file, &path)?;
         let done = path.with_file_name(format!("{stem}{SUFFIX}"));
         std::fs::rename(&path, &done).map_err(at(&path))?;
@@ -526,12 +516,6 @@ pub fn whole_frames(data: &[u8]) -> u64 {
         at = end;
     }
     at as u64
-}
-
-fn sync_dir(dir: &Path) {
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use fs4::FileExt;
+use texts::open_files::{orphans, sync_dir, Orphan};
 
 use crate::record::{Record, RecordType};
 
@@ -311,24 +312,8 @@ pub fn open_shared(dir: &Path, max_bytes: u64) -> Result<SharedWriter, WarcError
 /// free); files of live writers are left alone.
 pub fn recover_dir(dir: &Path) -> Result<Vec<Recovered>, WarcError> {
     let mut done = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(at(dir))? {
-        let path = entry.map_err(at(dir))?.path();
-        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-            continue;
-        };
-        if !name.ends_with(OPEN_SUFFIX) {
-            continue;
-        }
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(at(&path))?;
-        match FileExt::try_lock(&file) {
-            Ok(()) => {}
-            Err(fs4::TryLockError::WouldBlock) => continue,
-            Err(fs4::TryLockError::Error(e)) => return Err(at(&path)(e)),
-        }
+    let dead = orphans(dir, OPEN_SUFFIX).map_err(|(path, source)| WarcError { path, source })?;
+    for Orphan { path, file, .. } in dead {
         let recovered = recover_file(file, &path)?;
         tracing::warn!(
             file = %path.display(),
@@ -414,13 +399,6 @@ impl<R: BufRead> BufRead for Counted<R> {
     fn consume(&mut self, amt: usize) {
         self.at += amt as u64;
         self.inner.consume(amt);
-    }
-}
-
-/// `fsync` of a directory, so a rename survives a machine crash; best effort.
-fn sync_dir(dir: &Path) {
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::io::Read;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -12,7 +12,6 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::{Request, Response};
-use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 /// The table of sites, beside this crate.
@@ -207,22 +206,19 @@ impl SiteServer {
             files.insert((p.site, p.path.clone()), p.file.clone());
         }
         let files = Arc::new(files);
-        let listeners = bind_all(sites)?;
-        let port = listeners[0].1.local_addr()?.port();
-        let (shutdown, stopped) = watch::channel(());
-        for (site, listener) in listeners {
-            listener.set_nonblocking(true)?;
-            let listener = TcpListener::from_std(listener)?;
+        // Listener 2i serves site i, 2i + 1 its mirror.
+        let hosts: Vec<Ipv4Addr> = (0..sites)
+            .flat_map(|s| [host_addr(s, false), host_addr(s, true)])
+            .collect();
+        let listeners = crate::loopback::bind_one_port(&hosts)?;
+        let port = listeners[0].local_addr()?.port();
+        let shutdown = crate::loopback::serve_each(listeners, |i| {
             let files = Arc::clone(&files);
-            tokio::spawn(testsite::accept_until(
-                listener,
-                stopped.clone(),
-                move |request: Request<Incoming>| {
-                    let files = Arc::clone(&files);
-                    async move { respond(&files, site, &request) }
-                },
-            ));
-        }
+            move |request: Request<Incoming>| {
+                let files = Arc::clone(&files);
+                async move { respond(&files, i / 2, &request) }
+            }
+        })?;
         Ok(SiteServer {
             port,
             shutdown: Some(shutdown),
@@ -239,29 +235,6 @@ impl Drop for SiteServer {
     fn drop(&mut self) {
         self.shutdown.take();
     }
-}
-
-/// Two listeners per site (the site, its mirror), all on one port.
-fn bind_all(sites: usize) -> std::io::Result<Vec<(usize, std::net::TcpListener)>> {
-    let mut last_error = None;
-    for _ in 0..20 {
-        let first = std::net::TcpListener::bind(SocketAddr::from((host_addr(0, false), 0)))?;
-        let port = first.local_addr()?.port();
-        let mut listeners = vec![(0, first)];
-        for (site, mirror) in (0..sites).flat_map(|s| [(s, false), (s, true)]).skip(1) {
-            match std::net::TcpListener::bind(SocketAddr::from((host_addr(site, mirror), port))) {
-                Ok(l) => listeners.push((site, l)),
-                Err(e) => {
-                    last_error = Some(e);
-                    break;
-                }
-            }
-        }
-        if listeners.len() == 2 * sites {
-            return Ok(listeners);
-        }
-    }
-    Err(last_error.unwrap_or_else(|| std::io::Error::other("could not bind the hosts")))
 }
 
 /// A page's bytes as served (a `.gz` file decompressed).
