@@ -1,6 +1,7 @@
 //! What an element's `id` and `class` say about it: the Readability lessons. Words such as
 //! `article`, `content`, `post` mark content; `comment`, `sidebar`, `share`, `related` mark
-//! boilerplate; `author`/`byline` and `date`/`time` mark the byline and the date line;
+//! boilerplate; `author`/`byline` (and `editor`, not in `editorial`) and `date`/`time` mark
+//! the byline and the date line;
 //! `lead`, `intro`, `standfirst` mark the article's lead.
 
 use crate::scan::flag;
@@ -97,10 +98,15 @@ const NEGATIVE_WORDS: &[&str] = &[
 /// Substrings that mark readers' comments or a consent notice ([`flag::DISCUSSION`]).
 const DISCUSSION: &[&str] = &["comment", "disqus", "replies", "cookie", "consent", "gdpr"];
 
-/// Substrings that mark an author byline.
+/// Substrings that mark an author byline (besides `editor`, [`Kind::Editor`]).
 const AUTHOR: &[&str] = &[
-    "author", "byline", "writer", "reporter", "editor", "zuozhe", "auteur", "autor",
+    "author", "byline", "writer", "reporter", "zuozhe", "auteur", "autor",
 ];
+/// `editor` marks a byline, but not inside `editorial` (an editorial module, a newsroom's
+/// content block: `editorial-module-info-content` holds a photo's caption).
+const EDITOR: &[&str] = &["editor"];
+/// See [`EDITOR`].
+const EDITORIAL: &[&str] = &["editorial"];
 /// Substrings that mark a headline's kicker, or text for screen readers only
 /// ([`flag::KICKER`]).
 const KICKER: &[&str] = &[
@@ -144,6 +150,10 @@ enum Kind {
     Positive,
     Negative,
     Author,
+    /// `editor`: a byline unless it is the start of an `editorial`.
+    Editor,
+    /// `editorial`: cancels the `editor` it starts with.
+    Editorial,
     Date,
     Kicker,
     /// One of [`DISCUSSION`]: boilerplate, and a [`flag::DISCUSSION`] block.
@@ -170,6 +180,8 @@ fn patterns() -> impl Iterator<Item = (&'static str, Kind)> {
         (POSITIVE, Kind::Positive),
         (NEGATIVE, Kind::Negative),
         (AUTHOR, Kind::Author),
+        (EDITOR, Kind::Editor),
+        (EDITORIAL, Kind::Editorial),
         (DATE, Kind::Date),
         (KICKER, Kind::Kicker),
         (DISCUSSION, Kind::Discussion),
@@ -197,6 +209,9 @@ struct Seen {
     positive: bool,
     negative: bool,
     discussion: bool,
+    /// `editor` matches, and `editorial` matches (each also an `editor` match).
+    editors: u16,
+    editorials: u16,
 }
 
 impl Seen {
@@ -207,6 +222,8 @@ impl Seen {
             Kind::Positive => self.positive = true,
             Kind::Negative => self.negative = true,
             Kind::Author => self.hint.flags |= flag::AUTHOR,
+            Kind::Editor => self.editors = self.editors.saturating_add(1),
+            Kind::Editorial => self.editorials = self.editorials.saturating_add(1),
             Kind::Date => self.hint.flags |= flag::DATE,
             Kind::Kicker => self.hint.flags |= flag::KICKER,
             Kind::Discussion => self.discussion = true,
@@ -219,6 +236,9 @@ impl Seen {
     /// discussion, and the discussion flag when nothing marked content.
     fn hint(self) -> Hint {
         let mut hint = self.hint;
+        if self.editors > self.editorials {
+            hint.flags |= flag::AUTHOR;
+        }
         if self.positive {
             hint.weight += CLASS_WEIGHT;
         }
@@ -341,6 +361,15 @@ mod tests {
         assert_eq!(classify("leaderboard ").flags, 0);
         assert_eq!(classify("post comments ").weight, 0);
         assert_eq!(classify("byline author ").flags, flag::AUTHOR);
+        assert_eq!(classify("article-editor").flags, flag::AUTHOR);
+        assert_eq!(
+            classify("editorial-module-info-content").flags & flag::AUTHOR,
+            0
+        );
+        assert_eq!(
+            classify("editorial editor-name").flags & flag::AUTHOR,
+            flag::AUTHOR
+        );
         assert_eq!(classify("pubtime ").flags, flag::DATE);
     }
 }

@@ -1,5 +1,7 @@
 //! Chinese bylines in the text around the body: labels (`作者：`, `记者`, `编辑：`,
-//! `来源：`) ranked, the names after them (surname and shape, or a pen name).
+//! `来源：`) ranked, the names after them (surname and shape, or a pen name); credit lines
+//! without a label ("石佳/中国青年报", "原创 GameForce"); a source the page names as an
+//! outlet ("据金融界报道") is no person.
 
 use std::sync::OnceLock;
 
@@ -18,6 +20,8 @@ pub(super) const LABELS: &[(&str, u8)] = &[
     ("文/", 0),
     ("文／图", 0),
     ("文/图", 0),
+    ("文：", 0),
+    ("文:", 0),
     ("文丨", 0),
     ("文｜", 0),
     ("文|", 0),
@@ -26,6 +30,7 @@ pub(super) const LABELS: &[(&str, u8)] = &[
     ("文图", 0),
     ("图文", 0),
     ("撰稿", 0),
+    ("文字", 0),
     ("主笔", 0),
     ("采写", 1),
     ("本报记者", 1),
@@ -41,7 +46,7 @@ pub(super) const LABELS: &[(&str, u8)] = &[
 
 /// Common Chinese surnames: after a reporter, editor or source label, a word is taken as a
 /// name only when it starts with one (a pen name after `作者` needs no such proof).
-const SURNAMES: &str = "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤常温康施文牛樊葛邢安齐易乔伍庞颜倪庄聂章鲁岳翟殷詹申欧耿关兰焦俞左柳甘祝包宁尚符舒阮柯纪梅童凌毕单季裴霍涂成苗谷盛曲翁冉骆蓝路游辛靳管柴蒙鲍华喻祁蒲房滕屈饶解牟艾尤阳时穆农司卓古吉缪简车项连芦麦褚娄窦戚岑景党宫费卜冷晏席卫米柏宗瞿桂全佟应臧闵苟邬边卞姬师和仇栾隋商刁沙荣巫寇桑郎甄丛仲虞敖巩明佘池查麻苑迟邝伊";
+const SURNAMES: &str = "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤常温康施文牛樊葛邢安齐易乔伍庞颜倪庄聂章鲁岳翟殷詹申欧耿关兰焦俞左柳甘祝包宁尚符舒阮柯纪梅童凌毕单季裴霍涂成苗谷盛曲翁冉骆蓝路游辛靳管柴蒙鲍华喻祁蒲房滕屈饶解牟艾尤阳时穆农司卓古吉缪简车项连芦麦褚娄窦戚岑景党宫费卜冷晏席卫米柏宗瞿桂全佟应臧闵苟邬边卞姬师和仇栾隋商刁沙荣巫寇桑郎甄丛仲虞敖巩明佘池查麻苑迟邝伊傅赖萧阎洪郁揭鄢晋蔺粟屠竺逯冼郦练满仝荆隆祖匡茅冀郜钮厉帅燕慕皮嵇寿鞠扈奚储伏幸";
 
 /// Words that end a list of names.
 pub(super) const NOT_NAMES: &[&str] = &[
@@ -109,12 +114,25 @@ const ORGANISATION_ENDS: &[&str] = &[
     "府", "组", "处", "室", "所", "馆", "团", "频", "章",
 ];
 
+/// The Chinese byline of the text around the body: the best-ranked label's names, the
+/// nearest the date within a rank.
 pub(super) fn chinese_byline(
     page: &Page,
     span: Option<(u32, u32)>,
     date_pos: Option<u32>,
     checks: &Checks,
 ) -> Option<String> {
+    ranked_chinese_byline(page, span, date_pos, checks).map(|(_, names)| names)
+}
+
+/// [`chinese_byline`] with its rank ([`LABELS`]; [`FAR_RANK`] added when it is not at the
+/// body).
+pub(super) fn ranked_chinese_byline(
+    page: &Page,
+    span: Option<(u32, u32)>,
+    date_pos: Option<u32>,
+    checks: &Checks,
+) -> Option<(u8, String)> {
     // Forums and blogs sign with a one-word Latin user name ("ggjjzhzz 发表于").
     let checks = &Checks {
         single_word: true,
@@ -152,7 +170,10 @@ pub(super) fn chinese_byline(
             continue;
         }
         let joined = names.join(" ");
-        if rank == 4 && ORGANISATION_ENDS.iter().any(|e| joined.ends_with(e)) {
+        if rank == 4
+            && (ORGANISATION_ENDS.iter().any(|e| joined.ends_with(e))
+                || named_as_outlet(text, &joined))
+        {
             continue;
         }
         // A candidate that fails the check leaves the place to the next one.
@@ -194,7 +215,96 @@ pub(super) fn chinese_byline(
             best = Some((key, joined));
         }
     }
-    best.and_then(|(_, n)| clean(&n, checks))
+    // A blog platform's notice "本文为CSDN博主「kingname」的原创文章": the blogger wrote it.
+    static BLOGGER: OnceLock<Regex> = OnceLock::new();
+    let blogger =
+        BLOGGER.get_or_init(|| Regex::new(r"博主「([^」\n]{2,30})」的原创").expect("static regex"));
+    if let Some(m) = blogger.captures(window).and_then(|c| c.get(1)) {
+        let name = m.as_str().trim();
+        let handle_checks = Checks {
+            declared: true,
+            ..checks.clone()
+        };
+        if let Some(name) = clean(name, &handle_checks) {
+            let key = (0, (((lo + m.start()) as i64) - anchor).abs());
+            if best.as_ref().is_none_or(|(k, _)| key < *k) {
+                // Checked as a handle already ("Bo2man").
+                return Some((0, name));
+            }
+        }
+    }
+    for (pos, names, rank) in credit_lines(window) {
+        let pos = (lo + pos) as u32;
+        let far = pos + NEAR_BODY < start || pos > end + NEAR_BODY;
+        let key = (
+            rank + if far { FAR_RANK } else { 0 },
+            (i64::from(pos) - anchor).abs(),
+        );
+        if clean(&names, checks).is_some() && best.as_ref().is_none_or(|(k, _)| key < *k) {
+            best = Some((key, names));
+        }
+    }
+    best.and_then(|((rank, _), n)| Some((rank, clean(&n, checks)?)))
+}
+
+/// Longest line (chars) read as a credit line of its own ([`credit_lines`]).
+pub const CREDIT_LINE_CHARS: usize = 40;
+
+/// Bylines that are a short line of their own with no label, as the byte where each starts
+/// in `window`, the names, and their rank among [`LABELS`]:
+/// - the writer and the paper that first ran the story, "石佳/中国青年报", "张三 李四／新华社"
+///   (a reporter's rank);
+/// - a post marked original and the account or writer that posted it, "原创 GameForce
+///   2019-09-04 22:18", "原创 kingname 未闻Code" (after a reporter, before an editor: a
+///   newspaper's account that reposts its reporter's story is no person and fails the check).
+fn credit_lines(window: &str) -> Vec<(usize, String, u8)> {
+    let mut found = Vec::new();
+    let mut at = 0;
+    for raw in window.split('\n') {
+        let pos = at;
+        at += raw.len() + 1;
+        let line = raw.trim();
+        if line.is_empty() || line.chars().count() > CREDIT_LINE_CHARS {
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("原创") {
+            // The first word after the mark: a name, not the date.
+            let word = rest
+                .trim_start()
+                .split([' ', '　'])
+                .next()
+                .unwrap_or("")
+                .trim();
+            let shaped = (2..=MAX_PEN_NAME_CHARS).contains(&word.chars().count())
+                && word.chars().any(char::is_alphabetic)
+                && !word.starts_with(|c: char| c.is_ascii_digit());
+            if rest.starts_with([' ', '　']) && shaped {
+                found.push((pos, word.to_string(), 2));
+            }
+            continue;
+        }
+        let Some((names, paper)) = line.split_once(['/', '／']) else {
+            continue;
+        };
+        let paper = paper.trim();
+        let names: Vec<&str> = names
+            .split([' ', '　', '、'])
+            .filter(|w| !w.is_empty())
+            .collect();
+        let people = !names.is_empty()
+            && names.iter().all(|w| {
+                han_name().is_match(w)
+                    && w.chars().count() <= 3
+                    && w.chars().next().is_some_and(|c| SURNAMES.contains(c))
+            });
+        let publication = (2..=MAX_PEN_NAME_CHARS).contains(&paper.chars().count())
+            && paper.chars().all(super::is_han)
+            && ORGANISATION_ENDS.iter().any(|e| paper.ends_with(e));
+        if people && publication {
+            found.push((pos, names.join(" "), 1));
+        }
+    }
+    found
 }
 
 /// The names a label found at byte `at` of `window` introduces: after it,
@@ -247,9 +357,9 @@ fn names_at_label(window: &str, at: usize, label: &str, rank: u8, name_re: &Rege
     }
 }
 
-/// Marks between a label and its names besides the colon: "文/张三", "作者丨张三",
-/// "文｜张三", "作者|张三".
-const LABEL_SEPARATORS: [char; 5] = ['/', '／', '|', '｜', '丨'];
+/// Marks between a label and its names: "文/张三", "作者丨张三", "文｜张三", "作者|张三",
+/// "文：张三".
+const LABEL_SEPARATORS: [char; 7] = ['/', '／', '|', '｜', '丨', '：', ':'];
 
 /// The names of a bracket (`all`, its inside `m`) of `window` (at byte
 /// `lo` of the page's text), when it is a byline: not a tag before a
@@ -341,10 +451,24 @@ const SOURCE: &str = "来源";
 /// spaces ("来源：央视新闻", "来源: 央视新闻"): where a story was taken from, not who wrote it.
 pub(super) fn is_source(text: &str, name: &str) -> bool {
     text.match_indices(name).any(|(at, _)| {
-        text[..at]
-            .trim_end_matches([' ', '　', '：', ':', '\n'])
-            .ends_with(SOURCE)
+        let before = text[..at].trim_end_matches([' ', '　', '：', ':', '\n']);
+        // "来源于：东区办事处" as well.
+        before.ends_with(SOURCE)
+            || before
+                .strip_suffix('于')
+                .is_some_and(|b| b.ends_with(SOURCE))
     })
+}
+
+/// Whether the page writes `name` as a news outlet: its reporter ("金融界记者"), its
+/// dateline ("金融界讯", "据金融界报道"), its title in book marks ("《金融界》"): a source
+/// so named is the outlet the story was taken from, not a person.
+fn named_as_outlet(text: &str, name: &str) -> bool {
+    ["记者", "讯", "报道", "消息", "客户端"]
+        .iter()
+        .any(|after| text.contains(&format!("{name}{after}")))
+        || text.contains(&format!("据{name}"))
+        || text.contains(&format!("《{name}》"))
 }
 
 /// The names after a label: `：张三 李四`, `记者 张三`.

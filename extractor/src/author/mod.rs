@@ -1,21 +1,25 @@
 //! The author, as a checked candidate rather than the first match.
 //!
 //! Candidates come from meta tags and JSON-LD, the issuer that signs an official document,
-//! Chinese bylines in the text around the body (`作者：`, `记者`, `编辑：`, `来源：`; the labels
-//! ranked, an author before a reporter before an editor before a source, and within a rank
-//! the one nearest the date), elements marked as the byline (`class=author`,
-//! `itemprop=author`, `rel=author`; the one nearest the body, not a related story's, nor a
-//! reader's comment's), a visible "By …" line (`By`, `Par`, `Von`, `Por`, `Door`, `Av`) at
-//! the top of the body,
-//! and a bare name under the headline.
+//! Chinese bylines in the text around the body (`作者：`, `记者`, `编辑：`, `来源：`, a
+//! line "石佳/中国青年报", a post's "原创 GameForce"; the labels ranked, an author before a
+//! reporter before an editor before a source, and within a rank the one nearest the date;
+//! a source the page names as an outlet is none), elements marked as the byline
+//! (`class=author`, `itemprop=author`, `rel=author`; the one nearest the body, not a related
+//! story's, nor a reader's comment's), a visible "By …" line (`By`, `Par`, `Von`, `Por`,
+//! `Door`, `Av`, `Oleh`, `Autor:`, `Text & Fotos:`, ...) at the top of the body or a
+//! labelled signature under it, the Twitter card's `twitter:creator` handle, and a bare name
+//! under the headline.
 //!
 //! Each candidate is checked ([`names_of`]): cut into names (co-authors joined by `、`, `,`,
 //! `and`, `&`, `und`, `et`, `y`), a trailing role or agency dropped (`, Staff writer`,
 //! `Associated Press`), and every name must have a name's shape for its script and be no
 //! navigation (`Sign In | Subscribe`), organisation (`CBS News`, `新华网`, a JSON-LD
 //! `Organization`) or label word. A declared candidate (meta, JSON-LD) whose names the page
-//! never shows loses to a visible byline: sources are combined by agreement. When no
-//! candidate passes, there is no author: none rather than a wrong one.
+//! never shows loses to a visible byline, and so does one the byline names with co-writers
+//! beside it; a declared Han name loses to the writer or reporter labelled at the body; a
+//! declared first name gives way to the full name the page shows: sources are combined by
+//! agreement. When no candidate passes, there is no author: none rather than a wrong one.
 //!
 //! The files: this one gathers the candidates and picks one; `names` checks a candidate;
 //! `chinese` finds the Chinese bylines; `json_ld` reads the author of a JSON-LD block.
@@ -27,7 +31,7 @@ mod names;
 use script::Script;
 
 use crate::scan::{flag, Page};
-use chinese::{chinese_byline, floor, han_name};
+use chinese::{chinese_byline, floor, han_name, ranked_chinese_byline};
 use json_ld::{json_author, json_credit, json_publisher};
 use names::clean;
 pub use names::{names_of, Checks};
@@ -159,23 +163,203 @@ pub fn author(
                 || (is_acronym(&d) && names::agency_credit(&d, &checks).is_none()) =>
         {
             visible()
+                .or_else(|| login_name(page, span, &d, &checks))
                 .or_else(|| dateline_agency(body, &checks))
                 .or(Some(d))
         }
         // A declared first name or handle ("Stefanus") and the full name in the byline
-        // ("Stefanus Stahl"): the full name.
+        // ("Stefanus Stahl"), or on a line of its own at the article (an author box's
+        // "Stefanus Stahl - Maschinenbauer, …"): the full name.
         Some(d) if !d.contains(' ') && !d.chars().any(is_han) => visible()
             .filter(|v| {
                 v.split_whitespace().count() > 1 && v.split_whitespace().next() == Some(d.as_str())
             })
+            .or_else(|| full_name_line(page, span, &d, &checks))
+            .or_else(|| login_name(page, span, &d, &checks))
             .or(Some(d)),
+        // A Han name declared by the markup and another under a writer's or reporter's
+        // label at the body ("作者：张三", "记者 李四"): the label's (a product, a course or
+        // the uploader a CMS records is declared, the writer is labelled).
+        Some(d) if d.chars().any(is_han) => ranked_chinese_byline(page, span, date_pos, &checks)
+            .filter(|(rank, v)| *rank <= WRITER_RANK && names_differ(v, &d))
+            .map(|(_, v)| v)
+            .or(Some(d)),
+        // A visible byline that names the declared writer and co-writers beside them
+        // (`<meta name=author>` "Rudolf Fischer", the byline "von Rudolf Fischer, Simon
+        // Kohler"): the byline, every writer.
+        Some(d) if listed_with_others(page, span, &d) => {
+            visible().filter(|v| names_more(v, &d)).or(Some(d))
+        }
         Some(d) => Some(d),
         None => visible()
+            .or_else(|| twitter_creator(page, span, &declared_checks))
             .or_else(|| bare_name_line(body))
             .or_else(|| dateline_agency(body, &checks))
             .or_else(|| declared_organisation(page, json.as_ref(), &checks))
             .or_else(|| marked_organisation(page, span, &checks)),
     }
+}
+
+/// The worst rank of a Chinese byline that names the writer (`作者`, `记者`; not an editor
+/// or a source) at the body.
+const WRITER_RANK: u8 = 1;
+
+/// Whether two authors name different people (compared as sets, ignoring case).
+fn names_differ(a: &str, b: &str) -> bool {
+    let set = |s: &str| {
+        let mut names: Vec<String> = split_names(s).iter().map(|n| n.to_lowercase()).collect();
+        names.sort();
+        names
+    };
+    set(a) != set(b)
+}
+
+/// Words and marks that join co-writers in a byline.
+const CO_WRITER_JOINS: &[&str] = &[", ", " und ", " and ", " & ", " y ", " et ", " e "];
+
+/// Whether the page's text at the article writes `author` joined to another name
+/// ("Rudolf Fischer, Simon Kohler", "Simon Kohler und Rudolf Fischer"): a cheap test before
+/// the visible bylines are looked for.
+fn listed_with_others(page: &Page, span: Option<(u32, u32)>, author: &str) -> bool {
+    let Some((start, _)) = span else {
+        return false;
+    };
+    let text = &page.text;
+    let lo = floor(text, start.saturating_sub(SHOWN_BEFORE) as usize);
+    let hi = floor(text, start.saturating_add(BY_LINE_AROUND) as usize);
+    let around = &text[lo..hi];
+    around.match_indices(author).any(|(at, _)| {
+        let (before, after) = (&around[..at], &around[at + author.len()..]);
+        CO_WRITER_JOINS
+            .iter()
+            .any(|j| after.starts_with(j) || before.ends_with(j))
+    })
+}
+
+/// Whether `more` names every name of `fewer` (ignoring case) and others besides, each of
+/// them a person's full name: two or three words, each a capital and small letters
+/// ("Simon Kohler"; not a role or a company after the name, "AMP Project Marketing",
+/// "Google", "Online-Redaktion").
+fn names_more(more: &str, fewer: &str) -> bool {
+    let more_names = split_names(more);
+    let more: Vec<String> = more_names.iter().map(|n| n.to_lowercase()).collect();
+    let fewer: Vec<String> = split_names(fewer)
+        .iter()
+        .map(|n| n.to_lowercase())
+        .collect();
+    let full_name = |name: &&String| {
+        let words: Vec<&str> = name.split_whitespace().collect();
+        (2..=3).contains(&words.len())
+            && words.iter().all(|w| {
+                w.starts_with(char::is_uppercase)
+                    && w.chars()
+                        .skip(1)
+                        .all(|c| c.is_lowercase() || "'’-".contains(c))
+            })
+    };
+    more.len() > fewer.len()
+        && fewer.iter().all(|n| more.contains(n))
+        && more_names
+            .iter()
+            .filter(|n| !fewer.contains(&n.to_lowercase()))
+            .all(|n| full_name(&n))
+}
+
+/// The handle of the page's Twitter card (`twitter:creator` without an `@`, "delta201"),
+/// when the page shows it at its article and it names no site: the writer's handle on a
+/// page whose writer is declared nowhere else. (A site's own handle, "@mtbnews", is
+/// refused by its `@`.)
+fn twitter_creator(page: &Page, span: Option<(u32, u32)>, checks: &Checks) -> Option<String> {
+    let raw = crate::meta(page, &["twitter:creator"])?;
+    let name = clean(raw, checks)?;
+    let publisher = json_publisher(&page.json_ld);
+    (shown(page, span, &name) && !names_the_site(page, &name, publisher.as_deref())).then_some(name)
+}
+
+/// Lines at the article looked at for a declared first name's full name.
+pub const FULL_NAME_LINES: usize = 400;
+
+/// The full name of a declared first name or handle `first` on a line of the page's text at
+/// its article that opens with it ("Stefanus Stahl - Maschinenbauer, …"): the first name
+/// and the capitalised word after it, checked as a name.
+fn full_name_line(
+    page: &Page,
+    span: Option<(u32, u32)>,
+    first: &str,
+    checks: &Checks,
+) -> Option<String> {
+    let (start, end) = span?;
+    let text = &page.text;
+    let lo = floor(text, start.saturating_sub(SHOWN_BEFORE) as usize);
+    let hi = floor(text, end.saturating_add(SHOWN_AFTER) as usize);
+    text[lo..hi]
+        .split('\n')
+        .take(FULL_NAME_LINES)
+        .filter_map(|line| line.trim().strip_prefix(first)?.strip_prefix(' '))
+        .find_map(|rest| {
+            let next = rest.split_whitespace().next()?;
+            let surname = next.trim_end_matches([',', ':']);
+            // The surname ends the name: the line ends there or goes on after a separator.
+            let after = rest[next.len()..].trim_start();
+            let ends = after.is_empty()
+                || after.starts_with(['-', '–', '—', '|', '(', ','])
+                || next.ends_with([',', ':']);
+            let shaped = surname.starts_with(char::is_uppercase)
+                && surname.chars().skip(1).all(char::is_lowercase);
+            (ends && shaped)
+                .then(|| clean(&format!("{first} {surname}"), checks))
+                .flatten()
+                .filter(|name| name.split_whitespace().count() == 2)
+        })
+}
+
+/// The name a CMS login declared as the author stands for ("christian.stadtfeld",
+/// "jane_roe"), as the page writes it at its article: the two parts capitalised, with a
+/// middle initial between them or not ("Christian P. Stadtfeld").
+fn login_name(
+    page: &Page,
+    span: Option<(u32, u32)>,
+    login: &str,
+    checks: &Checks,
+) -> Option<String> {
+    let (first, last) = login.split_once(['.', '_'])?;
+    let part = |p: &str| p.chars().count() >= 2 && p.chars().all(|c| c.is_lowercase());
+    if !part(first) || !part(last) {
+        return None;
+    }
+    let capital = |p: &str| {
+        let mut chars = p.chars();
+        chars
+            .next()
+            .map(|c| c.to_uppercase().chain(chars).collect::<String>())
+            .unwrap_or_default()
+    };
+    let (first, last) = (capital(first), capital(last));
+    let (start, end) = span?;
+    let text = &page.text;
+    let lo = floor(text, start.saturating_sub(SHOWN_BEFORE) as usize);
+    let hi = floor(text, end.saturating_add(SHOWN_AFTER) as usize);
+    let around = &text[lo..hi];
+    around.match_indices(last.as_str()).find_map(|(at, _)| {
+        let after = &around[at + last.len()..];
+        if after.starts_with(char::is_alphabetic) {
+            return None;
+        }
+        let mut before = around[..at].split_whitespace().rev();
+        let name = match before.next()? {
+            w if w == first => format!("{first} {last}"),
+            initial
+                if initial.len() == 2
+                    && initial.ends_with('.')
+                    && initial.starts_with(char::is_uppercase)
+                    && before.next()? == first =>
+            {
+                format!("{first} {initial} {last}")
+            }
+            _ => return None,
+        };
+        clean(&name, checks)
+    })
 }
 
 /// Declared authors weighed against each other at most (each is looked for in the text).
@@ -262,9 +446,11 @@ fn line_dateline_agency(first_line: &str, checks: &Checks) -> Option<String> {
     names::agency_credit(inner.trim(), checks)
 }
 
-/// One word of Latin letters that names no agency (`Washington`, `Heiko`; not `Reuters`).
+/// One word of a script with capitals that names no agency (`Washington`, `Heiko`; not
+/// `Reuters`, nor a Korean name written without spaces, `김철수`).
 fn one_latin_word(author: &str) -> bool {
     author.chars().all(char::is_alphabetic)
+        && author.chars().any(|c| c.is_uppercase() || c.is_lowercase())
         && !author.chars().any(is_han)
         && names::names_of(author, &Checks::default()).is_none()
 }
@@ -651,10 +837,24 @@ const BY_LABELS: &[&str] = &[
     "Autorin: ",
     "Autor:",
     "Text: ",
+    "Text & Fotos: ",
+    "Text & Foto: ",
+    "Text und Fotos: ",
+    "Text und Foto: ",
+    "Words: ",
     "Texto: ",
     "Author: ",
     "Auteur : ",
     "Auteur: ",
+    // Further languages of the news read: Indonesian and Malay, Danish, Finnish, Russian,
+    // Turkish, Hungarian.
+    "Oleh ",
+    "Oleh: ",
+    "Af ",
+    "Teksti: ",
+    "Автор: ",
+    "Yazar: ",
+    "Szerző: ",
 ];
 
 /// Phrases that open a byline and say it is one, in the languages of the sets: after them
@@ -734,6 +934,9 @@ fn kind_by(line: &str) -> Option<String> {
         .strip_prefix("Eine ")
         .or_else(|| line.strip_prefix("Ein "))?;
     let (noun, name) = rest.split_once(" von ")?;
+    // "Ein Interview von Eugen Zentner mit Sonja Silberhorn": the one interviewed is no
+    // writer.
+    let name = name.split_once(" mit ").map_or(name, |(name, _)| name);
     (noun.starts_with(char::is_uppercase)
         && noun.chars().all(char::is_alphabetic)
         && !name.is_empty())
@@ -781,6 +984,18 @@ fn glued_label(line: &str) -> Option<String> {
     })
 }
 
+/// Whether a byline is one word, then a word that comes before a date and the date ("by
+/// oz on December 4, 2006", "von Olga am 06.11.2023").
+fn dated_handle(line: &str) -> bool {
+    let mut words = line.split_whitespace().skip(1);
+    let (Some(_), Some(before)) = (words.next(), words.next()) else {
+        return false;
+    };
+    let rest = words.collect::<Vec<_>>().join(" ");
+    ["on", "am", "at", "le", "el", "il"].contains(&before.to_lowercase().as_str())
+        && crate::published::first_date(&rest) == Some(0)
+}
+
 /// Text around the body's start searched for a visible "By …" line (bytes).
 pub const BY_LINE_AROUND: u32 = 1500;
 
@@ -801,7 +1016,7 @@ fn by_line(page: &Page, span: Option<(u32, u32)>, checks: &Checks) -> Option<(By
         (
             end.saturating_sub(BY_LINE_AROUND / 3)
                 .max(start + BY_LINE_AROUND),
-            end + 1,
+            end.saturating_add(NEAR_BODY),
             true,
         ),
     ];
@@ -823,18 +1038,29 @@ fn by_line(page: &Page, span: Option<(u32, u32)>, checks: &Checks) -> Option<(By
             if line.chars().count() > MAX_AUTHOR_CHARS || !by_words().any(|w| line.starts_with(w)) {
                 continue;
             }
-            // After a phrase that says so ("Geschrieben von", "Posted by"), one word is
-            // the writer's handle.
+            // After the body's end, a signature says it is one ("Autor: …", "Written by …");
+            // a bare "By …" there is a related story's.
+            if pos > end
+                && !BY_PHRASES
+                    .iter()
+                    .chain(BY_LABELS.iter().filter(|l| l.contains(':')))
+                    .any(|w| line.starts_with(w))
+            {
+                continue;
+            }
+            // After a phrase that says so ("Geschrieben von", "Posted by"), or before the
+            // date ("by oz on December 4, 2006"), one word is the writer's handle.
             let phrase_checks;
-            let line_checks = if BY_PHRASES.iter().any(|w| line.starts_with(w)) {
-                phrase_checks = Checks {
-                    single_word: true,
-                    ..checks.clone()
+            let line_checks =
+                if BY_PHRASES.iter().any(|w| line.starts_with(w)) || dated_handle(line) {
+                    phrase_checks = Checks {
+                        single_word: true,
+                        ..checks.clone()
+                    };
+                    &phrase_checks
+                } else {
+                    checks
                 };
-                &phrase_checks
-            } else {
-                checks
-            };
             let Some(name) = clean(line, line_checks).filter(|n| !names::is_label_word(n)) else {
                 continue;
             };
@@ -958,6 +1184,7 @@ mod tests {
             "<meta name=author content='Editorial'>",
             "<meta name=author content='The Water Coolest'>",
             "<meta name=author content='Washington'>",
+            "<span class=author>Гость</span>",
             "<p>来源：人民网 作者：环球时报</p>",
             "<p>作者：市场营销课程</p>",
             "<p>访问统计 首页 博客</p>",
@@ -1004,6 +1231,7 @@ mod tests {
                 Some("Jane Roe"),
             ),
             ("<meta property=og:site_name content='Business Insider'><meta name=author content='Charlie Wood, Business Insider'>", Some("Charlie Wood")),
+            ("<meta property=og:site_name content='CNN'><meta name=author content='Jill Disis, CNN Business'>", Some("Jill Disis")),
         ]);
     }
 
@@ -1139,6 +1367,22 @@ mod tests {
     }
 
     #[test]
+    fn a_signature_after_the_body_says_it_is_one() {
+        let body = "<p>Die Trauung fand im Garten statt, unter alten Bäumen und bei strahlendem Wetter.</p>".repeat(4);
+        let page = |after: &str| {
+            author_of(&format!(
+                "<html><body><article><h1>Hochzeit</h1>{body}</article>{after}</body></html>"
+            ))
+        };
+        assert_eq!(
+            page("<p>Autor: Samuel Diekmann</p>").as_deref(),
+            Some("Samuel Diekmann")
+        );
+        // A bare "By" line there is a related story's.
+        assert_eq!(page("<div><h3>Mehr</h3><p>By Jane Roe</p></div>"), None);
+    }
+
+    #[test]
     fn the_article_footer_holds_the_byline_a_comment_footer_does_not() {
         let body = "<p>Schulnoten sagen wenig darüber, was ein Kind kann, und noch weniger darüber, was aus ihm wird.</p>".repeat(4);
         let html = format!(
@@ -1210,6 +1454,19 @@ mod tests {
              <p>By Todd Bates</p>{body}</article></body></html>"
         );
         assert_eq!(author_of(&html).as_deref(), Some("Todd Bates"));
+    }
+
+    #[test]
+    fn names_in_scripts_without_capitals() {
+        assert_bylines(&[
+            ("<meta name=author content='محمد علي'>", Some("محمد علي")),
+            ("<meta name=author content='김철수'>", Some("김철수")),
+            ("<meta name=author content='יוסי כהן'>", Some("יוסי כהן")),
+            ("<meta name=author content='สมชาย ใจดี'>", Some("สมชาย ใจดี")),
+            ("<meta name=author content='राहुल शर्मा'>", Some("राहुल शर्मा")),
+            // Navigation stays refused whatever the script of the rest.
+            ("<meta name=author content='الرئيسية Home'>", None),
+        ]);
     }
 
     #[test]
@@ -1302,6 +1559,162 @@ mod tests {
             // A photographer is not the writer.
             ("<p>记者 刘通摄</p>", None),
         ]);
+    }
+
+    #[test]
+    fn chinese_credit_lines_outlets_and_declared_names() {
+        assert_bylines(&[
+            // The writer and the paper that ran the story first, on a line of their own.
+            ("<p>石佳/中国青年报</p><p>责任编辑：张珺</p>", Some("石佳")),
+            // A post marked original: its account, unless the account is a newspaper.
+            ("<p>原创 GameForce 2019-09-04 22:18:34</p>", Some("GameForce")),
+            ("<p>原创 南方都市报 2019-09-09 16:01:46</p>", None),
+            // A source the page names as an outlet is no person.
+            ("<p>来源：金融界</p><p>据金融界报道，市场震荡。</p>", None),
+            ("<p>来源：金融界</p><p>编辑：山石</p>", Some("山石")),
+            // The editor declared as the meta author, the reporter labelled at the body.
+            (
+                "<meta name=author content='孔德明'><p>半月谈记者 史卫燕</p><p>责任编辑：孔德明</p>",
+                Some("史卫燕"),
+            ),
+            ("<p>文字：张三 图片：李四</p>", Some("张三")),
+            ("<p>文：张三 图：李四</p>", Some("张三")),
+            ("<p>原文：见附件</p>", None),
+            // A blog platform's notice names the blogger.
+            (
+                "<p>版权声明：本文为CSDN博主「kingname」的原创文章，遵循CC 4.0 BY-SA版权协议。</p>",
+                Some("kingname"),
+            ),
+            // The source, however introduced, is not the writer.
+            (
+                "<meta name=author content='东区办事处'><p>来源于：东区办事处</p><p>责任编辑：龙慧</p>",
+                Some("龙慧"),
+            ),
+        ]);
+    }
+
+    #[test]
+    fn co_writers_interviews_and_declared_handles() {
+        let body = "<p>Die Hechte stehen im Winter tief, und wer sie fangen will, braucht Geduld und schwere Köder.</p>".repeat(4);
+        let page = |head: &str, byline: &str| {
+            author_of(&format!(
+                "<html><head>{head}</head><body><article><h1>Hechte</h1>{byline}{body}</article></body></html>"
+            ))
+        };
+        // The byline names the declared writer and a co-writer: both.
+        assert_eq!(
+            page(
+                "<meta name=author content='Rudolf Fischer'>",
+                "<p>von Rudolf Fischer, Simon Kohler</p>"
+            )
+            .as_deref(),
+            Some("Rudolf Fischer, Simon Kohler")
+        );
+        // A role or a company after the name is no co-writer.
+        assert_eq!(
+            page(
+                "<meta name=author content='Alex Duran'>",
+                "<p class=author>Alex Duran, AMP Project Marketing, Google</p>"
+            )
+            .as_deref(),
+            Some("Alex Duran")
+        );
+        // The publisher as the meta author, the writer under a "Text & Fotos" label.
+        assert_eq!(
+            page(
+                "<meta name=author content='Auto Illustrierte'><meta name=dc.publisher content='Auto Illustrierte'>",
+                "<p>Text &amp; Fotos: Ivan Valetny</p>"
+            )
+            .as_deref(),
+            Some("Ivan Valetny")
+        );
+        // The interviewer, not the one interviewed.
+        assert_eq!(
+            page(
+                "",
+                "<p>Ein Interview von Eugen Zentner mit Sonja Silberhorn.</p>"
+            )
+            .as_deref(),
+            Some("Eugen Zentner")
+        );
+        // A declared first name and the full name opening a line of the author box.
+        assert_eq!(
+            page(
+                r#"<script type="application/ld+json">{"author":{"@type":"Person","name":"Stefanus"}}</script>"#,
+                "<div>Stefanus Stahl - Maschinenbauer und Abenteurer</div><p>Stefanus</p>"
+            )
+            .as_deref(),
+            Some("Stefanus Stahl")
+        );
+        // The Twitter card's handle, shown at the article and declared nowhere else; a
+        // site's handle with its `@` is none.
+        assert_eq!(
+            page(
+                "<meta name=twitter:creator content='delta201'>",
+                "<p>delta201</p>"
+            )
+            .as_deref(),
+            Some("delta201")
+        );
+        assert_eq!(
+            page(
+                "<meta name=twitter:creator content='@mtbnews'>",
+                "<p>mtbnews</p>"
+            ),
+            None
+        );
+        // One word before the date is a handle; a bracket after the name is no part of it.
+        assert_eq!(
+            page("", "<p>by Olga on December 4, 2006</p>").as_deref(),
+            Some("Olga")
+        );
+        assert_eq!(page("", "<p>by Olga</p>"), None);
+        for (byline, name) in [
+            ("Oleh Siti Rahma", "Siti Rahma"),
+            ("Автор: Иван Петров", "Иван Петров"),
+            ("Teksti: Matti Virtanen", "Matti Virtanen"),
+        ] {
+            assert_eq!(
+                page("", &format!("<p>{byline}</p>")).as_deref(),
+                Some(name),
+                "{byline}"
+            );
+        }
+        assert_eq!(
+            page("", "<p>Von Samuel Diekmann (Sponsored Post)</p>").as_deref(),
+            Some("Samuel Diekmann")
+        );
+        // The paper written for is no part of the names.
+        assert_eq!(
+            page(
+                "",
+                "<p>By Glen Owen And Brendan Carlin For The Mail On Sunday</p>"
+            )
+            .as_deref(),
+            Some("Glen Owen, Brendan Carlin")
+        );
+        assert_eq!(
+            page(
+                "<meta name=author content='Jane Roe For Dailymail.com'>",
+                ""
+            )
+            .as_deref(),
+            Some("Jane Roe")
+        );
+        // A CMS login declared, the name it stands for written at the article.
+        assert_eq!(
+            page(
+                r#"<script type="application/ld+json">{"author":{"@type":"Person","name":"christian.stadtfeld"}}</script>"#,
+                "<p>Chefredakteur Christian P. Stadtfeld bewertet den Wahlausgang.</p>"
+            )
+            .as_deref(),
+            Some("Christian P. Stadtfeld")
+        );
+        // A lawyer's title is no part of the name.
+        assert_eq!(
+            page("", "<p>Autor: Rechtsanwalt Sebastian Einbock</p>").as_deref(),
+            Some("Sebastian Einbock")
+        );
     }
 
     #[test]

@@ -100,7 +100,15 @@ const BYLINE_PREFIXES: &[&str] = &[
     "auteur: ",
     "auteur : ",
     "text: ",
+    "text & fotos: ",
+    "text & foto: ",
+    "text und fotos: ",
+    "text und foto: ",
+    "words: ",
     "texto: ",
+    // A lawyer's title before the name ("Autor: Rechtsanwalt Sebastian Einbock").
+    "rechtsanwalt ",
+    "rechtsanwältin ",
     "redakteur: ",
     "by: ",
     "von: ",
@@ -112,6 +120,13 @@ const BYLINE_PREFIXES: &[&str] = &[
     "por ",
     "door ",
     "av ",
+    "oleh: ",
+    "oleh ",
+    "af ",
+    "teksti: ",
+    "автор: ",
+    "yazar: ",
+    "szerző: ",
     "作者：",
     "作者:",
 ];
@@ -290,6 +305,42 @@ const AGENCIES: &[&str] = &[
     "aap",
     "press association",
     "bloomberg",
+    // Further national agencies, by the countries news is read from.
+    "agencia efe",
+    "agência lusa",
+    "lusa",
+    "canadian press",
+    "the canadian press",
+    "pa media",
+    "ani",
+    "bernama",
+    "anadolu agency",
+    "ria novosti",
+    "interfax",
+    "ntb",
+    "ritzau",
+    "keystone-sda",
+    "kuna",
+    "prensa latina",
+    "notimex",
+    "télam",
+    "agência brasil",
+    "čtk",
+    "ctk",
+    "pap",
+    "mti",
+    "bta",
+    "hina",
+    "tanjug",
+    "agerpres",
+    "ana-mpa",
+    "antara",
+    "kyodo news",
+    "jiji press",
+    "xinhua news agency",
+    "irna",
+    "dpa-afx",
+    "united press international",
 ];
 
 /// Navigation and interface words: never in a name, however declared.
@@ -407,6 +458,11 @@ const NOT_PERSON_WORDS: &[&str] = &[
     "autor",
     "autorin",
     "auteur",
+    // A guest, a newsroom, an administrator in Cyrillic.
+    "гость",
+    "редакция",
+    "администратор",
+    "админ",
 ];
 
 /// Legal forms and publisher words: a name holding one is a company's, however declared
@@ -526,15 +582,19 @@ pub(super) fn strip_byline(raw: &str) -> String {
     }) {
         s = rest.trim().to_string();
     }
-    let cut = [" | ", "|", " · ", "·", " • ", "•", " – ", " — ", " - "]
-        .iter()
-        .filter_map(|sep| s.find(sep))
-        .chain(crate::published::first_date(&s))
-        .chain(s.find(|c: char| c.is_ascii_digit()).filter(|&i| {
-            // A digit starts a time or a date ("at 18:52", "01.12.2021"), not a handle's.
-            s[i..].starts_with(|c: char| c.is_ascii_digit()) && s[..i].ends_with([' ', ','])
-        }))
-        .min();
+    // A bracket after the name holds a role, a place or an agency ("Samuel Diekmann
+    // (Sponsored Post)", "Jane Roe (AP)").
+    let cut = [
+        " | ", "|", " · ", "·", " • ", "•", " – ", " — ", " - ", " (",
+    ]
+    .iter()
+    .filter_map(|sep| s.find(sep))
+    .chain(crate::published::first_date(&s))
+    .chain(s.find(|c: char| c.is_ascii_digit()).filter(|&i| {
+        // A digit starts a time or a date ("at 18:52", "01.12.2021"), not a handle's.
+        s[i..].starts_with(|c: char| c.is_ascii_digit()) && s[..i].ends_with([' ', ','])
+    }))
+    .min();
     if let Some(cut) = cut.filter(|&c| c > 0) {
         s.truncate(cut);
     }
@@ -592,6 +652,16 @@ pub fn names_of(raw: &str, checks: &Checks) -> Option<Vec<String>> {
     let mut s = strip_byline(&s);
     if let Some(agency) = agency_credit(&s, checks) {
         return Some(vec![agency]);
+    }
+    // The paper a writer wrote for, after the names ("Brendan Carlin For The Mail On
+    // Sunday", "Jane Roe for Dailymail.com"): the names alone.
+    if let Some(at) = [" for ", " For ", " FOR "]
+        .iter()
+        .filter_map(|w| s.find(w))
+        .min()
+        .filter(|&at| s[..at].split_whitespace().count() >= 2)
+    {
+        s.truncate(at);
     }
     // A handle or an agency's code after the name ("Williams Perdomo @wperdomod",
     // "Peter Maahn/SP-X", "Jane Roe/dpa"): the name alone.
@@ -689,9 +759,12 @@ fn is_role_or_agency(part: &str) -> bool {
         && words
             .last()
             .is_some_and(|w| ROLE_WORDS.contains(&w.as_str()));
+    // An outlet and its section after the names ("CNN Business", "BBC Sport").
     job_title
         || words.iter().all(|w| {
-            TRAILING_ROLE_WORDS.contains(&w.as_str()) || NOT_PERSON_WORDS.contains(&w.as_str())
+            TRAILING_ROLE_WORDS.contains(&w.as_str())
+                || NOT_PERSON_WORDS.contains(&w.as_str())
+                || SECTION_WORDS.contains(&w.as_str())
         })
 }
 
@@ -815,14 +888,24 @@ fn checked_name(part: &str, checks: &Checks) -> Option<String> {
         !NAVIGATION_WORDS.contains(&bare)
             && !COMPANY_WORDS.contains(&bare)
             && !NOT_PERSON_WORDS.contains(&bare)
-            && (handle || w.chars().all(|c| c.is_alphabetic() || "'’.-&".contains(c)))
+            && (handle || w.chars().all(|c| is_name_char(c) || "'’.-&".contains(c)))
             && (first.is_uppercase()
+                // A script without capitals (Arabic, Hebrew, Hangul, Thai, Devanagari):
+                // "محمد علي", "김철수".
+                || (w.chars().count() >= 2 && !w.chars().any(|c| c.is_uppercase() || c.is_lowercase()))
                 || NAME_PARTICLES.contains(&lower.as_str())
                 || (declared_name && i > 0)
                 // A forum user name alone ("ggjjzhzz").
                 || (words.len() == 1 && w.chars().count() >= 3))
     });
     (person && (single_word || words.len() >= 2)).then(|| words.join(" "))
+}
+
+/// A letter of a name, or a mark joined to one (the vowel signs of Thai and Devanagari,
+/// Arabic's diacritics: combining marks that `char::is_alphabetic` does not hold).
+fn is_name_char(c: char) -> bool {
+    c.is_alphabetic()
+        || matches!(c, '\u{0300}'..='\u{036F}' | '\u{064B}'..='\u{065F}' | '\u{0E31}' | '\u{0E34}'..='\u{0E3A}' | '\u{0E47}'..='\u{0E4E}' | '\u{0900}'..='\u{0903}' | '\u{093A}'..='\u{094F}')
 }
 
 /// Words that make a credit an organisation's (besides [`NOT_PERSON_WORDS`] and
