@@ -27,7 +27,7 @@ use contentseen::simhash::{
 };
 use contentseen::table::{encode_record, Table};
 use evaluation::clean_text::{build, is_duplicate, score, EvalSet, Kind, Lookup, Scores};
-use evaluation::rng::{rng, EvalRng, RngCore};
+use evaluation::rng::{rng, EvalRng, Rng as _};
 use pipeline::Store;
 use redis::aio::MultiplexedConnection;
 

@@ -37,7 +37,7 @@ use contentseen::bands::Layout;
 use contentseen::reach::Reach;
 use contentseen::simhash::sketch;
 use contentseen::table::Table;
-use evaluation::rng::{rng, EvalRng, Rng};
+use evaluation::rng::{rng, EvalRng, RngExt};
 use pipeline::documents::{duplicate_op, inline, Body, DocRecord};
 use pipeline::keys::{url_hash, Keys};
 use pipeline::messages::{FetchRecord, FetchTask, UrlBatch, VERSION};

@@ -65,7 +65,7 @@ use contentseen::bands::Layout;
 use contentseen::reach::{Probe, Reach};
 use contentseen::simhash::{distance, is_cjk, Sketch};
 
-use crate::rng::{rng, EvalRng, Rng};
+use crate::rng::{rng, EvalRng, RngExt};
 
 /// This set's stream of the evaluation generator.
 const STREAM: u64 = 0xC1EA_7E27;

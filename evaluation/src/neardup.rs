@@ -48,7 +48,7 @@ use std::fmt::Write as _;
 
 use encoding_rs::Encoding;
 use rand::seq::SliceRandom;
-use rand::Rng;
+use rand::RngExt;
 use script::Script;
 
 use crate::rng::{pick, rng, EvalRng};

@@ -1,7 +1,7 @@
 //! The seeded generator every evaluation draws from (PCG, `rand_pcg`), so
 //! a run is repeated exactly from its printed seed.
 
-pub use rand::{Rng, RngCore, SeedableRng};
+pub use rand::{Rng, RngExt, SeedableRng};
 pub type EvalRng = rand_pcg::Pcg64;
 
 /// The generator for `seed`, split by `stream` (one per use, so adding a

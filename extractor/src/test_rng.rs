@@ -2,7 +2,7 @@
 //! over generated input: PCG (`rand_pcg`), as in `evaluation::rng`. That crate depends on
 //! this one, so these unit tests cannot use it; they draw from the same generator.
 
-use rand::{RngCore, SeedableRng};
+use rand::{Rng, SeedableRng};
 
 /// The seed every test starts from: a failure repeats.
 const SEED: u64 = 0x9E37_79B9_7F4A_7C15;

@@ -30,7 +30,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use rand::Rng;
+use rand::RngExt;
 use zstd::zstd_safe::{CParameter, DParameter, FrameFormat};
 
 use crate::keys::Keys;

@@ -8,7 +8,7 @@ use contentseen::bands::Layout;
 use contentseen::reach::Probe;
 use contentseen::room;
 use contentseen::table::Table;
-use evaluation::rng::{rng, RngCore};
+use evaluation::rng::{rng, Rng};
 
 /// A connection to the test's Redis: one node, or the test cluster
 /// (`CRAWLER_TEST_REDIS_CLUSTER`), where a key's command goes to its node.

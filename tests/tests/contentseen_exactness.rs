@@ -10,7 +10,7 @@ use contentseen::bands::Layout;
 use contentseen::reach::Probe;
 use contentseen::simhash::distance;
 use contentseen::table::Table;
-use evaluation::rng::{rng, EvalRng, Rng, RngCore};
+use evaluation::rng::{rng, EvalRng, Rng, RngExt};
 use pipeline::store::Op;
 
 const STORED: usize = 1_000_000;
