@@ -17,55 +17,39 @@
 
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
-/// mimalloc, not the system's allocator: `crawler run` hands page-sized buffers between
+/// jemalloc, not the system's allocator: `crawler run` hands page-sized buffers between
 /// threads all the time, and glibc's per-thread arenas kept free fragments (limited to two
 /// arenas, glibc's peak RSS fell from 401 to 286 MB, and the crawl slowed from 602 to 475
 /// pages/s; `STATE_BENCH_PAGES=30000 STATE_BENCH_COMPARE=0 cargo bench -p evaluation
-/// --bench state`). The feature `system-allocator` leaves it out, for heap profilers that
-/// see only the system's `malloc` (heaptrack).
+/// --bench state`). jemalloc replaced mimalloc (tuned: purging at once, arenas committed as
+/// used, no huge pages) on 2026-11-29: the same bench, interleaved, peak RSS 195.4 and 198.4
+/// MB against 240.5 and 244.4 MB, 2.40 and 2.30 against 2.71 and 2.66 ms of CPU a page.
+/// mimalloc's statistics had put half of its RSS in pages it kept, not in live data
+/// (README, issue 33). The feature `system-allocator` leaves it out, for heap profilers
+/// that see only the system's `malloc` (heaptrack).
 #[cfg(not(feature = "system-allocator"))]
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-/// Gives freed memory back to the system at once, commits an arena's memory as it is used,
-/// not when it is reserved, and leaves transparent huge pages out. `crawler run --state` at
-/// 30,000 pages peaked at 366 MB with the first two set in `main` (321 MB with them set by
-/// environment before start), against 453 MB with mimalloc's defaults and 401 MB with
-/// glibc's allocator, and ran faster than with glibc's (741 against 602 pages/s, the same
-/// bench). Set in `main` they came too late for the first arena, which mimalloc reserves
-/// (eagerly committed, `madvise`d for huge pages) at the first allocation; so they are set
-/// by a constructor that runs before any allocation ([`TUNE_ALLOCATOR`]). Huge pages cost a
-/// short command most of its time: the kernel zeroes each 2 MB page at its first touch
-/// (`perf stat -r 30 target/release/crawler --version`: 5.0 ms of CPU with them, 2.8
-/// without). mimalloc's option numbers are those of `mi_option_e` in the `mimalloc.h` of
-/// its v3, which `libmimalloc-sys` builds by default (`allow_thp` is 37 in its v2; the
-/// test `the_allocator_is_tuned_before_it_starts` fails on another major version).
+/// jemalloc's options, read at its first allocation (before `main`): freed pages go back
+/// to the system after a second (`dirty_decay_ms`; at once cost a third more CPU a page,
+/// for a peak of 179 against 195 MB at 30,000 pages) by a background thread rather than on
+/// the allocating threads, at most four arenas (the machine has two cores; one arena a
+/// thread keeps more free memory apart), and no transparent huge pages (which the kernel
+/// zeroes 2 MB at a time: a short command would pay for them).
 #[cfg(not(feature = "system-allocator"))]
-extern "C" fn tune_allocator() {
-    // SAFETY: sets three of mimalloc's options, plain integers in a static table that its
-    // initialisation reads (and keeps, once set); any value is valid for each.
-    unsafe {
-        libmimalloc_sys::mi_option_set(ARENA_EAGER_COMMIT, 0);
-        libmimalloc_sys::mi_option_set(PURGE_DELAY, 0);
-        libmimalloc_sys::mi_option_set(ALLOW_THP, 0);
-    }
-}
+#[allow(non_upper_case_globals)]
+#[export_name = "_rjem_malloc_conf"]
+static malloc_conf: Option<&'static std::ffi::c_char> = Some(
+    // SAFETY: a pointer to the first byte of a static, NUL-terminated string, which is
+    // what jemalloc reads this symbol as.
+    unsafe { &*JEMALLOC_OPTIONS.as_ptr() },
+);
 
-/// mimalloc's options that [`tune_allocator`] sets, by their number in its v3.
+/// What [`malloc_conf`] points at.
 #[cfg(not(feature = "system-allocator"))]
-const ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
-#[cfg(not(feature = "system-allocator"))]
-const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-#[cfg(not(feature = "system-allocator"))]
-const ALLOW_THP: libmimalloc_sys::mi_option_t = 43;
-
-/// [`tune_allocator`] as a constructor of priority 98: the dynamic loader runs the
-/// prioritized `.init_array` entries first, so it runs before mimalloc's own constructor
-/// (unprioritized) and before Rust's runtime makes its first allocation.
-#[cfg(all(target_os = "linux", not(feature = "system-allocator")))]
-#[used]
-#[link_section = ".init_array.00098"]
-static TUNE_ALLOCATOR: extern "C" fn() = tune_allocator;
+const JEMALLOC_OPTIONS: &std::ffi::CStr =
+    c"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0,narenas:4,thp:never";
 
 mod control;
 mod dead_letters;
@@ -346,29 +330,34 @@ mod tests {
         assert_eq!(export.args.crawl, None);
     }
 
-    /// The allocator's constructor ran before mimalloc started: its options
-    /// hold, and mimalloc turned transparent huge pages off for the process
-    /// (which it does only when it starts with `allow_thp` off).
-    #[cfg(all(target_os = "linux", not(feature = "system-allocator")))]
+    /// jemalloc read [`JEMALLOC_OPTIONS`]: each option holds as written.
+    #[cfg(not(feature = "system-allocator"))]
     #[test]
-    fn the_allocator_is_tuned_before_it_starts() {
+    fn the_allocator_takes_its_options() {
         let _warm = vec![0u8; 1 << 20];
-        // SAFETY: reads mimalloc's version and option table.
-        let (version, eager, purge, thp) = unsafe {
-            (
-                libmimalloc_sys::mi_version(),
-                libmimalloc_sys::mi_option_get(ARENA_EAGER_COMMIT),
-                libmimalloc_sys::mi_option_get(PURGE_DELAY),
-                libmimalloc_sys::mi_option_get(ALLOW_THP),
-            )
-        };
-        assert_eq!(version / 10_000, 3, "the option numbers are mimalloc v3's");
-        assert_eq!((eager, purge, thp), (0, 0, 0));
-        let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-        let line = status
-            .lines()
-            .find(|l| l.starts_with("THP_enabled:"))
-            .expect("a THP_enabled line (Linux 5.0 and later)");
-        assert_eq!(line.split_whitespace().nth(1), Some("0"), "{line}");
+        fn read<T: Default>(name: &std::ffi::CStr) -> T {
+            let mut value = T::default();
+            let mut len = std::mem::size_of::<T>();
+            // SAFETY: `name` is NUL-terminated, and `value` is of the size and type that
+            // jemalloc's documentation gives the option (`len` says so).
+            let status = unsafe {
+                tikv_jemalloc_sys::mallctl(
+                    name.as_ptr(),
+                    (&raw mut value).cast(),
+                    &raw mut len,
+                    std::ptr::null_mut(),
+                    0,
+                )
+            };
+            assert_eq!(status, 0, "mallctl {name:?}");
+            value
+        }
+        assert!(read::<bool>(c"opt.background_thread"));
+        assert_eq!(read::<isize>(c"opt.dirty_decay_ms"), 1000);
+        assert_eq!(read::<isize>(c"opt.muzzy_decay_ms"), 0);
+        assert_eq!(read::<u32>(c"opt.narenas"), 4);
+        let thp: *const std::ffi::c_char = read::<usize>(c"opt.thp") as *const _;
+        // SAFETY: jemalloc's option strings are static and NUL-terminated.
+        assert_eq!(unsafe { std::ffi::CStr::from_ptr(thp) }, c"never");
     }
 }
