@@ -517,8 +517,17 @@ impl RedisCluster {
             "--cluster-node-timeout",
             "2000",
         ];
+        // Each node's cluster bus on a port of its own choosing too: by default Redis takes
+        // the node's port + 10000, which lands in the kernel's ephemeral range (32768+),
+        // where a client connection of another test may hold it ("bind: Address already
+        // in use", seen with a crawl running beside the tests).
         let nodes = (0..6)
-            .map(|_| RedisServer::start_with(&args))
+            .map(|_| {
+                let bus = free_port()?.to_string();
+                let mut node_args = args.to_vec();
+                node_args.extend(["--cluster-port", bus.as_str()]);
+                RedisServer::start_with(&node_args)
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let addrs: Vec<String> = nodes
             .iter()
