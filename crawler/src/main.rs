@@ -334,7 +334,6 @@ mod tests {
     #[cfg(not(feature = "system-allocator"))]
     #[test]
     fn the_allocator_takes_its_options() {
-        let _warm = vec![0u8; 1 << 20];
         fn read<T: Default>(name: &std::ffi::CStr) -> T {
             let mut value = T::default();
             let mut len = std::mem::size_of::<T>();
