@@ -94,7 +94,7 @@ const PAST_WINDOW_WORD_BYTES: usize = 16 * 1024;
 
 /// What a word holding a non-ASCII letter adds (nats) to a language's
 /// log-likelihood when it is among that language's commonest such words
-/// ([`letter_model::WORDS`]): `è`, `più`, `één`, `información` are words;
+/// ([`letter_model::Language::words`]): `è`, `più`, `één`, `información` are words;
 /// the `č`, `pił`, `ťén` a wrong encoding makes of them are nobody's. A
 /// letter model sees one letter at a time, so a short page with one or
 /// two accented letters cannot outweigh a declaration on them; a known word
@@ -195,14 +195,14 @@ pub fn word_key(word: &str) -> Option<String> {
 /// Longer words are not looked up (nor listed).
 pub const MAX_WORD_CHARS: usize = 24;
 
-/// Which languages' word lists ([`letter_model::WORDS`]) hold each word:
-/// bit i for the i-th language of [`letter_model::LANGUAGES`].
+/// Which languages' word lists ([`letter_model::Language::words`]) hold
+/// each word: bit i for the i-th language of the [`letter_model`].
 fn known_words() -> &'static HashMap<&'static str, u64> {
     static WORDS: OnceLock<HashMap<&'static str, u64>> = OnceLock::new();
     WORDS.get_or_init(|| {
         let mut map: HashMap<&'static str, u64> = HashMap::new();
-        for (i, (_, words)) in letter_model::WORDS.iter().enumerate().take(64) {
-            for &word in *words {
+        for (i, language) in letter_model::model().languages.iter().enumerate().take(64) {
+            for &word in &language.words {
                 *map.entry(word).or_default() |= 1 << i;
             }
         }
@@ -225,7 +225,7 @@ fn letter_log_likelihood(table: &[(char, u32)], letter: char) -> f64 {
 
 /// The log-likelihood of punctuation `c`, at least [`PUNCTUATION_FLOOR`]'s.
 fn punctuation_log_likelihood(c: char) -> f64 {
-    let table = letter_model::PUNCTUATION;
+    let table = &letter_model::model().punctuation;
     let count = table
         .binary_search_by_key(&c, |&(p, _)| p)
         .map_or(0.0, |i| f64::from(table[i].1));
@@ -363,10 +363,12 @@ fn words_with_non_ascii(bytes: &[u8], budget: usize) -> Vec<u8> {
 fn best_log_likelihood(profile: &Profile) -> f64 {
     let fixed = profile.punctuation + profile.unseen as f64 * log_share(UNSEEN)
         - LONE_LETTER * profile.lone as f64;
-    letter_model::LANGUAGES
+    letter_model::model()
+        .languages
         .iter()
         .enumerate()
-        .map(|(i, (_, table))| {
+        .map(|(i, language)| {
+            let table = &language.letters;
             let known = profile
                 .known
                 .iter()
@@ -626,11 +628,12 @@ mod tests {
     #[test]
     fn the_model_tables_are_sorted_for_binary_search() {
         let sorted = |table: &[(char, u32)]| table.windows(2).all(|w| w[0].0 < w[1].0);
-        assert!(sorted(letter_model::PUNCTUATION));
-        for (language, table) in letter_model::LANGUAGES {
-            assert!(sorted(table), "{language}");
+        let model = letter_model::model();
+        assert!(sorted(&model.punctuation));
+        for language in &model.languages {
+            assert!(sorted(&language.letters), "{}", language.code);
         }
-        assert!(letter_model::LANGUAGES.len() >= 30);
+        assert!(model.languages.len() >= 30);
     }
 
     #[test]
@@ -688,15 +691,12 @@ mod tests {
         let wrong = profile_of(&mangled);
         assert!(right.known.len() >= 4, "{:?}", right.known);
         assert!(wrong.known.is_empty(), "{mangled}: {:?}", wrong.known);
-        let italian_bit = letter_model::WORDS
+        let italian_bit = letter_model::model()
+            .languages
             .iter()
-            .position(|(l, _)| *l == "it")
+            .position(|l| l.code == "it")
             .expect("Italian words");
         assert!(right.known.iter().all(|m| m & (1 << italian_bit) != 0));
-        // The lists are the languages of the letter model, in its order.
-        let words: Vec<&str> = letter_model::WORDS.iter().map(|(l, _)| *l).collect();
-        let letters: Vec<&str> = letter_model::LANGUAGES.iter().map(|(l, _)| *l).collect();
-        assert_eq!(words, letters);
     }
 
     #[test]

@@ -22,11 +22,11 @@ use contentseen::bands::Layout;
 use contentseen::minhash::{Signature, BANDS, SIGNATURE_BYTES};
 use contentseen::reach::{Probe, Reach};
 use contentseen::room;
-use contentseen::simhash::{
-    distance, fingerprint, sketch_with, Features, Fingerprint, Sketch, Weights, DEFAULT,
-};
+use contentseen::simhash::{distance, fingerprint, sketch_with, Fingerprint, Sketch, DEFAULT};
 use contentseen::table::{encode_record, Table};
-use evaluation::clean_text::{build, is_duplicate, score, EvalSet, Kind, Lookup, Scores};
+use evaluation::clean_text::{
+    build, feature_choices, is_duplicate, score, EvalSet, Kind, Lookup, Scores,
+};
 use evaluation::rng::{rng, EvalRng, Rng as _};
 use pipeline::Store;
 use redis::aio::MultiplexedConnection;
@@ -73,34 +73,7 @@ fn quality(bodies: &[String]) {
     println!(
         "|---------------------------|---------|-------------|-------------|----------------|-----------|"
     );
-    let f = |shingle, unigram_weight, shingle_weight, min_line_tokens| Features {
-        shingle,
-        unigram_weight,
-        shingle_weight,
-        min_line_tokens,
-        weights: Weights::Count,
-    };
-    let w = |weights| Features {
-        weights,
-        ..f(3, 2, 1, 10)
-    };
-    let choices: Vec<(&str, Features)> = vec![
-        ("3-shingles only", f(3, 0, 1, 0)),
-        ("unigrams only", f(0, 1, 0, 0)),
-        ("2-shingles + unigrams x2", f(2, 2, 1, 0)),
-        ("3-shingles + unigrams x2", f(3, 2, 1, 0)),
-        ("4-shingles + unigrams x2", f(4, 2, 1, 0)),
-        ("3-sh + uni x2, lines ≥ 6", f(3, 2, 1, 6)),
-        ("3-sh + uni x2, lines ≥ 10", f(3, 2, 1, 10)),
-        ("3-sh + uni x2, lines ≥ 15", f(3, 2, 1, 15)),
-        ("3-sh + uni x1, lines ≥ 10", f(3, 1, 1, 10)),
-        ("unigrams, lines ≥ 10", f(0, 1, 0, 10)),
-        ("2-sh + uni x2, lines ≥ 10", f(2, 2, 1, 10)),
-        ("3-sh + uni x4, lines ≥ 10", f(3, 4, 1, 10)),
-        ("3-sh + uni x2, ≥ 10, counts", w(Weights::Count)),
-        ("3-sh + uni x2, ≥ 10, log", w(Weights::Log)),
-        ("3-sh + uni x2, ≥ 10, once", w(Weights::Once)),
-    ];
+    let choices = feature_choices().unwrap_or_else(|e| panic!("{e}"));
     let row = |name: &str, s: &Scores| {
         println!(
             "| {name:<25} | {:>7.3} | {:>11.3} | {:>11.3} | {:>6} / {:<5} | {:>9.4} |",

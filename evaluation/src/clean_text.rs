@@ -63,7 +63,7 @@
 
 use contentseen::bands::Layout;
 use contentseen::reach::{Probe, Reach};
-use contentseen::simhash::{distance, is_cjk, Sketch};
+use contentseen::simhash::{distance, is_cjk, Features, Sketch, Weights};
 
 use crate::rng::{rng, EvalRng, RngExt};
 
@@ -372,9 +372,85 @@ pub fn score(set: &EvalSet, lookups: &[Lookup], layout: &Layout) -> Scores {
     Scores { recall, distinct }
 }
 
+/// The file of the feature choices `--bench contentseen` compares.
+pub const FEATURE_CHOICES_FILE: &str = "evaluation/src/clean_text/features.tsv";
+
+/// The feature choices `--bench contentseen` compares, each with the name
+/// of its row, as [`FEATURE_CHOICES_FILE`] lists them.
+pub fn feature_choices() -> Result<Vec<(&'static str, Features)>, String> {
+    parse_feature_choices(include_str!("clean_text/features.tsv"))
+}
+
+/// The feature choices of `tsv` ([`FEATURE_CHOICES_FILE`]'s text): a line
+/// each, its name and the [`Features`] fields in their order, the weights
+/// as `count`, `log` or `once`. An error names the file and the line.
+fn parse_feature_choices(tsv: &'static str) -> Result<Vec<(&'static str, Features)>, String> {
+    let mut out = Vec::new();
+    for (line, fields) in crate::tsv_rows(tsv) {
+        let at = |reason: String| format!("{FEATURE_CHOICES_FILE}:{line}: {reason}");
+        let [name, shingle, unigram_weight, shingle_weight, min_line_tokens, weights] = fields[..]
+        else {
+            return Err(at(format!("{} fields, not 6", fields.len())));
+        };
+        let number = |field: &str| {
+            field
+                .parse::<u8>()
+                .map_err(|_| at(format!("{field:?} is not a number to 255")))
+        };
+        let weights = match weights {
+            "count" => Weights::Count,
+            "log" => Weights::Log,
+            "once" => Weights::Once,
+            other => return Err(at(format!("{other:?} is not count, log or once"))),
+        };
+        let features = Features {
+            shingle: number(shingle)?.into(),
+            unigram_weight: number(unigram_weight)?,
+            shingle_weight: number(shingle_weight)?,
+            min_line_tokens: number(min_line_tokens)?.into(),
+            weights,
+        };
+        out.push((name, features));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_feature_choices_are_read_from_their_file() {
+        let choices = feature_choices().expect("the feature choices");
+        let names: Vec<&str> = choices.iter().map(|(name, _)| *name).collect();
+        assert_eq!(names.len(), 15);
+        assert_eq!(names[..2], ["3-shingles only", "unigrams only"]);
+        let features =
+            |shingle, unigram_weight, shingle_weight, min_line_tokens, weights| Features {
+                shingle,
+                unigram_weight,
+                shingle_weight,
+                min_line_tokens,
+                weights,
+            };
+        assert_eq!(choices[0].1, features(3, 0, 1, 0, Weights::Count));
+        assert_eq!(
+            choices[5],
+            (
+                "3-sh + uni x2, lines ≥ 6",
+                features(3, 2, 1, 6, Weights::Count)
+            )
+        );
+        assert_eq!(choices[13].1, features(3, 2, 1, 10, Weights::Log));
+        assert_eq!(choices[14].1, features(3, 2, 1, 10, Weights::Once));
+        assert!(choices
+            .iter()
+            .any(|(_, f)| *f == contentseen::simhash::DEFAULT));
+        assert_eq!(
+            parse_feature_choices("# a comment\nx\t3\t2\t1\t10\tsquare\n").unwrap_err(),
+            format!("{FEATURE_CHOICES_FILE}:2: \"square\" is not count, log or once")
+        );
+    }
     use contentseen::simhash::sketch;
 
     /// A number as letters (numbers are not features).

@@ -71,6 +71,16 @@ pub mod sources;
 pub mod split;
 pub mod translations;
 
+/// The rows of a tab-separated table held in `text`: each line that is not
+/// blank or a `#` comment, with its number (from 1, for errors) and its
+/// fields.
+pub fn tsv_rows(text: &str) -> impl Iterator<Item = (usize, Vec<&str>)> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty() && !line.starts_with('#'))
+        .map(|(i, line)| (i + 1, line.split('\t').collect()))
+}
+
 /// `part` of `whole` as a fraction; 1 when `whole` is 0 (nothing to find,
 /// so nothing missed).
 pub fn fraction(part: usize, whole: usize) -> f64 {

@@ -45,6 +45,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
+use std::sync::OnceLock;
 
 use encoding_rs::Encoding;
 use rand::seq::SliceRandom;
@@ -181,88 +182,53 @@ pub use crate::split::held_aside;
 /// medium and long texts from every file.
 const CUT_TOKENS: [usize; 5] = [30, 70, 130, 260, 520];
 
-/// The words of a site template in one language.
+/// The words of a site template in one language, as [`BOILERS_FILE`] lists
+/// them.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Boiler {
-    nav: [&'static str; 8],
-    most_read: &'static str,
-    related: &'static str,
-    copyright: &'static str,
-    notice: &'static str,
-    share: &'static str,
-    comments: &'static str,
-    loading: &'static str,
+    /// Its code, by which [`boiler_for`] chooses it.
+    language: String,
+    nav: [String; 8],
+    most_read: String,
+    related: String,
+    copyright: String,
+    notice: String,
+    share: String,
+    comments: String,
+    loading: String,
 }
 
-const EN: Boiler = Boiler {
-    nav: ["Home", "News", "World", "Business", "Technology", "Sport", "Culture", "Opinion"],
-    most_read: "Most read",
-    related: "Related stories",
-    copyright: "Copyright 2024 Example Media Group. All rights reserved.",
-    notice: "We use cookies and similar technologies to improve your experience, to show you personalised content and advertising, and to analyse our traffic. By continuing to browse this site you agree to our use of cookies as described in our privacy policy, which you can change at any time in your settings.",
-    share: "Share this article: Facebook Twitter LinkedIn Email Print",
-    comments: "Comments",
-    loading: "Loading…",
-};
-const ZH: Boiler = Boiler {
-    nav: ["首页", "新闻", "国际", "财经", "科技", "体育", "文化", "评论"],
-    most_read: "热门文章",
-    related: "相关阅读",
-    copyright: "版权所有 © 2024 示例传媒集团 保留所有权利",
-    notice: "本网站使用cookie等技术来改善您的浏览体验，向您展示个性化的内容和广告，并分析我们的网站流量。继续浏览本网站即表示您同意我们按照隐私政策中的说明使用cookie，您可以随时在设置中更改。",
-    share: "分享到：微博 微信 QQ空间 复制链接",
-    comments: "网友评论",
-    loading: "加载中……",
-};
-const JA: Boiler = Boiler {
-    nav: ["ホーム", "ニュース", "国際", "経済", "テクノロジー", "スポーツ", "文化", "オピニオン"],
-    most_read: "よく読まれている記事",
-    related: "関連記事",
-    copyright: "Copyright © 2024 サンプルメディア株式会社 無断転載を禁じます",
-    notice: "当サイトでは、お客様の利便性向上、広告配信およびアクセス解析のためにクッキーを使用しています。サイトの閲覧を続けることで、プライバシーポリシーに記載されたクッキーの使用に同意したものとみなされます。",
-    share: "この記事をシェアする：Twitter Facebook LINE はてなブックマーク",
-    comments: "コメント",
-    loading: "読み込み中…",
-};
-const RU: Boiler = Boiler {
-    nav: ["Главная", "Новости", "В мире", "Экономика", "Технологии", "Спорт", "Культура", "Мнения"],
-    most_read: "Самое читаемое",
-    related: "Читайте также",
-    copyright: "© 2024 Пример Медиа. Все права защищены.",
-    notice: "Мы используем файлы cookie и похожие технологии, чтобы улучшить работу сайта, показывать персональные материалы и рекламу и анализировать посещаемость. Продолжая просматривать сайт, вы соглашаетесь с использованием файлов cookie в соответствии с политикой конфиденциальности.",
-    share: "Поделиться: ВКонтакте Одноклассники Telegram Email",
-    comments: "Комментарии",
-    loading: "Загрузка…",
-};
-const KO: Boiler = Boiler {
-    nav: ["홈", "뉴스", "국제", "경제", "기술", "스포츠", "문화", "오피니언"],
-    most_read: "많이 본 기사",
-    related: "관련 기사",
-    copyright: "Copyright © 2024 예시미디어. 무단 전재 및 재배포 금지.",
-    notice: "이 웹사이트는 사용자 경험을 개선하고 맞춤형 콘텐츠와 광고를 제공하며 트래픽을 분석하기 위해 쿠키를 사용합니다. 계속 이용하시면 개인정보 처리방침에 설명된 쿠키 사용에 동의하는 것으로 간주됩니다.",
-    share: "공유하기: 카카오톡 페이스북 트위터 이메일",
-    comments: "댓글",
-    loading: "로딩 중…",
-};
-const AR: Boiler = Boiler {
-    nav: ["الرئيسية", "أخبار", "العالم", "اقتصاد", "تكنولوجيا", "رياضة", "ثقافة", "رأي"],
-    most_read: "الأكثر قراءة",
-    related: "اقرأ أيضا",
-    copyright: "حقوق النشر 2024 مجموعة مثال الإعلامية. جميع الحقوق محفوظة.",
-    notice: "نستخدم ملفات تعريف الارتباط والتقنيات المشابهة لتحسين تجربتك وعرض محتوى وإعلانات مخصصة وتحليل حركة المرور. باستمرارك في تصفح هذا الموقع فإنك توافق على استخدامنا لملفات تعريف الارتباط كما هو موضح في سياسة الخصوصية.",
-    share: "شارك: فيسبوك تويتر واتساب البريد",
-    comments: "التعليقات",
-    loading: "جار التحميل…",
-};
+/// The file of the templates' words, one [`Boiler`] a language.
+const BOILERS_FILE: &str = "evaluation/src/neardup/boilers.json";
+
+/// The [`Boiler`]s of `json` ([`BOILERS_FILE`]'s text); an error names the
+/// file, the line and the column.
+fn parse_boilers(json: &str) -> Result<Vec<Boiler>, String> {
+    serde_json::from_str(json).map_err(|e| format!("{BOILERS_FILE}: {e}"))
+}
+
+/// The template words of `language` (`en`, `zh`, `ja`, `ru`, `ko`, `ar`).
+fn boiler(language: &str) -> &'static Boiler {
+    static BOILERS: OnceLock<Vec<Boiler>> = OnceLock::new();
+    BOILERS
+        .get_or_init(|| {
+            parse_boilers(include_str!("neardup/boilers.json")).unwrap_or_else(|e| panic!("{e}"))
+        })
+        .iter()
+        .find(|b| b.language == language)
+        .unwrap_or_else(|| panic!("{BOILERS_FILE}: no language {language}"))
+}
 
 fn boiler_for(script: Option<Script>) -> &'static Boiler {
-    match script {
-        Some(Script::Han) => &ZH,
-        Some(Script::Kana) => &JA,
-        Some(Script::Cyrillic) => &RU,
-        Some(Script::Hangul) => &KO,
-        Some(Script::Arabic) => &AR,
-        _ => &EN,
-    }
+    boiler(match script {
+        Some(Script::Han) => "zh",
+        Some(Script::Kana) => "ja",
+        Some(Script::Cyrillic) => "ru",
+        Some(Script::Hangul) => "ko",
+        Some(Script::Arabic) => "ar",
+        _ => "en",
+    })
 }
 
 fn esc(s: &str) -> String {
@@ -739,7 +705,7 @@ pub fn build(config: &Config) -> Result<EvalSet, String> {
                 template,
                 boiler,
                 &site,
-                boiler.nav[1],
+                &boiler.nav[1],
                 &[],
                 None,
                 &lines[..5],
@@ -758,14 +724,14 @@ pub fn build(config: &Config) -> Result<EvalSet, String> {
     let empties: [&dyn Fn(&Boiler) -> String; 7] = [
         &|_| String::new(),
         &|_| "{}".into(),
-        &|b| b.loading.into(),
+        &|b| b.loading.clone(),
         &|_| "Please enable JavaScript to view this page.".into(),
         &|_| "404 Not Found".into(),
         &|b| b.nav.join(" | "),
         &|_| "[]".into(),
     ];
     for (e, make) in empties.iter().enumerate() {
-        for (bi, boiler) in [&EN, &ZH, &JA, &RU].into_iter().enumerate() {
+        for (bi, boiler) in ["en", "zh", "ja", "ru"].map(boiler).into_iter().enumerate() {
             let template = (e + bi) % 4;
             let site = format!("empty{e}-{bi}.eval.invalid");
             let body = make(boiler);
@@ -797,6 +763,37 @@ pub fn build(config: &Config) -> Result<EvalSet, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_template_words_are_read_from_their_file() {
+        let english = boiler_for(None);
+        assert_eq!(english.nav[0], "Home");
+        assert_eq!(english.loading, "Loading…");
+        assert_eq!(boiler_for(Some(Script::Han)).most_read, "热门文章");
+        assert_eq!(boiler_for(Some(Script::Arabic)).comments, "التعليقات");
+        for language in ["en", "zh", "ja", "ru", "ko", "ar"] {
+            let b = boiler(language);
+            let words = [
+                &b.most_read,
+                &b.related,
+                &b.copyright,
+                &b.notice,
+                &b.share,
+                &b.comments,
+                &b.loading,
+            ];
+            assert!(
+                b.nav.iter().chain(words).all(|w| !w.is_empty()),
+                "{language}"
+            );
+        }
+        let error = parse_boilers("[\n  {\"language\": \"en\"}\n]")
+            .expect_err("a boiler without its words");
+        assert!(
+            error.starts_with(BOILERS_FILE) && error.contains("line 2"),
+            "{error}"
+        );
+    }
 
     #[test]
     fn the_set_counts_a_thai_letter_a_token_as_when_the_split_was_fixed() {

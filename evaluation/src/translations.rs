@@ -10,7 +10,7 @@
 //! Each catalogue of a language is one document (its cleaned translations,
 //! one a line); a document is held aside by the hash of
 //! `translations:<language>/<catalogue>` ([`crate::split`]). Each document
-//! is encoded into each single-byte encoding [`LANGUAGES`] lists for its
+//! is encoded into each single-byte encoding [`languages`] lists for its
 //! language (lines it cannot represent left out), cut into a
 //! [`LONG_PAGE_BYTES`] and a [`crate::lying::SHORT_PAGE_BYTES`] form, and
 //! wrapped like the corpus same-lie pages ([`crate::lying::built_page`]):
@@ -24,6 +24,7 @@
 //! the catalogues already.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use encoding_rs::{Encoding, UTF_8};
 use unicode_normalization::UnicodeNormalization;
@@ -38,60 +39,60 @@ pub const LONG_PAGE_BYTES: usize = 6 * 1024;
 /// preferred: the order is the file names'), to bound the bench's time.
 pub const DOCUMENTS_PER_LANGUAGE: usize = 40;
 
-/// The languages read, each with the single-byte encodings its pages are
-/// really written in (ISO-8859-1 is windows-1252 for the web). Not
+/// One language read, with the single-byte encodings its pages are really
+/// written in, as [`LANGUAGES_FILE`] lists them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Language {
+    /// Its code (`pl`): its folder under the locale root.
+    pub code: &'static str,
+    /// The encodings, the commonest first.
+    pub encodings: Vec<&'static Encoding>,
+}
+
+/// The file of the languages read: a line a language, its code and its
+/// encodings' labels.
+pub const LANGUAGES_FILE: &str = "evaluation/src/translations/languages.tsv";
+
+/// The languages read (ISO-8859-1 is windows-1252 for the web). Not
 /// ISO-8859-16: its Romanian reads as windows-1250's but for ș ț written
 /// with a comma instead of a cedilla, which no letter model can tell apart.
-pub const LANGUAGES: &[(&str, &[&str])] = &[
-    ("de", &["windows-1252", "iso-8859-15"]),
-    ("fr", &["windows-1252", "iso-8859-15"]),
-    ("es", &["windows-1252", "iso-8859-15"]),
-    ("pt", &["windows-1252", "iso-8859-15"]),
-    ("it", &["windows-1252", "iso-8859-15"]),
-    ("ca", &["windows-1252", "iso-8859-15"]),
-    ("nl", &["windows-1252", "iso-8859-15"]),
-    ("da", &["windows-1252", "iso-8859-15", "iso-8859-10"]),
-    ("nb", &["windows-1252", "iso-8859-15", "iso-8859-10"]),
-    ("sv", &["windows-1252", "iso-8859-15", "iso-8859-10"]),
-    ("fi", &["windows-1252", "iso-8859-15", "iso-8859-10"]),
-    ("is", &["windows-1252", "iso-8859-10"]),
-    ("ga", &["windows-1252", "iso-8859-15"]),
-    ("cy", &["iso-8859-14", "windows-1252"]),
-    ("eu", &["windows-1252", "iso-8859-15"]),
-    ("gl", &["windows-1252", "iso-8859-15"]),
-    ("af", &["windows-1252"]),
-    ("pl", &["iso-8859-2", "windows-1250"]),
-    ("cs", &["iso-8859-2", "windows-1250"]),
-    ("sk", &["iso-8859-2", "windows-1250"]),
-    ("hu", &["iso-8859-2", "windows-1250"]),
-    ("sl", &["iso-8859-2", "windows-1250"]),
-    ("hr", &["iso-8859-2", "windows-1250"]),
-    ("bs", &["iso-8859-2", "windows-1250"]),
-    ("ro", &["iso-8859-2", "windows-1250"]),
-    ("sq", &["windows-1252", "iso-8859-2"]),
-    ("lt", &["windows-1257", "iso-8859-13", "iso-8859-4"]),
-    ("lv", &["windows-1257", "iso-8859-13", "iso-8859-4"]),
-    ("et", &["windows-1257", "iso-8859-13", "iso-8859-15"]),
-    ("tr", &["windows-1254"]),
-    ("mt", &["iso-8859-3"]),
-    ("eo", &["iso-8859-3"]),
-    ("vi", &["windows-1258"]),
-    (
-        "ru",
-        &[
-            "windows-1251",
-            "koi8-r",
-            "iso-8859-5",
-            "ibm866",
-            "x-mac-cyrillic",
-        ],
-    ),
-    ("uk", &["windows-1251", "koi8-u", "x-mac-cyrillic"]),
-    ("bg", &["windows-1251", "iso-8859-5", "x-mac-cyrillic"]),
-    ("be", &["windows-1251"]),
-    ("sr", &["windows-1251", "iso-8859-5"]),
-    ("mk", &["windows-1251", "iso-8859-5"]),
-];
+pub fn languages() -> &'static [Language] {
+    static LANGUAGES: OnceLock<Vec<Language>> = OnceLock::new();
+    LANGUAGES.get_or_init(|| {
+        parse_languages(include_str!("translations/languages.tsv"))
+            .unwrap_or_else(|e| panic!("{e}"))
+    })
+}
+
+/// The encodings of `language`'s pages; none for a language not read.
+pub fn encodings_of(language: &str) -> &'static [&'static Encoding] {
+    languages()
+        .iter()
+        .find(|l| l.code == language)
+        .map_or(&[], |l| &l.encodings)
+}
+
+/// The [`Language`]s of `tsv` ([`LANGUAGES_FILE`]'s text): a line each,
+/// its code, a tab and its encodings' labels separated by spaces; blank
+/// lines and `#` comments skipped. An error names the file and the line.
+fn parse_languages(tsv: &'static str) -> Result<Vec<Language>, String> {
+    let mut out = Vec::new();
+    for (line, fields) in crate::tsv_rows(tsv) {
+        let at = |reason: String| format!("{LANGUAGES_FILE}:{line}: {reason}");
+        let [code, labels] = fields[..] else {
+            return Err(at(format!("{} fields, not 2", fields.len())));
+        };
+        let encodings = labels
+            .split(' ')
+            .map(|label| {
+                Encoding::for_label(label.as_bytes())
+                    .ok_or_else(|| at(format!("{label:?} is no encoding's label")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        out.push(Language { code, encodings });
+    }
+    Ok(out)
+}
 
 /// One document: the cleaned translations of one catalogue.
 pub struct Document {
@@ -123,7 +124,7 @@ pub fn documents(root: &Path) -> Result<Vec<Document>, String> {
 pub fn documents_within(root: &Path, per_language: usize) -> Result<Vec<Document>, String> {
     let mut documents = Vec::new();
     let mut missing = Vec::new();
-    for &(language, _) in LANGUAGES {
+    for language in languages().iter().map(|l| l.code) {
         let dir = root.join(language).join("LC_MESSAGES");
         let Ok(paths) = crate::sources::sorted_entries(&dir) else {
             missing.push(language);
@@ -159,7 +160,7 @@ pub fn documents_within(root: &Path, per_language: usize) -> Result<Vec<Document
             missing.push(language);
         }
     }
-    if documents.is_empty() || missing.len() * 2 > LANGUAGES.len() {
+    if documents.is_empty() || missing.len() * 2 > languages().len() {
         return Err(format!(
             "translations under {}: no catalogues for {missing:?}",
             root.display()
@@ -362,13 +363,7 @@ pub struct TranslatedPage<'a> {
 /// reads it differently.
 pub fn each_page(documents: &[Document], mut f: impl FnMut(TranslatedPage<'_>)) {
     for document in documents {
-        let Some(&(_, encodings)) = LANGUAGES.iter().find(|(l, _)| *l == document.language) else {
-            continue;
-        };
-        for truth in encodings
-            .iter()
-            .filter_map(|label| Encoding::for_label(label.as_bytes()))
-        {
+        for &truth in encodings_of(document.language) {
             let Some(bytes) = encode(&document.text, truth) else {
                 continue;
             };
@@ -394,6 +389,31 @@ pub fn each_page(documents: &[Document], mut f: impl FnMut(TranslatedPage<'_>)) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_languages_are_read_from_their_file() {
+        use encoding_rs::{ISO_8859_15, ISO_8859_5, KOI8_R, WINDOWS_1251, WINDOWS_1252};
+        let codes: Vec<&str> = languages().iter().map(|l| l.code).collect();
+        assert_eq!(codes.len(), 39);
+        assert_eq!(codes[..3], ["de", "fr", "es"]);
+        assert_eq!(encodings_of("de"), [WINDOWS_1252, ISO_8859_15]);
+        assert_eq!(
+            encodings_of("ru"),
+            [
+                WINDOWS_1251,
+                KOI8_R,
+                ISO_8859_5,
+                encoding_rs::IBM866,
+                encoding_rs::X_MAC_CYRILLIC
+            ]
+        );
+        assert!(encodings_of("el").is_empty());
+        let error = parse_languages("# comment\nde\twindows-1252 latin-9000\n").unwrap_err();
+        assert_eq!(
+            error,
+            format!("{LANGUAGES_FILE}:2: \"latin-9000\" is no encoding's label")
+        );
+    }
 
     #[test]
     fn translations_are_cleaned_to_running_text() {

@@ -1,7 +1,7 @@
 //! Generates the letter model of the charset vote's Latin tie-breaker
-//! (`charset/src/letter_model.rs`) from the tuned half of the
+//! (the files of `charset/src/letter_model/`) from the tuned half of the
 //! gettext translations ([`evaluation::translations`]), and checks that the
-//! file in the source is the one they give:
+//! files in the source are the ones they give:
 //!
 //! ```text
 //! cargo test -p evaluation --test letter_model -- --ignored
@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use charset::language::{is_separator, model_symbol, word_key, Symbol, LETTER_MODEL_SCALE};
-use encoding_rs::Encoding;
-use evaluation::translations::{self, LANGUAGES};
+use charset::letter_model::{LETTERS_FILE, PUNCTUATION_FILE, WORDS_FILE};
+use evaluation::translations;
 
 /// Symbols rarer than this per [`LETTER_MODEL_SCALE`] are left out (the
 /// tie-breaker gives them the floor).
@@ -28,7 +28,7 @@ const MIN_WORD_DOCUMENTS: u64 = 2;
 /// ... and among the commonest this many.
 const WORDS_PER_LANGUAGE: usize = 300;
 
-fn generate() -> String {
+fn generate() -> [(&'static str, String); 3] {
     let root = translations::locale_dir();
     let documents = translations::documents_within(&root, usize::MAX)
         .unwrap_or_else(|e| panic!("{e}: the letter model cannot be generated"));
@@ -39,13 +39,7 @@ fn generate() -> String {
     let mut punctuation: BTreeMap<char, u64> = BTreeMap::new();
     let mut symbols = 0u64;
     for document in documents.iter().filter(|d| !d.held) {
-        let Some(&(_, encodings)) = LANGUAGES.iter().find(|(l, _)| *l == document.language) else {
-            continue;
-        };
-        let Some(first) = encodings
-            .first()
-            .and_then(|label| Encoding::for_label(label.as_bytes()))
-        else {
+        let Some(&first) = translations::encodings_of(document.language).first() else {
             continue;
         };
         if !charset::language::LATIN_FAMILY.contains(&first) {
@@ -75,35 +69,29 @@ fn generate() -> String {
             *listed.entry(word).or_default() += 1;
         }
     }
-    let mut out = String::from(
-        "//! The letter model of the Latin tie-breaker ([`super::language`]): how\n\
-         //! often each language writes each letter, per\n\
-         //! [`super::language::LETTER_MODEL_SCALE`] letters, counted from the tuned\n\
-         //! half of the gettext translations installed on a Debian machine.\n\
-         //! Generated, do not edit:\n\
-         //! `LETTER_MODEL_WRITE=1 cargo test -p evaluation --test letter_model -- --ignored`.\n\n",
+    let header = |what: &str| {
+        format!(
+            "# {what}\n\
+             # Generated, do not edit: LETTER_MODEL_WRITE=1 cargo test -p evaluation --test letter_model -- --ignored\n"
+        )
+    };
+    let mut punctuation_tsv = header(
+        "Punctuation, counted over every language: character, occurrences per scale; by character.",
     );
-    out.push_str(
-        "/// Punctuation, counted over every language, per scale characters.\n\
-         #[rustfmt::skip]\npub const PUNCTUATION: &[(char, u32)] = &[",
-    );
-    write_table(&mut out, punctuation.iter(), symbols);
-    out.push_str("\n];\n\n");
-    out.push_str("/// Per language: its code and (letter, occurrences per scale), by letter.\n");
-    out.push_str("#[rustfmt::skip]\npub const LANGUAGES: &[(&str, &[(char, u32)])] = &[\n");
+    write_counts(&mut punctuation_tsv, "", punctuation.iter(), symbols);
+    let mut letters_tsv =
+        header("Per language: language, letter, occurrences per scale; by language, then letter.");
     for (language, letters) in &counts {
         let total: u64 = letters.values().sum();
-        write!(out, "    (\"{language}\", &[").ok();
-        write_table(&mut out, letters.iter(), total);
-        out.push_str("\n    ]),\n");
+        write_counts(
+            &mut letters_tsv,
+            &format!("{language}\t"),
+            letters.iter(),
+            total,
+        );
     }
-    out.push_str("];\n\n");
-    out.push_str(
-        "/// Per language (in the order of [`LANGUAGES`]): its commonest words that\n\
-         /// hold a non-ASCII letter, as `language::word_key` folds them (those in\n\
-         /// at least two catalogues, the most widespread first).\n",
-    );
-    out.push_str("#[rustfmt::skip]\npub const WORDS: &[(&str, &[&str])] = &[\n");
+    let mut words_tsv =
+        header("Per language: language, word; by language, the most widespread words first.");
     for language in counts.keys() {
         let mut listed: Vec<(&String, &u64)> = words
             .get(language)
@@ -111,46 +99,45 @@ fn generate() -> String {
             .unwrap_or_default();
         listed.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
         listed.truncate(WORDS_PER_LANGUAGE);
-        write!(out, "    (\"{language}\", &[").ok();
-        for (i, (word, _)) in listed.iter().enumerate() {
-            out.push_str(if i % 8 == 0 { "\n        " } else { " " });
-            write!(out, "{word:?},").ok();
+        for (word, _) in listed {
+            writeln!(words_tsv, "{language}\t{word}").ok();
         }
-        out.push_str("\n    ]),\n");
     }
-    out.push_str("];\n");
-    out
+    [
+        (PUNCTUATION_FILE, punctuation_tsv),
+        (LETTERS_FILE, letters_tsv),
+        (WORDS_FILE, words_tsv),
+    ]
 }
 
-/// `(char, count per scale)` entries, eight a line, leaving out the rare ones.
-fn write_table<'a>(
+/// A `prefix`, a character and its count per scale, a line each, leaving
+/// out the rare ones.
+fn write_counts<'a>(
     out: &mut String,
+    prefix: &str,
     counts: impl Iterator<Item = (&'a char, &'a u64)>,
     total: u64,
 ) {
     let per_scale = |count: u64| count * u64::from(LETTER_MODEL_SCALE) / total.max(1);
-    for (i, (c, count)) in counts
-        .filter(|(_, &count)| per_scale(count) >= MIN_PER_SCALE)
-        .enumerate()
-    {
-        out.push_str(if i % 8 == 0 { "\n        " } else { " " });
-        write!(out, "({c:?}, {}),", per_scale(*count)).ok();
+    for (c, count) in counts.filter(|(_, &count)| per_scale(count) >= MIN_PER_SCALE) {
+        writeln!(out, "{prefix}{c}\t{}", per_scale(*count)).ok();
     }
 }
 
 #[test]
 #[ignore = "needs the gettext catalogues under /usr/share/locale; regenerates the letter model"]
 fn letter_model_is_generated_from_the_translations() {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../charset/src/letter_model.rs");
-    let generated = generate();
-    if std::env::var_os("LETTER_MODEL_WRITE").is_some() {
-        std::fs::write(&path, &generated).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../charset/src/letter_model");
+    for (file, generated) in generate() {
+        let path = dir.join(file);
+        if std::env::var_os("LETTER_MODEL_WRITE").is_some() {
+            std::fs::write(&path, &generated).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        }
+        let in_source = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            in_source == generated,
+            "{} is not what the translations give: regenerate it with LETTER_MODEL_WRITE=1",
+            path.display()
+        );
     }
-    let in_source = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        in_source == generated,
-        "{} is not what the translations give: regenerate it with LETTER_MODEL_WRITE=1",
-        path.display()
-    );
 }

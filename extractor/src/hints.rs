@@ -5,6 +5,7 @@
 //! `lead`, `intro`, `standfirst` mark the article's lead.
 
 use crate::scan::flag;
+use crate::words::{Words, WordsFile};
 
 /// Weight of one positive or negative class word, on the scale of a paragraph's score.
 pub const CLASS_WEIGHT: i16 = 25;
@@ -18,131 +19,39 @@ pub struct Hint {
     pub flags: u16,
 }
 
+/// The word lists of this module ([`crate::words`]).
+const WORDS: WordsFile = WordsFile::new("hints.txt", include_str!("words/hints.txt"));
+
 /// Substrings that mark content.
-const POSITIVE: &[&str] = &[
-    "article", "body", "content", "entry", "hentry", "main", "post", "text", "blog", "story",
-    "zhengwen", "detail",
-];
+static POSITIVE: Words = WORDS.list("POSITIVE");
 
 /// Substrings that mark boilerplate.
-const NEGATIVE: &[&str] = &[
-    "footer",
-    "masthead",
-    "outbrain",
-    "taboola",
-    "promo",
-    "related",
-    "share",
-    "sharing",
-    "shoutbox",
-    "sidebar",
-    "skyscraper",
-    "sponsor",
-    "shopping",
-    "widget",
-    "breadcrumb",
-    "social",
-    "banner",
-    "combx",
-    "popup",
-    "newsletter",
-    "subscribe",
-    "signup",
-    "recommend",
-    "advert",
-    "copyright",
-    "disclaimer",
-    "pagination",
-    "pager",
-    "navbar",
-    "menu",
-    "toolbar",
-    "tags",
-    "byline",
-    "dateline",
-    "caption",
-    "credit",
-    "hidden",
-    "modal",
-    "login",
-    "more-",
-    "read-more",
-    "readmore",
-    "most-",
-    "popular",
-    "trending",
-    "teaser",
-    "author-bio",
-    "newsletter",
-    "paywall",
-    "inline-ad",
-    "print-only",
-    "visually-hidden",
-    "sr-only",
-    "screen-reader",
-    "footnote-ref",
-    "rightcol",
-    "right-col",
-    "leftcol",
-    "xgwz",
-    "xiangguan",
-    "tuijian",
-];
+static NEGATIVE: Words = WORDS.list("NEGATIVE");
 
 /// Whole words (between `-`, `_`, spaces) that mark boilerplate; too short for substrings.
-const NEGATIVE_WORDS: &[&str] = &[
-    "ad", "ads", "adv", "advert", "nav", "meta", "foot", "tag", "tools", "links", "aside", "side",
-    "extra", "promo", "sns", "gg", "share", "print", "rel", "subnav", "header", "hot", "rank",
-];
+static NEGATIVE_WORDS: Words = WORDS.list("NEGATIVE_WORDS");
 
 /// Substrings that mark readers' comments or a consent notice ([`flag::DISCUSSION`]).
-const DISCUSSION: &[&str] = &["comment", "disqus", "replies", "cookie", "consent", "gdpr"];
+static DISCUSSION: Words = WORDS.list("DISCUSSION");
 
 /// Substrings that mark an author byline (besides `editor`, [`Kind::Editor`]).
-const AUTHOR: &[&str] = &[
-    "author", "byline", "writer", "reporter", "zuozhe", "auteur", "autor",
-];
+static AUTHOR: Words = WORDS.list("AUTHOR");
 /// `editor` marks a byline, but not inside `editorial` (an editorial module, a newsroom's
 /// content block: `editorial-module-info-content` holds a photo's caption).
-const EDITOR: &[&str] = &["editor"];
+static EDITOR: Words = WORDS.list("EDITOR");
 /// See [`EDITOR`].
-const EDITORIAL: &[&str] = &["editorial"];
+static EDITORIAL: Words = WORDS.list("EDITORIAL");
 /// Substrings that mark a headline's kicker, or text for screen readers only
 /// ([`flag::KICKER`]).
-const KICKER: &[&str] = &[
-    "kicker",
-    "roofline",
-    "dachzeile",
-    "overline",
-    "topline",
-    "eyebrow",
-    "supertitle",
-    "topic-label",
-    "visually-hidden",
-    "sr-only",
-    "screen-reader",
-];
+static KICKER: Words = WORDS.list("KICKER");
 /// Substrings that mark an article's lead or standfirst ([`flag::LEAD`]), in the
 /// languages of the pages we read.
-const LEAD: &[&str] = &[
-    "intro",
-    "standfirst",
-    "summary",
-    "excerpt",
-    "abstract",
-    "chapo",
-    "chapeau",
-    "entradilla",
-    "bajada",
-    "sottotitolo",
-    "vorspann",
-    "lede",
-];
+static LEAD: Words = WORDS.list("LEAD");
 /// Whole words that mark a lead; too short (or too common inside other words: `leader`,
 /// `leading`) for substrings.
-const LEAD_WORDS: &[&str] = &["lead", "leadtext", "dek", "deck"];
+static LEAD_WORDS: Words = WORDS.list("LEAD_WORDS");
 /// Substrings that mark a date line.
-const DATE: &[&str] = &["date", "time", "publish", "pubtime", "posted", "dateline"];
+static DATE: Words = WORDS.list("DATE");
 
 /// What a pattern of the automaton stands for.
 #[derive(Clone, Copy, PartialEq)]
@@ -177,17 +86,17 @@ struct Matcher {
 /// The patterns of the automaton, each with its kind.
 fn patterns() -> impl Iterator<Item = (&'static str, Kind)> {
     [
-        (POSITIVE, Kind::Positive),
-        (NEGATIVE, Kind::Negative),
-        (AUTHOR, Kind::Author),
-        (EDITOR, Kind::Editor),
-        (EDITORIAL, Kind::Editorial),
-        (DATE, Kind::Date),
-        (KICKER, Kind::Kicker),
-        (DISCUSSION, Kind::Discussion),
-        (NEGATIVE_WORDS, Kind::NegativeWord),
-        (LEAD, Kind::Lead),
-        (LEAD_WORDS, Kind::LeadWord),
+        (&POSITIVE, Kind::Positive),
+        (&NEGATIVE, Kind::Negative),
+        (&AUTHOR, Kind::Author),
+        (&EDITOR, Kind::Editor),
+        (&EDITORIAL, Kind::Editorial),
+        (&DATE, Kind::Date),
+        (&KICKER, Kind::Kicker),
+        (&DISCUSSION, Kind::Discussion),
+        (&NEGATIVE_WORDS, Kind::NegativeWord),
+        (&LEAD, Kind::Lead),
+        (&LEAD_WORDS, Kind::LeadWord),
     ]
     .into_iter()
     .flat_map(|(list, kind)| list.iter().map(move |p| (*p, kind)))
@@ -327,8 +236,8 @@ mod tests {
     #[test]
     fn agrees_with_the_overlapping_search() {
         let mut pieces: Vec<&str> = patterns().map(|(p, _)| p).collect();
-        pieces.extend(NEGATIVE_WORDS);
-        pieces.extend(LEAD_WORDS);
+        pieces.extend(NEGATIVE_WORDS.iter());
+        pieces.extend(LEAD_WORDS.iter());
         pieces.extend([
             " ", "-", "_", "x", "é", "中", "1", "a", "", "  ", "col-md-6",
         ]);

@@ -6,7 +6,8 @@
 //! Everything but [`stage`] is pure: it knows nothing about queues, Redis or HTTP, and the
 //! compiler holds it to that: without the default `worker` feature
 //! (`--no-default-features`) the crate depends on no broker, store, HTTP client or runtime,
-//! only on the `link` and `script` leaf crates, `lol_html`, `url` and a few text crates.
+//! only on the `link` and `script` leaf crates, `lol_html`, `url`, a few text crates and
+//! `thiserror`.
 //! `crawler extract`, the fuzz target and the extraction bench use it so.
 //!
 //! The stage ([`stage`], feature `worker`, run by `main.rs` or by `crawler run`) consumes a
@@ -38,6 +39,7 @@
 //! - [`links`]: outlinks and URL resolution.
 //! - [`entities`]: HTML character references (`lol_html` leaves them in the text), decoded
 //!   by `htmlize` by the WHATWG rules for text and for attribute values.
+//! - `words`: the word lists of the rules above, kept as data (`src/words/*.txt`).
 
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
@@ -55,6 +57,7 @@ pub mod stage;
 #[cfg(test)]
 mod test_rng;
 pub mod title;
+mod words;
 
 pub use link::Link;
 use url::Url;

@@ -11,46 +11,19 @@ use std::sync::OnceLock;
 use regex::{Captures, Regex};
 
 use crate::scan::{flag, Page, NONE};
+use crate::words::{Words, WordsFile};
+
+/// The word lists of this module ([`crate::words`]).
+const WORDS: WordsFile = WordsFile::new("published.txt", include_str!("words/published.txt"));
 
 /// Meta names and properties that name the publish time, best first.
-const META_KEYS: &[&str] = &[
-    "article:published_time",
-    "og:published_time",
-    "article:published",
-    "datepublished",
-    "og:release_date",
-    "publishdate",
-    "publish-date",
-    "publish_date",
-    "pubdate",
-    "pubtime",
-    "og:time",
-    "sailthru.date",
-    "parsely-pub-date",
-    "dc.date.issued",
-    "dcterms.issued",
-    "citation_publication_date",
-    "citation_date",
-    "article.published",
-    "originalpublicationdate",
-];
+static META_KEYS: Words = WORDS.list("META_KEYS");
 
 /// Meta names that carry a date of the page without saying which (a template's `date`,
 /// Dublin Core's `dc.date`, `last-modified`) or its modification: after the page's own
 /// `<time datetime>` elements and its date line, which show the reader the publication
 /// (a line up to [`WEAK_META_DAYS`] from it).
-const WEAK_META_KEYS: &[&str] = &[
-    "dc.date",
-    "dcterms.date",
-    "dcterms.created",
-    "dc.date.created",
-    "date",
-    "article:modified_time",
-    "last-modified",
-    // Chinese portals: Baidu's `itemprop=dateUpdate`, Tencent's `apub:time`.
-    "dateupdate",
-    "apub:time",
-];
+static WEAK_META_KEYS: Words = WORDS.list("WEAK_META_KEYS");
 
 /// Text searched before the body's first text for a date line (bytes).
 pub const SEARCH_BEFORE: u32 = 4096;
@@ -107,7 +80,7 @@ fn url_day(url: &str) -> Option<String> {
 /// The publish time the page itself gives (see the module doc).
 fn on_page(page: &Page, span: Option<(u32, u32)>) -> Option<Found> {
     let declared = |value: String| Found { value, pos: None };
-    let structured = crate::meta(page, META_KEYS)
+    let structured = crate::meta(page, &META_KEYS)
         .and_then(parse)
         .or_else(|| {
             page.json_ld.iter().find_map(|json| {
@@ -127,7 +100,7 @@ fn on_page(page: &Page, span: Option<(u32, u32)>) -> Option<Found> {
         // A template's `date`, Dublin Core's or the modification time says less than the
         // date line the page shows at its article, when the two are of one period of the
         // page's life (a line years off is another event: a birth in an encyclopedia).
-        let weak = crate::meta(page, WEAK_META_KEYS).and_then(parse);
+        let weak = crate::meta(page, &WEAK_META_KEYS).and_then(parse);
         let line = in_text(page, span, &page.text_owners());
         return match (weak, line) {
             (Some(weak), Some(line)) => Some(

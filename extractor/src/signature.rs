@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use crate::scan::Page;
+use crate::words::{Words, WordsFile};
 
 /// Text read before the body's end (bytes): the block may close the body itself.
 pub const BEFORE_END: usize = 160;
@@ -20,29 +21,11 @@ pub const MAX_LINES_AFTER: usize = 3;
 /// Longest date line (chars): the date alone ("2022年1月27日"), nothing else.
 pub const MAX_DATE_LINE_CHARS: usize = 16;
 
+/// The word lists of this module ([`crate::words`]).
+const WORDS: WordsFile = WordsFile::new("signature.txt", include_str!("words/signature.txt"));
+
 /// Endings of issuing bodies: governments, their offices, committees, courts, companies.
-const ISSUER_ENDS: &[&str] = &[
-    "政府",
-    "委员会",
-    "办公厅",
-    "办公室",
-    "局",
-    "厅",
-    "部",
-    "院",
-    "委",
-    "会",
-    "中心",
-    "公司",
-    "集团",
-    "大学",
-    "学院",
-    "协会",
-    "银行",
-    "党委",
-    "法院",
-    "检察院",
-];
+static ISSUER_ENDS: Words = WORDS.list("ISSUER_ENDS");
 
 /// A signature block found on the page.
 #[derive(Debug, Clone, PartialEq)]

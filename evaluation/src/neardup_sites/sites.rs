@@ -50,15 +50,12 @@ pub struct Page {
 pub fn read_sites(tsv: &Path, bench: &Path, only: &[String]) -> Result<Vec<Site>, String> {
     let text = std::fs::read_to_string(tsv).map_err(|e| format!("{}: {e}", tsv.display()))?;
     let mut out = Vec::new();
-    for line in text.lines() {
-        if line.trim().is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let f: Vec<&str> = line.split('\t').collect();
+    for (line, f) in crate::tsv_rows(&text) {
         let [name, source, root, subs, held, package] = f[..] else {
             return Err(format!(
-                "{}: not 6 tab-separated fields: {line}",
-                tsv.display()
+                "{}:{line}: not 6 tab-separated fields: {}",
+                tsv.display(),
+                f.join("\t")
             ));
         };
         if !only.is_empty() && !only.iter().any(|o| o == name) {

@@ -10,6 +10,7 @@ use regex::Regex;
 use super::names::{clean, Checks};
 use super::{FAR_RANK, NEAR_BODY, SEARCH_AROUND};
 use crate::scan::{flag, Page};
+use crate::words::{Words, WordsFile};
 
 /// Byline labels, by rank (lower is better).
 pub(super) const LABELS: &[(&str, u8)] = &[
@@ -48,71 +49,17 @@ pub(super) const LABELS: &[(&str, u8)] = &[
 /// name only when it starts with one (a pen name after `作者` needs no such proof).
 const SURNAMES: &str = "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤常温康施文牛樊葛邢安齐易乔伍庞颜倪庄聂章鲁岳翟殷詹申欧耿关兰焦俞左柳甘祝包宁尚符舒阮柯纪梅童凌毕单季裴霍涂成苗谷盛曲翁冉骆蓝路游辛靳管柴蒙鲍华喻祁蒲房滕屈饶解牟艾尤阳时穆农司卓古吉缪简车项连芦麦褚娄窦戚岑景党宫费卜冷晏席卫米柏宗瞿桂全佟应臧闵苟邬边卞姬师和仇栾隋商刁沙荣巫寇桑郎甄丛仲虞敖巩明佘池查麻苑迟邝伊傅赖萧阎洪郁揭鄢晋蔺粟屠竺逯冼郦练满仝荆隆祖匡茅冀郜钮厉帅燕慕皮嵇寿鞠扈奚储伏幸";
 
+/// The word lists of this module ([`crate::words`]).
+const WORDS: WordsFile = WordsFile::new(
+    "author_chinese.txt",
+    include_str!("../words/author_chinese.txt"),
+);
+
 /// Words that end a list of names.
-pub(super) const NOT_NAMES: &[&str] = &[
-    "扫一扫",
-    "分享",
-    "来源",
-    "编辑",
-    "责任",
-    "发布",
-    "点击",
-    "打印",
-    "返回",
-    "关闭",
-    "报道",
-    "发表",
-    "时间",
-    "日期",
-    "字号",
-    "评论",
-    "原标题",
-    "摄影",
-    "图片",
-    "专栏",
-    "简介",
-    "相关",
-    "个人",
-    "作者",
-    "全文",
-    "更多",
-    // No one's name: "compiled from the web", "anonymous".
-    "整理",
-    "网络",
-    "佚名",
-    // A blog's or portal's chrome beside a byline ("作者：流泉 访问统计").
-    "访问",
-    "统计",
-    "留言",
-    "登录",
-    "注册",
-    "首页",
-    "导航",
-    "链接",
-    "收藏",
-    "订阅",
-    "搜索",
-    "浏览",
-    "阅读",
-    "下载",
-    "帮助",
-    "设置",
-    "博客",
-    "相册",
-    "档案",
-    "日志",
-    "标签",
-    "分类",
-    "目录",
-    "存档",
-    "引用",
-];
+pub(super) static NOT_NAMES: Words = WORDS.list("NOT_NAMES");
 
 /// Publication words: a "source" ending with one of these is not a person.
-const ORGANISATION_ENDS: &[&str] = &[
-    "网", "报", "社", "刊", "台", "站", "部", "局", "厅", "委", "院", "会", "司", "端", "道", "心",
-    "府", "组", "处", "室", "所", "馆", "团", "频", "章",
-];
+static ORGANISATION_ENDS: Words = WORDS.list("ORGANISATION_ENDS");
 
 /// The Chinese byline of the text around the body: the best-ranked label's names, the
 /// nearest the date within a rank.

@@ -31,27 +31,17 @@ mod names;
 use script::Script;
 
 use crate::scan::{flag, Page};
+use crate::words::{Words, WordsFile};
 use chinese::{chinese_byline, floor, han_name, ranked_chinese_byline};
 use json_ld::{json_author, json_credit, json_publisher};
 use names::clean;
 pub use names::{names_of, Checks};
 
+/// The word lists of this module ([`crate::words`]).
+const WORDS: WordsFile = WordsFile::new("author.txt", include_str!("../words/author.txt"));
+
 /// Meta names and properties that carry the author, best first.
-const META_KEYS: &[&str] = &[
-    "author",
-    "article:author",
-    "byl",
-    "dc.creator",
-    "dc:creator",
-    "dcterms.creator",
-    "dcterms:creator",
-    "sailthru.author",
-    "parsely-author",
-    "citation_author",
-    "citation_authors",
-    "og:article:author",
-    "shareaholic:article_author_name",
-];
+static META_KEYS: Words = WORDS.list("META_KEYS");
 
 /// Longest byline kept (chars).
 pub const MAX_AUTHOR_CHARS: usize = 80;
@@ -84,40 +74,7 @@ pub fn author(
     // publication, not the writer.
     let publisher = json_publisher(&page.json_ld);
     let names_the_site = |a: &str| names_the_site(page, a, publisher.as_deref());
-    // Every declared name, in the order of trust: the meta tags, JSON-LD, the Twitter card.
-    let mut declared_all: Vec<String> = META_KEYS
-        .iter()
-        .filter_map(|key| Some((*key, crate::meta(page, &[key])?)))
-        .filter_map(|(key, a)| Some((key, clean(a, &declared_checks)?)))
-        // A Han name in `<meta name=author>` that the page never shows is the uploader a
-        // CMS records, not a byline (a citation meta names the paper's authors).
-        .filter(|(key, a)| *key != "author" || !a.chars().any(is_han) || shown_anywhere(page, a))
-        .map(|(_, a)| a)
-        .collect();
-    match &json {
-        Some(credit) if !credit.organisation => {
-            declared_all.extend(clean(&credit.names.join(", "), &declared_checks));
-        }
-        Some(_) => {}
-        // A block that is no valid JSON, read by hand.
-        None => declared_all.extend(
-            page.json_ld
-                .iter()
-                .find_map(|json| json_author(json).and_then(|a| clean(&a, &declared_checks))),
-        ),
-    }
-    declared_all.extend(written_by_label(page).and_then(|a| clean(a, &declared_checks)));
-    // A portal's name in Han characters is never the writer; a site's name in other
-    // scripts is demoted below the names the page shows (and may stand as its credit).
-    // Nor is the source a story was taken from ("来源：央视新闻" and a meta author "央视新闻").
-    declared_all.retain(|a| {
-        !(a.chars().any(is_han) && (names_the_site(a) || chinese::is_source(&page.text, a)))
-    });
-    let site_named = declared_all
-        .iter()
-        .position(|a| names_the_site(a))
-        .map(|i| declared_all.remove(i));
-    declared_all.extend(site_named);
+    let declared_all = declared_names(page, json.as_ref(), &declared_checks, &names_the_site);
     // The first the page shows at its article (the writer), else the first (a publisher
     // named in `<meta name=author>` loses to the writer in `article:author`).
     // Among those shown, a full name before one word (a handle, a publication: "Grist"
@@ -198,6 +155,52 @@ pub fn author(
             .or_else(|| declared_organisation(page, json.as_ref(), &checks))
             .or_else(|| marked_organisation(page, span, &checks)),
     }
+}
+
+/// Every name the page declares as its author, in the order of trust: the meta tags,
+/// JSON-LD (`json`, or a block that is no valid JSON, read by hand), a "written by"
+/// label; without a portal's or a source's name in Han characters, and a name of the
+/// site (`names_the_site`) last.
+fn declared_names(
+    page: &Page,
+    json: Option<&json_ld::JsonCredit>,
+    declared_checks: &Checks,
+    names_the_site: &dyn Fn(&str) -> bool,
+) -> Vec<String> {
+    let mut declared_all: Vec<String> = META_KEYS
+        .iter()
+        .filter_map(|key| Some((*key, crate::meta(page, &[key])?)))
+        .filter_map(|(key, a)| Some((key, clean(a, declared_checks)?)))
+        // A Han name in `<meta name=author>` that the page never shows is the uploader a
+        // CMS records, not a byline (a citation meta names the paper's authors).
+        .filter(|(key, a)| *key != "author" || !a.chars().any(is_han) || shown_anywhere(page, a))
+        .map(|(_, a)| a)
+        .collect();
+    match json {
+        Some(credit) if !credit.organisation => {
+            declared_all.extend(clean(&credit.names.join(", "), declared_checks));
+        }
+        Some(_) => {}
+        // A block that is no valid JSON, read by hand.
+        None => declared_all.extend(
+            page.json_ld
+                .iter()
+                .find_map(|json| json_author(json).and_then(|a| clean(&a, declared_checks))),
+        ),
+    }
+    declared_all.extend(written_by_label(page).and_then(|a| clean(a, declared_checks)));
+    // A portal's name in Han characters is never the writer; a site's name in other
+    // scripts is demoted below the names the page shows (and may stand as its credit).
+    // Nor is the source a story was taken from ("来源：央视新闻" and a meta author "央视新闻").
+    declared_all.retain(|a| {
+        !(a.chars().any(is_han) && (names_the_site(a) || chinese::is_source(&page.text, a)))
+    });
+    let site_named = declared_all
+        .iter()
+        .position(|a| names_the_site(a))
+        .map(|i| declared_all.remove(i));
+    declared_all.extend(site_named);
+    declared_all
 }
 
 /// The worst rank of a Chinese byline that names the writer (`作者`, `记者`; not an editor
@@ -519,14 +522,7 @@ fn names_the_site(page: &Page, author: &str, publisher: Option<&str>) -> bool {
 
 /// Meta names that name the publisher by its name, address or handle, besides the site's
 /// name: a declared author found in one is the publication, not its writer.
-const PUBLISHER_KEYS: &[&str] = &[
-    "publisher",
-    "article:publisher",
-    "twitter:site",
-    "copyright",
-    "dc.publisher",
-    "dcterms.publisher",
-];
+static PUBLISHER_KEYS: Words = WORDS.list("PUBLISHER_KEYS");
 
 /// The letters and digits of `text`, lower-cased: "INTERSCENAR.IO" is "interscenario".
 fn alphanumeric_lower(text: &str) -> String {
@@ -585,30 +581,7 @@ pub const OPENING_LINES: usize = 4;
 pub const HEADLINE_CHARS: usize = 40;
 
 /// Words that stand alone on a line at the top of an article and are no name.
-const NOT_BARE_NAMES: &[&str] = &[
-    "正文",
-    "摘要",
-    "导读",
-    "全文",
-    "简介",
-    "前言",
-    "引言",
-    "序言",
-    "目录",
-    "按语",
-    "编者按",
-    "打印",
-    "关闭",
-    "返回",
-    "评论",
-    "分享",
-    "推荐",
-    "图片",
-    "视频",
-    "专题",
-    "新闻",
-    "首页",
-];
+static NOT_BARE_NAMES: Words = WORDS.list("NOT_BARE_NAMES");
 
 /// A Chinese article without a label often puts its author alone on the line under the
 /// headline ("犬儒病(上)" / "胡平" / the text). A name here is a line of 2–4 Han characters
@@ -685,13 +658,11 @@ fn marked_organisation(page: &Page, span: Option<(u32, u32)>, checks: &Checks) -
 }
 
 /// Words after a comment's author's name: "admin sagt", "Mensah James says".
-const COMMENT_SAYS: &[&str] = &["sagt", "says", "schreibt", "writes", "meint", "dit"];
+static COMMENT_SAYS: Words = WORDS.list("COMMENT_SAYS");
 
 /// Words of an author box's heading ("Über den Autor", "About the author"): the box names
 /// a person, or nobody.
-const AUTHOR_BOX_WORDS: &[&str] = &[
-    "autor", "autorin", "autoren", "author", "authors", "auteur", "autore", "über", "about",
-];
+static AUTHOR_BOX_WORDS: Words = WORDS.list("AUTHOR_BOX_WORDS");
 
 /// Whether `text` holds a word of [`AUTHOR_BOX_WORDS`].
 fn author_box_heading(text: &str) -> bool {

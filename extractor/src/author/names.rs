@@ -4,6 +4,7 @@
 use super::chinese::{LABELS, MAX_PEN_NAME_CHARS, NOT_NAMES};
 use super::{is_han, MAX_AUTHOR_CHARS, NOT_BARE_NAMES};
 use crate::scan::Page;
+use crate::words::{Words, WordsFile};
 
 /// What a candidate is checked against besides its own shape.
 #[derive(Debug, Clone, Default)]
@@ -131,94 +132,19 @@ const BYLINE_PREFIXES: &[&str] = &[
     "作者:",
 ];
 
+/// The word lists of this module ([`crate::words`]).
+const WORDS: WordsFile = WordsFile::new(
+    "author_names.txt",
+    include_str!("../words/author_names.txt"),
+);
+
 /// Words that stand after a name in a byline and before its date or time ("MORITZ
 /// GATHMANN am 21. April 2020", "Günter W. Kienitz at 18:52"): the byline is cut there.
-const BEFORE_DATE_WORDS: &[&str] = &[
-    "am",
-    "at",
-    "on",
-    "le",
-    "el",
-    "il",
-    "um",
-    "vom",
-    "den",
-    "updated",
-    "aktualisiert",
-    "veröffentlicht",
-    "published",
-    "posted",
-    // A weekday before the date ("Tomas Spahn Fr, 21.01."), a link after the name
-    // ("Johanna Kropfitsch Alle Artikel").
-    "mo",
-    "di",
-    "mi",
-    "do",
-    "fr",
-    "sa",
-    "so",
-    "mon",
-    "tue",
-    "wed",
-    "thu",
-    "fri",
-    "sat",
-    "sun",
-    "montag",
-    "dienstag",
-    "mittwoch",
-    "donnerstag",
-    "freitag",
-    "samstag",
-    "sonntag",
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
-    "alle",
-    "artikel",
-    "mehr",
-    "follow",
-];
+static BEFORE_DATE_WORDS: Words = WORDS.list("BEFORE_DATE_WORDS");
 
 /// Words a byline box holds beside the name, alone on a line or in an element of their
 /// own: never a one-word name.
-const LABEL_WORDS: &[&str] = &[
-    "name",
-    "published",
-    "posted",
-    "updated",
-    "por",
-    "von",
-    "by",
-    "par",
-    "quelle",
-    "source",
-    "sources",
-    "fuente",
-    "fonte",
-    "datum",
-    "date",
-    "fecha",
-    "veröffentlicht",
-    "autoreninfo",
-    "autorin",
-    "autoren",
-    "redaktion",
-    "agencies",
-    "agenturen",
-    "editor",
-    "kontakt",
-    "contact",
-    "profil",
-    "profile",
-    "bio",
-    "biografie",
-    "info",
-];
+static LABEL_WORDS: Words = WORDS.list("LABEL_WORDS");
 
 /// Whether a one-word candidate is a byline's label, a weekday or a role rather than a
 /// name.
@@ -235,328 +161,33 @@ pub(super) fn is_label_word(word: &str) -> bool {
 
 /// Sections of a news site, in the languages of the sets: a byline element that holds one
 /// alone names where the story is filed, not who wrote it ("Opinion", "Politik").
-const SECTION_WORDS: &[&str] = &[
-    "opinion",
-    "opinions",
-    "politics",
-    "business",
-    "world",
-    "sport",
-    "sports",
-    "culture",
-    "science",
-    "health",
-    "lifestyle",
-    "travel",
-    "entertainment",
-    "technology",
-    "tech",
-    "local",
-    "national",
-    "international",
-    "meinung",
-    "politik",
-    "wirtschaft",
-    "kultur",
-    "wissen",
-    "gesellschaft",
-    "panorama",
-    "lokales",
-    "feuilleton",
-    "reise",
-    "opinión",
-    "política",
-    "deportes",
-    "economía",
-    "politique",
-    "économie",
-    "monde",
-    "société",
-];
+static SECTION_WORDS: Words = WORDS.list("SECTION_WORDS");
 
 /// Wire services and press agencies: the credit of a story they wrote, an author when no
 /// person is named (compared in lower case, the whole part).
-const AGENCIES: &[&str] = &[
-    "associated press",
-    "the associated press",
-    "ap",
-    "reuters",
-    "afp",
-    "agence france-presse",
-    "dpa",
-    "deutsche presse-agentur",
-    "apa",
-    "sda",
-    "kna",
-    "epd",
-    "efe",
-    "ansa",
-    "upi",
-    "pti",
-    "ians",
-    "xinhua",
-    "europa press",
-    "ats",
-    "belga",
-    "anp",
-    "tass",
-    "kyodo",
-    "yonhap",
-    "aap",
-    "press association",
-    "bloomberg",
-    // Further national agencies, by the countries news is read from.
-    "agencia efe",
-    "agência lusa",
-    "lusa",
-    "canadian press",
-    "the canadian press",
-    "pa media",
-    "ani",
-    "bernama",
-    "anadolu agency",
-    "ria novosti",
-    "interfax",
-    "ntb",
-    "ritzau",
-    "keystone-sda",
-    "kuna",
-    "prensa latina",
-    "notimex",
-    "télam",
-    "agência brasil",
-    "čtk",
-    "ctk",
-    "pap",
-    "mti",
-    "bta",
-    "hina",
-    "tanjug",
-    "agerpres",
-    "ana-mpa",
-    "antara",
-    "kyodo news",
-    "jiji press",
-    "xinhua news agency",
-    "irna",
-    "dpa-afx",
-    "united press international",
-];
+static AGENCIES: Words = WORDS.list("AGENCIES");
 
 /// Navigation and interface words: never in a name, however declared.
-const NAVIGATION_WORDS: &[&str] = &[
-    "sign",
-    "login",
-    "log",
-    "subscribe",
-    "menu",
-    "home",
-    "search",
-    "newsletter",
-    "share",
-    "comments",
-    "follow",
-    "more",
-    "show",
-    "view",
-    "all",
-    "read",
-    "click",
-    "here",
-    "play",
-    "video",
-    "watch",
-    "listen",
-    "www",
-    "http",
-    "https",
-    "com",
-];
+static NAVIGATION_WORDS: Words = WORDS.list("NAVIGATION_WORDS");
 
 /// Words that make a Latin-script candidate no person: organisations, agencies, roles,
 /// navigation (compared in lower case, word by word).
-const NOT_PERSON_WORDS: &[&str] = &[
-    "news",
-    "press",
-    "associated",
-    "reuters",
-    "afp",
-    "ap",
-    "upi",
-    "bloomberg",
-    "staff",
-    "writer",
-    "writers",
-    "reporter",
-    "reporters",
-    "correspondent",
-    "contributor",
-    "contributors",
-    "editorial",
-    "editor",
-    "editors",
-    "desk",
-    "bureau",
-    "team",
-    "agency",
-    "media",
-    "times",
-    "post",
-    "weekly",
-    "daily",
-    "herald",
-    "tribune",
-    "journal",
-    "magazine",
-    "reports",
-    "report",
-    "wire",
-    "wires",
-    "service",
-    "services",
-    "online",
-    "digital",
-    "group",
-    "inc",
-    "ltd",
-    "llc",
-    "corp",
-    "network",
-    "radio",
-    "tv",
-    "television",
-    "channel",
-    "foundation",
-    "university",
-    "institute",
-    "association",
-    "council",
-    "ministry",
-    "department",
-    "office",
-    "committee",
-    "admin",
-    "administrator",
-    "webmaster",
-    "guest",
-    "anonymous",
-    "bbc",
-    "cnn",
-    "cbs",
-    "nbc",
-    "abc",
-    "pti",
-    "ians",
-    "xinhua",
-    "website",
-    "blog",
-    "company",
-    "redaktion",
-    "über",
-    "about",
-    "author",
-    "autor",
-    "autorin",
-    "auteur",
-    // A guest, a newsroom, an administrator in Cyrillic.
-    "гость",
-    "редакция",
-    "администратор",
-    "админ",
-];
+static NOT_PERSON_WORDS: Words = WORDS.list("NOT_PERSON_WORDS");
 
 /// Legal forms and publisher words: a name holding one is a company's, however declared
 /// (`Frankfurter Allgemeine Zeitung GmbH`, `NATURSTROM AG`).
-const COMPANY_WORDS: &[&str] = &[
-    "gmbh", "ag", "inc", "ltd", "llc", "corp", "verlag", "media", "média", "group", "sa", "se",
-    "zeitung",
-];
+static COMPANY_WORDS: Words = WORDS.list("COMPANY_WORDS");
 
 /// Trailing words of an agency or role after the names ("ERIC TUCKER Associated Press",
 /// "Paul Takahashi, Staff writer"), dropped before the names are checked.
-const TRAILING_ROLE_WORDS: &[&str] = &[
-    "the",
-    "associated",
-    "press",
-    "reuters",
-    "afp",
-    "ap",
-    "upi",
-    "bloomberg",
-    "writer",
-    "reporter",
-    "correspondent",
-    "contributor",
-    "news",
-    "bbc",
-    "cnn",
-    "pti",
-    "ians",
-    "xinhua",
-    "senior",
-    "special",
-    "to",
-    "for",
-    "contributing",
-    "contributor",
-    // Credentials after a name ("Rachael Link, MS, RD").
-    "ms",
-    "rd",
-    "rdn",
-    "md",
-    "phd",
-    "mph",
-    "mba",
-    "rn",
-    "cpa",
-    "esq",
-];
+static TRAILING_ROLE_WORDS: Words = WORDS.list("TRAILING_ROLE_WORDS");
 
 /// Lower-case particles of Latin-script names (`Ludwig van Beethoven`).
-const NAME_PARTICLES: &[&str] = &[
-    "van", "von", "de", "da", "del", "della", "der", "den", "di", "du", "dos", "das", "la", "le",
-    "bin", "al", "el", "ibn", "ter", "ten", "y", "e", "zu", "st.",
-];
+static NAME_PARTICLES: Words = WORDS.list("NAME_PARTICLES");
 
 /// Endings of Chinese organisation names (a publication, a company, an office, a course or
 /// column): never a person's name.
-const HAN_ORGANISATION_ENDS: &[&str] = &[
-    "网",
-    "报",
-    "社",
-    "刊",
-    "台",
-    "公司",
-    "集团",
-    "中心",
-    "网站",
-    "频道",
-    "杂志",
-    "出版社",
-    "委员会",
-    "编辑部",
-    "研究院",
-    "研究所",
-    "大学",
-    "学院",
-    "协会",
-    "工作室",
-    "课程",
-    "专栏",
-    "栏目",
-    "记者站",
-    "部门",
-    "办公室",
-    "有限",
-    // A newsroom's or a self-media outlet's name ("央视新闻", "第一财经", "IT之家").
-    "新闻",
-    "财经",
-    "传媒",
-    "媒体",
-    "资讯",
-    "之家",
-    "客户端",
-];
+static HAN_ORGANISATION_ENDS: Words = WORDS.list("HAN_ORGANISATION_ENDS");
 
 /// A byline without its label and without what follows the names: a date or time, a
 /// separator (`|`, `·`, `•`, ` – `), and the word before the date (`am`, `at`, `on`).
@@ -626,7 +257,7 @@ fn lowercases_to(text: &str, lower: &str) -> bool {
 
 /// Buttons a byline box puts right after the writer's name, read glued to it when the
 /// markup leaves no space (`<a>Inga Hoeltmann</a><button>Follow</button>`).
-const GLUED_BUTTONS: &[&str] = &["Follow", "Folgen", "Abonnieren", "Subscribe"];
+static GLUED_BUTTONS: Words = WORDS.list("GLUED_BUTTONS");
 
 /// A word without a [`GLUED_BUTTONS`] word glued after a lower-case letter
 /// ("HoeltmannFollow" → "Hoeltmann"); the word itself otherwise.
@@ -769,18 +400,7 @@ fn is_role_or_agency(part: &str) -> bool {
 }
 
 /// Words that end a job title after a name.
-const ROLE_WORDS: &[&str] = &[
-    "writer",
-    "reporter",
-    "correspondent",
-    "editor",
-    "columnist",
-    "contributor",
-    "redakteur",
-    "redakteurin",
-    "korrespondent",
-    "korrespondentin",
-];
+static ROLE_WORDS: Words = WORDS.list("ROLE_WORDS");
 
 /// Longest job title (words) dropped after a name.
 pub const MAX_JOB_TITLE_WORDS: usize = 4;
@@ -910,27 +530,11 @@ fn is_name_char(c: char) -> bool {
 
 /// Words that make a credit an organisation's (besides [`NOT_PERSON_WORDS`] and
 /// [`COMPANY_WORDS`]): newsrooms, associations, federations.
-const ORGANISATION_WORDS: &[&str] = &[
-    "redaktion",
-    "redacción",
-    "rédaction",
-    "redazione",
-    "verband",
-    "verein",
-    "bund",
-    "union",
-    "stiftung",
-    "kammer",
-    "amt",
-    "e.v",
-    "ev",
-];
+static ORGANISATION_WORDS: Words = WORDS.list("ORGANISATION_WORDS");
 
 /// Legal forms and publishing houses: the company that publishes or owns the page
 /// (`Frankfurter Allgemeine Zeitung GmbH`), not the credit of an article.
-const LEGAL_FORMS: &[&str] = &[
-    "gmbh", "ag", "inc", "ltd", "llc", "corp", "sa", "se", "kg", "ug", "gbr", "plc", "verlag",
-];
+static LEGAL_FORMS: Words = WORDS.list("LEGAL_FORMS");
 
 /// Longest agency code cut after a name ("Peter Maahn/SP-X").
 pub const MAX_CODE_CHARS: usize = 6;

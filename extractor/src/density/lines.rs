@@ -3,6 +3,7 @@
 //! the same lines).
 
 use super::render::Line;
+use crate::words::{Words, WordsFile};
 
 /// Lines this long (chars) or longer are prose, never boilerplate lines.
 pub const SHORT_LINE_CHARS: usize = 60;
@@ -11,135 +12,21 @@ pub const TAIL_SHARE: f32 = 0.3;
 /// Consecutive fully linked short lines that make a link list.
 pub const LINK_LIST_RUN: usize = 3;
 
+/// The word lists of this module ([`crate::words`]).
+const WORDS: WordsFile = WordsFile::new(
+    "density_lines.txt",
+    include_str!("../words/density_lines.txt"),
+);
+
 /// Headings after which a page lists other articles, not this one.
-const TAIL_HEADINGS: &[&str] = &[
-    "反侵权公告",
-    "版权声明",
-    "免责声明",
-    "disclaimer",
-    "copyright notice",
-    "相关报道",
-    "相关新闻",
-    "相关阅读",
-    "相关文章",
-    "相关链接",
-    "延伸阅读",
-    "推荐阅读",
-    "热点推荐",
-    "猜你喜欢",
-    "related",
-    "related articles",
-    "related stories",
-    "related news",
-    "related content",
-    "related coverage",
-    "more stories",
-    "read more",
-    "read next",
-    "recommended",
-    "recommended for you",
-    "you may also like",
-    "you might also like",
-    "more from",
-    "more on this story",
-    "trending now",
-    // The same headings in the other languages of the pages we read.
-    "das könnte sie auch interessieren",
-    "das könnte dich auch interessieren",
-    "mehr zum thema",
-    "ähnliche artikel",
-    "weitere artikel",
-    "verwandte artikel",
-    "articles similaires",
-    "sur le même sujet",
-    "noticias relacionadas",
-    "artículos relacionados",
-    "te puede interesar",
-    "también te puede interesar",
-    "articoli correlati",
-    "notícias relacionadas",
-    "podobne artykuły",
-];
+static TAIL_HEADINGS: Words = WORDS.list("TAIL_HEADINGS");
 
 /// Lines that are boilerplate whole (compared lowercased, trailing punctuation cut).
-const BOILERPLATE: &[&str] = &[
-    "advertisement",
-    "share",
-    "share this",
-    "share this article",
-    "share this story",
-    "tweet",
-    "email",
-    "print",
-    "comments",
-    "continue reading",
-    "read more",
-    "click here",
-    "skip advertisement",
-    "分享到",
-    "分享",
-    "打印",
-    "关闭",
-    "关闭窗口",
-    "返回顶部",
-    "我要评论",
-    "上一页",
-    "下一页",
-    "收藏",
-    "字号",
-    "drucken",
-    "teilen",
-    "zurück",
-    "zurück zur übersicht",
-    "zurück zur listenansicht",
-    "gefällt mir",
-    "bild anzeigen",
-    "rezept drucken",
-    "artikel teilen",
-    "war der artikel nützlich?",
-    "möchten sie den artikel teilen?",
-    "schon gelesen?",
-    "auch interessant",
-    "imprimer",
-    "partager",
-    "imprimir",
-    "compartir",
-    "drukuj",
-    "udostępnij",
-    "stampa",
-    "condividi",
-    "compartilhar",
-];
+static BOILERPLATE: Words = WORDS.list("BOILERPLATE");
 
 /// Labels that open a line pointing at another article ("Lesen Sie auch: …"): the line
 /// is boilerplate whole, up to [`READ_ALSO_LINE_CHARS`].
-const READ_ALSO: &[&str] = &[
-    "read also",
-    "also read",
-    "read more",
-    "see also",
-    "lesen sie auch",
-    "lesen sie hier",
-    "lies auch",
-    "mehr dazu",
-    "mehr zum thema",
-    "lire aussi",
-    "à lire aussi",
-    "voir aussi",
-    "lea también",
-    "lea más",
-    "lee también",
-    "lea",
-    "vea también",
-    "leggi anche",
-    "leia também",
-    "veja também",
-    "czytaj też",
-    "czytaj także",
-    "czytaj więcej",
-    "zobacz też",
-    "zobacz także",
-];
+static READ_ALSO: Words = WORDS.list("READ_ALSO");
 /// Longest line (chars) that a [`READ_ALSO`] label makes boilerplate.
 pub const READ_ALSO_LINE_CHARS: usize = 200;
 
