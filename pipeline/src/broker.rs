@@ -826,6 +826,27 @@ impl Delivery {
         }
     }
 
+    /// `ops`, the messages `outputs` and this delivery's ack in one store transaction,
+    /// where the bus keeps its messages in `store` itself (a persistent in-process bus:
+    /// `crawler run --state`). One commit instead of one per step, and no window
+    /// between them for a kill to fall in. [`Committed::Elsewhere`] gives the delivery
+    /// back when the bus is not such, for the usual steps: store, publish, ack.
+    pub async fn commit_with(
+        self,
+        store: &crate::store::Store,
+        ops: &[crate::store::Op],
+        outputs: &std::collections::BTreeMap<Queue, Vec<Vec<u8>>>,
+    ) -> Committed {
+        let (bus, queue, id) = match &self.acker {
+            Acker::Memory { bus, queue, id } if bus.keeps_in(store) => (bus.clone(), *queue, *id),
+            _ => return Committed::Elsewhere(self),
+        };
+        match bus.commit(store, ops, outputs, queue, id).await {
+            Ok(()) => Committed::Done,
+            Err(e) => Committed::Failed(self, e),
+        }
+    }
+
     /// Unprocessable: to the stage's dead-letter queue.
     pub async fn dead_letter(self) -> Result<(), lapin::Error> {
         self.reject(false).await
@@ -851,6 +872,16 @@ impl Delivery {
             }
         }
     }
+}
+
+/// What [`Delivery::commit_with`] did.
+pub enum Committed {
+    /// The store ops, the outputs and the ack are committed.
+    Done,
+    /// The transaction failed: nothing of it is committed.
+    Failed(Delivery, crate::store::StoreError),
+    /// The bus does not keep its messages in that store: nothing done.
+    Elsewhere(Delivery),
 }
 
 /// Messages of a persistent bus's queue kept in memory with their payload; a message
@@ -941,6 +972,9 @@ fn bus_key(queue: Queue) -> String {
 fn dead_key(queue: Queue) -> String {
     format!("{}.dead", bus_key(queue))
 }
+
+/// Messages with their numbers on the bus.
+type Numbered = Vec<(u64, Vec<u8>)>;
 
 fn field(id: u64) -> String {
     format!("{id:016x}")
@@ -1034,23 +1068,39 @@ impl MemoryBus {
         queue: Queue,
         payloads: impl Iterator<Item = Vec<u8>>,
     ) -> Result<(), BrokerError> {
-        let numbered: Vec<(u64, Vec<u8>)> = payloads
-            .map(|p| (self.inner.next_id.fetch_add(1, Ordering::SeqCst), p))
-            .collect();
+        let numbered = self.number(payloads);
         if let Some(disk) = &self.inner.disk {
-            let fields = numbered
+            disk.exec(&[Self::keep_op(queue, &numbered)])
+                .map_err(|source| BrokerError::Store {
+                    queue: queue.stage(),
+                    source,
+                })?;
+        }
+        self.enqueue(queue, numbered);
+        Ok(())
+    }
+
+    /// `payloads` with their numbers on the bus.
+    fn number(&self, payloads: impl Iterator<Item = Vec<u8>>) -> Numbered {
+        payloads
+            .map(|p| (self.inner.next_id.fetch_add(1, Ordering::SeqCst), p))
+            .collect()
+    }
+
+    /// The op that keeps `numbered` messages of `queue` in the store.
+    fn keep_op(queue: Queue, numbered: &[(u64, Vec<u8>)]) -> crate::store::Op {
+        crate::store::Op::HSet {
+            key: bus_key(queue),
+            fields: numbered
                 .iter()
                 .map(|(id, p)| (field(*id), p.clone()))
-                .collect();
-            disk.exec(&[crate::store::Op::HSet {
-                key: bus_key(queue),
-                fields,
-            }])
-            .map_err(|source| BrokerError::Store {
-                queue: queue.stage(),
-                source,
-            })?;
+                .collect(),
         }
+    }
+
+    /// Hands out `numbered` messages of `queue` (kept in the store already, if the bus
+    /// keeps them).
+    fn enqueue(&self, queue: Queue, numbered: Numbered) {
         let spill = self.inner.disk.is_some();
         let mut queues = self.inner.queues.lock().unwrap_or_else(|p| p.into_inner());
         let q = queues.entry(queue).or_default();
@@ -1060,6 +1110,39 @@ impl MemoryBus {
         }
         drop(queues);
         self.inner.arrived.notify_waiters();
+    }
+
+    /// Whether this bus keeps its messages in `store` itself.
+    fn keeps_in(&self, store: &crate::store::Store) -> bool {
+        match (&self.inner.disk, store) {
+            (Some(mine), crate::store::Store::Disk(theirs)) => mine.same_as(theirs),
+            _ => false,
+        }
+    }
+
+    /// [`Delivery::commit_with`] on this bus: `ops`, the outputs kept and message `id`
+    /// of `queue` finished, in one transaction of the store; then the outputs handed
+    /// out.
+    async fn commit(
+        &self,
+        store: &crate::store::Store,
+        ops: &[crate::store::Op],
+        outputs: &std::collections::BTreeMap<Queue, Vec<Vec<u8>>>,
+        queue: Queue,
+        id: u64,
+    ) -> Result<(), crate::store::StoreError> {
+        let numbered: Vec<(Queue, Numbered)> = outputs
+            .iter()
+            .map(|(q, payloads)| (*q, self.number(payloads.iter().cloned())))
+            .collect();
+        let mut all = ops.to_vec();
+        all.extend(numbered.iter().map(|(q, n)| Self::keep_op(*q, n)));
+        all.push(Self::finish_op(queue, id));
+        store.exec(&all).await?;
+        for (q, n) in numbered {
+            self.enqueue(q, n);
+        }
+        self.finished();
         Ok(())
     }
 
@@ -1126,10 +1209,20 @@ impl MemoryBus {
     }
 
     fn finish(&self, queue: Queue, id: u64) {
-        self.keep(&[crate::store::Op::HDel {
+        self.keep(&[Self::finish_op(queue, id)]);
+        self.finished();
+    }
+
+    /// The op that drops finished message `id` of `queue` from the store.
+    fn finish_op(queue: Queue, id: u64) -> crate::store::Op {
+        crate::store::Op::HDel {
             key: bus_key(queue),
             field: field(id),
-        }]);
+        }
+    }
+
+    /// One message fewer unfinished.
+    fn finished(&self) {
         self.inner.unfinished.fetch_sub(1, Ordering::SeqCst);
         self.inner.finished.notify_waiters();
     }

@@ -31,7 +31,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::Semaphore;
 
 use crate::backoff::Backoff;
-use crate::broker::{Broker, Delivery, Session};
+use crate::broker::{Broker, Committed, Delivery, Session};
 use crate::crawls::{CrawlState, CrawlStates};
 use crate::keys::Keys;
 use crate::messages::{decode, OfCrawl, Versioned};
@@ -424,14 +424,6 @@ async fn finish(
         .iter()
         .flat_map(|o| o.store.iter().cloned())
         .collect();
-    if !ops.is_empty() {
-        if let Err(e) = store.exec(&ops).await {
-            tracing::warn!(queue, error = %e, "store update failed; requeueing");
-            tokio::time::sleep(TRANSIENT_RETRY_PAUSE).await;
-            let _ = delivery.requeue().await;
-            return MessageOutcome::Requeued;
-        }
-    }
     let mut by_queue: BTreeMap<Queue, Vec<Vec<u8>>> = BTreeMap::new();
     let mut after_ack = Vec::new();
     for outcome in outcomes {
@@ -439,6 +431,21 @@ async fn finish(
             by_queue.entry(q).or_default().push(payload);
         }
         after_ack.extend(outcome.after_ack);
+    }
+    // On a bus that keeps its messages in this store (`crawler run --state`), the three
+    // steps below are one transaction.
+    let delivery = match delivery.commit_with(store, &ops, &by_queue).await {
+        Committed::Done => {
+            hint(store, &after_ack, queue).await;
+            return MessageOutcome::Acked;
+        }
+        Committed::Failed(delivery, e) => return store_failed(delivery, &e, queue).await,
+        Committed::Elsewhere(delivery) => delivery,
+    };
+    if !ops.is_empty() {
+        if let Err(e) = store.exec(&ops).await {
+            return store_failed(delivery, &e, queue).await;
+        }
     }
     // Every queue's messages at once: one bundle window for all of them.
     let published = futures_util::future::join_all(
@@ -466,12 +473,29 @@ async fn finish(
         tracing::warn!(queue, error = %e, "ack failed; the input will be redelivered");
         return MessageOutcome::Redelivered;
     }
+    hint(store, &after_ack, queue).await;
+    MessageOutcome::Acked
+}
+
+/// A delivery whose store update failed: back to its queue after a pause.
+async fn store_failed(
+    delivery: Delivery,
+    e: &crate::store::StoreError,
+    queue: &str,
+) -> MessageOutcome {
+    tracing::warn!(queue, error = %e, "store update failed; requeueing");
+    tokio::time::sleep(TRANSIENT_RETRY_PAUSE).await;
+    let _ = delivery.requeue().await;
+    MessageOutcome::Requeued
+}
+
+/// The hints a delivery leaves after its ack (best effort).
+async fn hint(store: &Store, after_ack: &[Op], queue: &str) {
     if !after_ack.is_empty() {
-        if let Err(e) = store.exec(&after_ack).await {
+        if let Err(e) = store.exec(after_ack).await {
             tracing::warn!(queue, error = %e, "post-ack hint not stored (best effort)");
         }
     }
-    MessageOutcome::Acked
 }
 
 /// To the stage's dead-letter queue, with the reason on the message.

@@ -182,6 +182,11 @@ impl DiskStore {
         })
     }
 
+    /// Whether `other` is this store (a clone of it: one engine).
+    pub fn same_as(&self, other: &DiskStore) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     fn error(&self, e: impl std::fmt::Display) -> StoreError {
         StoreError::Disk {
             path: self.inner.path.display().to_string(),
@@ -234,6 +239,7 @@ impl DiskStore {
             wrote: false,
             floors,
             moved_floors: RefCell::new(Floors::new()),
+            metas: RefCell::default(),
         }
     }
 
@@ -507,6 +513,10 @@ struct Txn<'a, 'f> {
     floors: &'f Floors,
     /// The floors this batch moved: kept when it commits.
     moved_floors: RefCell<Floors>,
+    /// The `m` entries of collections (not strings) this batch has read or written, by
+    /// key: a batch reads one key's count again and again (a URL record's fields, a
+    /// shard's counters), each a point read through the engine's levels otherwise.
+    metas: RefCell<std::collections::HashMap<String, Option<Meta>>>,
 }
 
 impl Txn<'_, '_> {
@@ -518,9 +528,18 @@ impl Txn<'_, '_> {
     }
 
     fn read(&self, k: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.read_slice(k)?.map(|v| v.to_vec()))
+    }
+
+    /// An entry's value as the engine holds it (no copy).
+    fn read_slice(&self, k: &[u8]) -> Result<Option<fjall::Slice>, StoreError> {
+        self.tx.get(self.parts.of(k), k).map_err(|e| self.io(e))
+    }
+
+    /// Whether an entry is there (its value not read out).
+    fn present(&self, k: &[u8]) -> Result<bool, StoreError> {
         self.tx
-            .get(self.parts.of(k), k)
-            .map(|v| v.map(|v| v.to_vec()))
+            .contains_key(self.parts.of(k), k)
             .map_err(|e| self.io(e))
     }
 
@@ -549,16 +568,37 @@ impl Txn<'_, '_> {
     }
 
     fn meta(&self, key: &str) -> Result<Option<Meta>, StoreError> {
-        match self.read(&prefix(META, key))? {
-            None => Ok(None),
-            Some(bytes) => Meta::decode(&bytes)
-                .map(Some)
-                .ok_or_else(|| StoreError::WrongType(key.to_string())),
+        if let Some(known) = self.metas.borrow().get(key) {
+            return Ok(known.clone());
         }
+        let meta = match self.read_slice(&prefix(META, key))? {
+            None => None,
+            Some(bytes) => {
+                Some(Meta::decode(&bytes).ok_or_else(|| StoreError::WrongType(key.to_string()))?)
+            }
+        };
+        if !matches!(meta, Some(Meta::Str(_))) {
+            self.metas
+                .borrow_mut()
+                .insert(key.to_string(), meta.clone());
+        }
+        Ok(meta)
     }
 
     fn set_meta(&mut self, key: &str, meta: &Meta) {
         self.put(prefix(META, key), meta.encode());
+        let mut metas = self.metas.borrow_mut();
+        if matches!(meta, Meta::Str(_)) {
+            metas.remove(key);
+        } else {
+            metas.insert(key.to_string(), Some(meta.clone()));
+        }
+    }
+
+    /// Deletes `key`'s `m` entry: the key is gone.
+    fn remove_meta(&mut self, key: &str) {
+        self.remove(prefix(META, key));
+        self.metas.borrow_mut().insert(key.to_string(), None);
     }
 
     /// The entries of one key of `kind`, as (the rest of the entry key,
@@ -610,7 +650,7 @@ impl Txn<'_, '_> {
     fn bump(&mut self, key: &str, now: u64, by: i64, make: fn(u64) -> Meta) {
         let n = (now as i64 + by).max(0) as u64;
         if n == 0 {
-            self.remove(prefix(META, key));
+            self.remove_meta(key);
         } else {
             self.set_meta(key, &make(n));
         }
@@ -648,7 +688,7 @@ impl Txn<'_, '_> {
 
     fn set_list_ends(&mut self, key: &str, head: i64, tail: i64) {
         if head >= tail {
-            self.remove(prefix(META, key));
+            self.remove_meta(key);
         } else {
             self.set_meta(key, &Meta::List { head, tail });
         }
@@ -685,7 +725,7 @@ impl Txn<'_, '_> {
                 self.remove(k);
             }
         }
-        self.remove(prefix(META, key));
+        self.remove_meta(key);
         Ok(true)
     }
 
@@ -724,7 +764,7 @@ impl Data for Txn<'_, '_> {
     fn exists(&self, key: &str) -> bool {
         // An engine error reads as present: the batch fails on it anyway
         // at its next read.
-        self.read(&prefix(META, key)).map_or(true, |m| m.is_some())
+        self.meta(key).map_or(true, |m| m.is_some())
     }
 
     fn del(&mut self, key: &str) -> bool {
@@ -747,7 +787,7 @@ impl Data for Txn<'_, '_> {
     fn hset(&mut self, key: &str, field: &str, value: &[u8]) -> Result<bool, StoreError> {
         let n = self.count(key, Self::hash_count)?;
         let k = entry(HASH, key, field.as_bytes());
-        let new = n == 0 || self.read(&k)?.is_none();
+        let new = n == 0 || !self.present(&k)?;
         self.put(k, value.to_vec());
         if new {
             self.bump(key, n, 1, Meta::Hash);
@@ -761,7 +801,7 @@ impl Data for Txn<'_, '_> {
             return Ok(false);
         }
         let k = entry(HASH, key, field.as_bytes());
-        if self.read(&k)?.is_none() {
+        if !self.present(&k)? {
             return Ok(false);
         }
         self.remove(k);
@@ -788,7 +828,7 @@ impl Data for Txn<'_, '_> {
     fn sadd(&mut self, key: &str, member: i64) -> Result<bool, StoreError> {
         let n = self.count(key, Self::set_count)?;
         let k = entry(SET, key, &ordered(member));
-        if n > 0 && self.read(&k)?.is_some() {
+        if n > 0 && self.present(&k)? {
             return Ok(false);
         }
         self.put(k, Vec::new());
@@ -800,7 +840,7 @@ impl Data for Txn<'_, '_> {
         if self.count(key, Self::set_count)? == 0 {
             return Ok(false);
         }
-        Ok(self.read(&entry(SET, key, &ordered(member)))?.is_some())
+        self.present(&entry(SET, key, &ordered(member)))
     }
 
     fn smembers(&self, key: &str) -> Result<Vec<i64>, StoreError> {
@@ -867,7 +907,7 @@ impl Data for Txn<'_, '_> {
         let old = if n == 0 {
             None
         } else {
-            self.read(&k)?.and_then(|s| from_ordered(&s))
+            self.read_slice(&k)?.and_then(|s| from_ordered(&s))
         };
         if !(old.is_some() && nx) && score < self.floor(key) {
             self.set_floor(key, score);
@@ -901,7 +941,7 @@ impl Data for Txn<'_, '_> {
             return Ok(false);
         }
         let k = entry(ZMEMBER, key, member);
-        let Some(score) = self.read(&k)?.and_then(|s| from_ordered(&s)) else {
+        let Some(score) = self.read_slice(&k)?.and_then(|s| from_ordered(&s)) else {
             return Ok(false);
         };
         self.remove(k);
@@ -915,7 +955,7 @@ impl Data for Txn<'_, '_> {
             return Ok(None);
         }
         Ok(self
-            .read(&entry(ZMEMBER, key, member))?
+            .read_slice(&entry(ZMEMBER, key, member))?
             .and_then(|s| from_ordered(&s)))
     }
 
