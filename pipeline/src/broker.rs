@@ -7,7 +7,9 @@
 //! `crawler run`; it also knows exactly when the whole pipeline is idle.
 //! Over a disk store (`crawler run --state`) the memory bus keeps every
 //! message in the store from its publish to its ack, and a bus opened on
-//! that store again hands them all out again ([`MemoryBus::persistent`]).
+//! that store again hands them all out again ([`MemoryBus::persistent`]);
+//! a worker then commits a message's store ops, its outputs and its ack as
+//! one transaction ([`Delivery::commit_with`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicI64, Ordering};
