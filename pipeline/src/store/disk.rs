@@ -97,9 +97,34 @@ struct Engine {
     /// write its own journal beside the first's. The kernel releases the
     /// lock when the process ends, `kill -9` included.
     _lock: std::fs::File,
-    /// Per sorted set, a score no live member is below (see [`Floors`]); held for a whole
+    /// What is known in memory of the committed state; held for a whole
     /// [`DiskStore::exec`], which so runs one batch at a time.
-    floors: std::sync::Mutex<Floors>,
+    known: std::sync::Mutex<Known>,
+}
+
+/// What the store keeps in memory of its committed state. Only this process writes
+/// to the store (`_lock`), one batch at a time, so it stays true.
+struct Known {
+    /// Per sorted set, a score no live member is below (see [`Floors`]).
+    floors: Floors,
+    /// The `m` entries (counts and list ends, not strings) of the collections lately
+    /// read or written ([`META_CACHE_KEYS`]).
+    metas: quick_cache::unsync::Cache<String, Option<Meta>>,
+}
+
+/// How many keys' `m` entries [`Known::metas`] holds: each collection op reads its
+/// key's count first, a point read through the engine's levels when not known, and
+/// the keys a page touches are touched again soon (its URL record by every stage, the
+/// counters' shards, the bus's queues). About 2 MB.
+pub const META_CACHE_KEYS: usize = 16_384;
+
+impl Known {
+    fn new(keys: usize) -> Known {
+        Known {
+            floors: Floors::new(),
+            metas: quick_cache::unsync::Cache::new(keys),
+        }
+    }
 }
 
 /// Where a score-ordered read of a sorted set may start. An LSM keeps a deleted entry as a
@@ -177,7 +202,7 @@ impl DiskStore {
                 keyspace,
                 parts,
                 _lock: lock,
-                floors: std::sync::Mutex::new(Floors::new()),
+                known: std::sync::Mutex::new(Known::new(META_CACHE_KEYS)),
             }),
         })
     }
@@ -198,12 +223,12 @@ impl DiskStore {
     /// committed (to the kernel: a killed process loses none of it) or, on
     /// an error, none.
     pub fn exec(&self, ops: &[Op]) -> Result<Vec<Reply>, StoreError> {
-        let mut floors = self
+        let mut known = self
             .inner
-            .floors
+            .known
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let mut txn = self.txn(&floors);
+        let mut txn = self.txn(&known);
         let now = now_ms();
         let mut replies = Vec::with_capacity(ops.len());
         for op in ops {
@@ -216,6 +241,7 @@ impl DiskStore {
             tx,
             wrote,
             moved_floors,
+            metas,
             ..
         } = txn;
         if wrote {
@@ -223,21 +249,23 @@ impl DiskStore {
                 .commit()
                 .map_err(|e| self.error(e))?;
         }
-        let moved = moved_floors.into_inner();
-        // The floors this batch saw or moved hold for what it committed (nothing else
-        // committed meanwhile: the lock is held).
-        floors.extend(moved);
+        // The floors and counts this batch saw or wrote hold for what it committed
+        // (nothing else committed meanwhile: the lock is held).
+        known.floors.extend(moved_floors.into_inner());
+        for (key, meta) in metas.into_inner() {
+            known.metas.insert(key, meta);
+        }
         Ok(replies)
     }
 
-    /// A new transaction, the sorted sets' floors as `floors` holds them.
-    fn txn<'f>(&self, floors: &'f Floors) -> Txn<'_, 'f> {
+    /// A new transaction, on what `known` knows of the committed state.
+    fn txn<'f>(&self, known: &'f Known) -> Txn<'_, 'f> {
         Txn {
             tx: self.inner.keyspace.write_tx(),
             parts: &self.inner.parts,
             failed: None,
             wrote: false,
-            floors,
+            known,
             moved_floors: RefCell::new(Floors::new()),
             metas: RefCell::default(),
         }
@@ -276,8 +304,8 @@ impl DiskStore {
         pattern: &str,
     ) -> Result<std::collections::BTreeMap<String, Stored>, StoreError> {
         let keys = self.keys_matching(pattern)?;
-        let no_floors = Floors::new();
-        let txn = self.txn(&no_floors);
+        let nothing = Known::new(1);
+        let txn = self.txn(&nothing);
         let mut out = std::collections::BTreeMap::new();
         for key in keys {
             let stored = match txn.meta(&key)? {
@@ -509,13 +537,12 @@ struct Txn<'a, 'f> {
     failed: Option<String>,
     /// Whether anything was written (a read-only batch commits nothing).
     wrote: bool,
-    /// The sorted sets' floors as committed ([`Floors`]).
-    floors: &'f Floors,
+    /// The committed state's floors and counts.
+    known: &'f Known,
     /// The floors this batch moved: kept when it commits.
     moved_floors: RefCell<Floors>,
     /// The `m` entries of collections (not strings) this batch has read or written, by
-    /// key: a batch reads one key's count again and again (a URL record's fields, a
-    /// shard's counters), each a point read through the engine's levels otherwise.
+    /// key (the committed ones are in [`Known::metas`]).
     metas: RefCell<std::collections::HashMap<String, Option<Meta>>>,
 }
 
@@ -557,7 +584,7 @@ impl Txn<'_, '_> {
     fn floor(&self, key: &str) -> i64 {
         let moved = self.moved_floors.borrow().get(key).copied();
         moved
-            .or_else(|| self.floors.get(key).copied())
+            .or_else(|| self.known.floors.get(key).copied())
             .unwrap_or(i64::MIN)
     }
 
@@ -568,8 +595,11 @@ impl Txn<'_, '_> {
     }
 
     fn meta(&self, key: &str) -> Result<Option<Meta>, StoreError> {
-        if let Some(known) = self.metas.borrow().get(key) {
-            return Ok(known.clone());
+        if let Some(meta) = self.metas.borrow().get(key) {
+            return Ok(meta.clone());
+        }
+        if let Some(meta) = self.known.metas.get(key) {
+            return Ok(meta.clone());
         }
         let meta = match self.read_slice(&prefix(META, key))? {
             None => None,
@@ -1035,12 +1065,51 @@ mod tests {
         assert_eq!(back, ns);
     }
 
+    /// The counts known in memory ([`Known::metas`]) are the committed ones: a batch that
+    /// added fields and then failed leaves them as they were, and the next batches count
+    /// from there.
+    #[test]
+    fn a_failed_batch_leaves_the_known_counts_as_committed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let store = DiskStore::open(dir).unwrap();
+        let hset = |field: &str| Op::HSet {
+            key: "h".into(),
+            fields: vec![(field.into(), b"1".to_vec())],
+        };
+        let hlen = |store: &DiskStore| {
+            let replies = store.exec(&[Op::HGetAll { key: "h".into() }]).unwrap();
+            replies[0].pairs().unwrap().len()
+        };
+        store.exec(&[hset("a")]).unwrap();
+        let failed = store.exec(&[
+            hset("b"),
+            hset("c"),
+            Op::RPush {
+                key: "h".into(),
+                values: vec![b"x".to_vec()],
+            },
+        ]);
+        assert!(matches!(failed, Err(StoreError::WrongType(_))));
+        assert_eq!(hlen(&store), 1);
+        // Deleting the one field empties the hash (its count read from memory): it is gone.
+        store
+            .exec(&[Op::HDel {
+                key: "h".into(),
+                field: "a".into(),
+            }])
+            .unwrap();
+        assert_eq!(store.keys_matching("*").unwrap(), Vec::<String>::new());
+        store.exec(&[hset("d"), hset("d"), hset("e")]).unwrap();
+        assert_eq!(hlen(&store), 2);
+    }
+
     #[test]
     fn a_commit_is_there_after_reopening_and_a_failed_batch_leaves_nothing() {
-        let dir = std::env::temp_dir().join(format!("disk-store-unit-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         {
-            let store = DiskStore::open(&dir).unwrap();
+            let store = DiskStore::open(dir).unwrap();
             store
                 .exec(&[
                     Op::HSet {
@@ -1068,10 +1137,10 @@ mod tests {
             ]);
             assert!(matches!(failed, Err(StoreError::WrongType(_))));
         }
-        let store = DiskStore::open(&dir).unwrap();
+        let store = DiskStore::open(dir).unwrap();
         // One process at a time: a second open of the directory is refused
         // while this one holds it, with a message that says why.
-        match DiskStore::open(&dir) {
+        match DiskStore::open(dir) {
             Err(StoreError::Disk { error, .. }) => {
                 assert!(error.contains("in use by another process"), "{error}")
             }
@@ -1088,7 +1157,6 @@ mod tests {
             Some(&Stored::List(vec![b"a".to_vec(), b"b".to_vec()]))
         );
         assert_eq!(all.get("s"), None);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// The bus's keys live in their own partition, the rest in `kv`; a store of the earlier
@@ -1096,12 +1164,12 @@ mod tests {
     /// untouched.
     #[test]
     fn bus_entries_live_apart_and_an_older_store_is_moved() {
-        let dir = std::env::temp_dir().join(format!("disk-store-bus-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let message = |i: u32| (format!("{i:016x}"), vec![i as u8; 100]);
         {
             // The earlier layout: every entry in `kv`.
-            let keyspace = fjall::Config::new(&dir).open_transactional().unwrap();
+            let keyspace = fjall::Config::new(dir).open_transactional().unwrap();
             let kv = keyspace
                 .open_partition("kv", PartitionCreateOptions::default())
                 .unwrap();
@@ -1117,7 +1185,7 @@ mod tests {
             tx.commit().unwrap();
             keyspace.persist(PersistMode::SyncAll).unwrap();
         }
-        let store = DiskStore::open(&dir).unwrap();
+        let store = DiskStore::open(dir).unwrap();
         let all = store.snapshot("*").unwrap();
         let three = Stored::Hash((0..3).map(message).collect());
         assert_eq!(all.get("bus:page"), Some(&three));
@@ -1150,8 +1218,6 @@ mod tests {
         assert_eq!(tx.iter(&store.inner.parts.bus).count(), 9);
         assert_eq!(tx.iter(&store.inner.parts.kv).count(), 3);
         drop(tx);
-        drop(store);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// The sorted sets' floors never hide a member: a set whose members keep moving to
@@ -1160,9 +1226,9 @@ mod tests {
     /// as the memory store reads the same ops.
     #[test]
     fn score_reads_from_the_floor_see_every_member() {
-        let dir = std::env::temp_dir().join(format!("disk-store-floor-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let disk = DiskStore::open(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let disk = DiskStore::open(dir).unwrap();
         let memory = super::super::memory::MemoryStore::default();
         let range = |min: i64, max: i64| Op::ZRangeByScore {
             key: "z".into(),
@@ -1241,6 +1307,5 @@ mod tests {
             }
         }
         assert!(compared > 3_000, "{compared} batches compared");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
