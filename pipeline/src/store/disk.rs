@@ -253,7 +253,12 @@ impl DiskStore {
         // (nothing else committed meanwhile: the lock is held).
         known.floors.extend(moved_floors.into_inner());
         for (key, meta) in metas.into_inner() {
-            known.metas.insert(key, meta);
+            // A string's value is not kept: the key is forgotten.
+            if let Some(Meta::Str(_)) = meta {
+                known.metas.remove(&key);
+            } else {
+                known.metas.insert(key, meta);
+            }
         }
         Ok(replies)
     }
@@ -541,8 +546,8 @@ struct Txn<'a, 'f> {
     known: &'f Known,
     /// The floors this batch moved: kept when it commits.
     moved_floors: RefCell<Floors>,
-    /// The `m` entries of collections (not strings) this batch has read or written, by
-    /// key (the committed ones are in [`Known::metas`]).
+    /// The `m` entries this batch has read or written, by key (those committed before,
+    /// strings aside, are in [`Known::metas`]).
     metas: RefCell<std::collections::HashMap<String, Option<Meta>>>,
 }
 
@@ -607,22 +612,17 @@ impl Txn<'_, '_> {
                 Some(Meta::decode(&bytes).ok_or_else(|| StoreError::WrongType(key.to_string()))?)
             }
         };
-        if !matches!(meta, Some(Meta::Str(_))) {
-            self.metas
-                .borrow_mut()
-                .insert(key.to_string(), meta.clone());
-        }
+        self.metas
+            .borrow_mut()
+            .insert(key.to_string(), meta.clone());
         Ok(meta)
     }
 
     fn set_meta(&mut self, key: &str, meta: &Meta) {
         self.put(prefix(META, key), meta.encode());
-        let mut metas = self.metas.borrow_mut();
-        if matches!(meta, Meta::Str(_)) {
-            metas.remove(key);
-        } else {
-            metas.insert(key.to_string(), Some(meta.clone()));
-        }
+        self.metas
+            .borrow_mut()
+            .insert(key.to_string(), Some(meta.clone()));
     }
 
     /// Deletes `key`'s `m` entry: the key is gone.
@@ -1066,8 +1066,8 @@ mod tests {
     }
 
     /// The counts known in memory ([`Known::metas`]) are the committed ones: a batch that
-    /// added fields and then failed leaves them as they were, and the next batches count
-    /// from there.
+    /// added fields and then failed leaves them as they were, the next batches count
+    /// from there, and a key known absent and then written reads as written.
     #[test]
     fn a_failed_batch_leaves_the_known_counts_as_committed() {
         let tmp = tempfile::tempdir().unwrap();
@@ -1102,6 +1102,20 @@ mod tests {
         assert_eq!(store.keys_matching("*").unwrap(), Vec::<String>::new());
         store.exec(&[hset("d"), hset("d"), hset("e")]).unwrap();
         assert_eq!(hlen(&store), 2);
+        // A key known absent, then written as a string in a later batch, reads as written.
+        let get = |store: &DiskStore| {
+            let replies = store.exec(&[Op::Get { key: "s".into() }]).unwrap();
+            replies[0].data().unwrap()
+        };
+        assert_eq!(get(&store), None);
+        store
+            .exec(&[Op::Set {
+                key: "s".into(),
+                value: b"v".to_vec(),
+                expire_ms: None,
+            }])
+            .unwrap();
+        assert_eq!(get(&store), Some(b"v".to_vec()));
     }
 
     #[test]
