@@ -832,16 +832,16 @@ impl Delivery {
     /// where the bus keeps its messages in `store` itself (a persistent in-process bus:
     /// `crawler run --state`). One commit instead of one per step, and no window
     /// between them for a kill to fall in. [`Committed::Elsewhere`] gives the delivery
-    /// back when the bus is not such, for the usual steps: store, publish, ack.
+    /// and `ops` back when the bus is not such, for the usual steps: store, publish, ack.
     pub async fn commit_with(
         self,
         store: &crate::store::Store,
-        ops: &[crate::store::Op],
+        ops: Vec<crate::store::Op>,
         outputs: &std::collections::BTreeMap<Queue, Vec<Vec<u8>>>,
     ) -> Committed {
         let (bus, queue, id) = match &self.acker {
             Acker::Memory { bus, queue, id } if bus.keeps_in(store) => (bus.clone(), *queue, *id),
-            _ => return Committed::Elsewhere(self),
+            _ => return Committed::Elsewhere(self, ops),
         };
         match bus.commit(store, ops, outputs, queue, id).await {
             Ok(()) => Committed::Done,
@@ -883,7 +883,7 @@ pub enum Committed {
     /// The transaction failed: nothing of it is committed.
     Failed(Delivery, crate::store::StoreError),
     /// The bus does not keep its messages in that store: nothing done.
-    Elsewhere(Delivery),
+    Elsewhere(Delivery, Vec<crate::store::Op>),
 }
 
 /// Messages of a persistent bus's queue kept in memory with their payload; a message
@@ -1128,7 +1128,7 @@ impl MemoryBus {
     async fn commit(
         &self,
         store: &crate::store::Store,
-        ops: &[crate::store::Op],
+        mut ops: Vec<crate::store::Op>,
         outputs: &std::collections::BTreeMap<Queue, Vec<Vec<u8>>>,
         queue: Queue,
         id: u64,
@@ -1137,10 +1137,9 @@ impl MemoryBus {
             .iter()
             .map(|(q, payloads)| (*q, self.number(payloads.iter().cloned())))
             .collect();
-        let mut all = ops.to_vec();
-        all.extend(numbered.iter().map(|(q, n)| Self::keep_op(*q, n)));
-        all.push(Self::finish_op(queue, id));
-        store.exec(&all).await?;
+        ops.extend(numbered.iter().map(|(q, n)| Self::keep_op(*q, n)));
+        ops.push(Self::finish_op(queue, id));
+        store.exec(&ops).await?;
         for (q, n) in numbered {
             self.enqueue(q, n);
         }

@@ -434,13 +434,13 @@ async fn finish(
     }
     // On a bus that keeps its messages in this store (`crawler run --state`), the three
     // steps below are one transaction.
-    let delivery = match delivery.commit_with(store, &ops, &by_queue).await {
+    let (delivery, ops) = match delivery.commit_with(store, ops, &by_queue).await {
         Committed::Done => {
             hint(store, &after_ack, queue).await;
             return MessageOutcome::Acked;
         }
         Committed::Failed(delivery, e) => return store_failed(delivery, &e, queue).await,
-        Committed::Elsewhere(delivery) => delivery,
+        Committed::Elsewhere(delivery, ops) => (delivery, ops),
     };
     if !ops.is_empty() {
         if let Err(e) = store.exec(&ops).await {
