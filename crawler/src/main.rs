@@ -55,6 +55,7 @@ mod control;
 mod dead_letters;
 mod export;
 mod health;
+mod memory_log;
 mod page_tools;
 mod query;
 mod run;

@@ -136,7 +136,10 @@ impl Crawl {
 fn crawl(bins: &Bins, server: &BenchServer, state: Option<&Path>, log: &Path) -> Crawl {
     // `crawler run` uses no service: the namespace and the services' URLs are unused.
     let mut cmd = bins.command("crawler", "statebench");
-    cmd.env_remove("CRAWLER_STATE").arg("run");
+    // The crawler's memory log (crawler/src/memory_log.rs) every 10 s, kept in the log.
+    cmd.env_remove("CRAWLER_STATE")
+        .env("CRAWLER_MEMORY_LOG", "10")
+        .arg("run");
     if let Some(dir) = state {
         cmd.arg("--state").arg(dir);
     }
@@ -326,17 +329,31 @@ fn main() {
         per_page(texts),
         texts as f64 / 1e6
     );
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    let (memory, other): (Vec<&str>, Vec<&str>) =
+        logged.lines().partition(|l| l.starts_with("memory: "));
     println!(
         "CPU of crawler run: {:.3} ms/page; the log's last lines:\n{}",
         c.cpu_secs * 1000.0 / c.pages.max(1) as f64,
-        std::fs::read_to_string(&log)
-            .unwrap_or_default()
-            .lines()
+        other
+            .iter()
             .rev()
             .take(3)
+            .copied()
             .collect::<Vec<_>>()
             .join("\n")
     );
+    // The memory log's line of the highest RSS: live heap, allocator, engine.
+    let rss_of = |l: &&str| -> u64 {
+        l.split("rss ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(0)
+    };
+    if let Some(top) = memory.iter().copied().max_by_key(rss_of) {
+        println!("the memory log at its highest RSS: {top}");
+    }
     print_usage(&dir.join("store"), c.pages);
     let _ = std::fs::remove_dir_all(&dir);
     println!("(logs kept in {})", work.display());

@@ -64,6 +64,8 @@ pub const SEEN_CACHE_MAX: usize = 1 << 20;
 /// What this process knows to be admitted for good.
 #[derive(Default)]
 struct SeenCache {
+    /// URL hashes (and as many links) held before both sets are cleared.
+    max: usize,
     /// Hashes of normalized URLs ([`url_hash`]).
     urls: HashSet<u64>,
     /// Links as the extractor wrote them (absolute), with the crawl
@@ -76,7 +78,7 @@ struct SeenCache {
 impl SeenCache {
     /// Makes room for `more` URL hashes: both sets cleared when full.
     fn room_for(&mut self, more: usize) {
-        if self.urls.len() + more > SEEN_CACHE_MAX || self.links.len() > SEEN_CACHE_MAX {
+        if self.urls.len() + more > self.max || self.links.len() > self.max {
             self.urls.clear();
             self.links.clear();
         }
@@ -99,10 +101,23 @@ impl FrontierStage {
             store,
             keys,
             scopes: Mutex::new(HashMap::new()),
-            seen_cache: Mutex::new(SeenCache::default()),
+            seen_cache: Mutex::new(SeenCache {
+                max: SEEN_CACHE_MAX,
+                ..SeenCache::default()
+            }),
             page_limit: tokio::sync::Mutex::new(()),
             wakeups: None,
         }
+    }
+
+    /// This stage with a seen cache of at most `max` URL hashes (and as many
+    /// links) instead of [`SEEN_CACHE_MAX`].
+    pub fn with_seen_cache(self, max: usize) -> Self {
+        self.seen_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .max = max;
+        self
     }
 
     /// This stage telling `wakeups` (its process's releaser) where it
@@ -598,6 +613,24 @@ mod tests {
             .await
             .unwrap();
         assert_counts(&stage, &[("out_of_scope", 1), ("seen", 3)]).await;
+    }
+
+    /// A smaller seen cache is cleared when full, and a URL it forgot is found
+    /// seen in the store: never fetched twice.
+    #[tokio::test]
+    async fn a_seen_cache_past_its_size_is_cleared_and_the_store_still_knows() {
+        let stage = stage().await.with_seen_cache(2);
+        stage.handle(batch("b1", 1, &["/a", "/b"])).await.unwrap();
+        assert_eq!(fetched(&stage).await.len(), 2);
+        assert_eq!(stage.seen_cache.lock().unwrap().urls.len(), 2);
+        stage.handle(batch("b2", 1, &["/c"])).await.unwrap();
+        assert_eq!(fetched(&stage).await, ["http://example.com/c"]);
+        assert_eq!(stage.seen_cache.lock().unwrap().urls.len(), 1);
+        stage
+            .handle(batch("b3", 1, &["/a", "/b", "/c"]))
+            .await
+            .unwrap();
+        assert!(fetched(&stage).await.is_empty());
     }
 
     #[tokio::test]

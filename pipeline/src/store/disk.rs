@@ -58,11 +58,15 @@ use fjall::{PartitionCreateOptions, PersistMode, TxKeyspace, TxPartitionHandle, 
 use super::memory::{apply, glob_match, now_ms, parse_int, range_of, Data};
 use super::{Op, Reply, StoreError, Stored};
 
-/// The engine's block cache: what the store keeps of its files in memory. 16 MB
-/// lowered the RSS of a 100,000-page `crawler run --state` (peak 332.6 against
-/// 342.3 MB) but slowed it by 7% (798.4 against 856.0 pages/s, 2.02 against 1.89 ms
-/// of CPU a page; one run each, 2026-11-28, the bench of [`KV_BLOCK_BYTES`]).
-pub const CACHE_BYTES: u64 = 32 << 20;
+/// The engine's block cache: what the store keeps of its files in memory. A cached block
+/// takes about twice these bytes in the heap (its bytes and its decoded entries: a heap
+/// profile of a 75,000-page `crawler run --state`, `--features heap-profiling`, held 63 MB
+/// of blocks with 32 MB here). 16 MB against 32 MB, `STATE_BENCH_PAGES=30000
+/// STATE_BENCH_COMPARE=0 cargo bench -p evaluation --bench state`, two runs each,
+/// interleaved, 2026-11-29 on a loaded machine: peak RSS 167.9 and 170.0 against 199.3 and
+/// 201.4 MB, 2.17 and 2.31 against 1.98 and 2.04 ms of CPU a page (issue 33's RSS target
+/// over its speed; 2026-11-28 at 100,000 pages: 332.6 against 342.3 MB, 7% slower).
+pub const CACHE_BYTES: u64 = 16 << 20;
 /// The engine's memtables in all: written data not yet flushed to its files.
 pub const WRITE_BUFFER_BYTES: u64 = 32 << 20;
 /// The engine's journal is rotated (its memtables flushed) past this size: what the
@@ -361,6 +365,26 @@ impl DiskStore {
             e.2 += v.len() as u64;
         }
         Ok(out)
+    }
+
+    /// What the engine holds in memory and has queued, for a memory log: its memtables'
+    /// bytes, journals, segments and compactions running.
+    pub fn engine_figures(&self) -> String {
+        let k = &self.inner.keyspace;
+        let segments: Vec<String> = self
+            .inner
+            .parts
+            .both()
+            .iter()
+            .map(|p| p.inner().segment_count().to_string())
+            .collect();
+        format!(
+            "memtables {} MB, journals {}, segments {} (kv, bus), compactions {}",
+            k.write_buffer_size() >> 20,
+            k.journal_count(),
+            segments.join(", "),
+            k.inner().active_compactions()
+        )
     }
 
     /// Bytes the store's files take on disk.
