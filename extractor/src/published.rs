@@ -90,17 +90,26 @@ fn on_page(page: &Page, span: Option<(u32, u32)>) -> Option<Found> {
             })
         })
         .or_else(|| {
-            page.times
-                .iter()
-                .filter(|(n, _)| *n == NONE || page.nodes[*n as usize].flags & flag::DATE != 0)
-                .chain(page.times.iter())
-                .find_map(|(_, dt)| parse(dt))
+            // A `<time>` of the last edit ("Updated: …") is no publication.
+            let published = || page.times.iter().filter(|t| !t.modified);
+            published()
+                .filter(|t| t.node == NONE || page.nodes[t.node as usize].flags & flag::DATE != 0)
+                .chain(published())
+                .find_map(|t| parse(&t.datetime))
         });
     let Some(value) = structured else {
-        // A template's `date`, Dublin Core's or the modification time says less than the
-        // date line the page shows at its article, when the two are of one period of the
-        // page's life (a line years off is another event: a birth in an encyclopedia).
-        let weak = crate::meta(page, &WEAK_META_KEYS).and_then(parse);
+        // A template's `date`, Dublin Core's or the modification time (a meta's, a
+        // `<time class=updated>`) says less than the date line the page shows at its
+        // article, when the two are of one period of the page's life (a line years off is
+        // another event: a birth in an encyclopedia).
+        let weak = crate::meta(page, &WEAK_META_KEYS)
+            .and_then(parse)
+            .or_else(|| {
+                page.times
+                    .iter()
+                    .filter(|t| t.modified)
+                    .find_map(|t| parse(&t.datetime))
+            });
         let line = in_text(page, span, &page.text_owners());
         return match (weak, line) {
             (Some(weak), Some(line)) => Some(
@@ -950,6 +959,40 @@ mod tests {
         ] {
             let got = published_on(&page(date), "https://x.de/2017/07/12/a");
             assert_eq!(got.as_deref(), Some(want), "{date}");
+        }
+    }
+
+    #[test]
+    fn a_time_of_the_last_edit_is_no_publication() {
+        let prose = "The council voted on Tuesday to close the old bridge to cars, after engineers found cracks in two of its piers during the spring inspection.";
+        let page = |times: &str| {
+            format!(
+                "<html><body><h1>Bridge closes</h1><div class=meta>{times}</div><div><p>{prose}</p><p>{prose}</p><p>{prose}</p></div></body></html>"
+            )
+        };
+        for (times, want) in [
+            // The edit's time first: the publication's is the date.
+            (
+                r#"<time class="updated" datetime="2021-06-03T10:00:00+02:00">3 June</time> <time class="entry-date published" datetime="2021-05-28T09:00:00+02:00">28 May</time>"#,
+                Some("2021-05-28T09:00:00+02:00"),
+            ),
+            (
+                r#"<time itemprop="dateModified" datetime="2021-06-03">3 June</time> <time datetime="2021-05-28">28 May</time>"#,
+                Some("2021-05-28"),
+            ),
+            // WordPress marks one time both ways when the two are one.
+            (
+                r#"<time class="entry-date published updated" datetime="2021-05-28T09:00:00+02:00">28 May</time>"#,
+                Some("2021-05-28T09:00:00+02:00"),
+            ),
+            // The edit's time alone still dates the page, as a modification meta does.
+            (
+                r#"<time class="updated" datetime="2021-06-03">Updated</time>"#,
+                Some("2021-06-03"),
+            ),
+        ] {
+            let got = published_on(&page(times), "https://example.com/a");
+            assert_eq!(got.as_deref(), want, "{times}");
         }
     }
 

@@ -47,7 +47,7 @@ use std::rc::Rc;
 use lol_html::html_content::Element;
 use lol_html::{element, HtmlRewriter, Settings};
 
-pub use page::{flag, recycle, Event, Node, Page, NONE};
+pub use page::{flag, recycle, Event, Node, Page, Time, NONE};
 pub use tags::Tag;
 pub use text::is_punct;
 
@@ -124,6 +124,23 @@ struct StartTag<'a> {
     hidden: bool,
     /// [`Node::class`].
     class: u32,
+    /// Its `class` or `itemprop` names a modification (`updated`, `modified`,
+    /// `dateModified`) and not the publication (`published`): a `<time>` of the last edit.
+    modified: bool,
+    /// Its `class` or `itemprop` names the publication (`published`, `datePublished`).
+    published: bool,
+}
+
+impl StartTag<'_> {
+    /// Notes what a `class` or `itemprop` value says of a date: the last edit
+    /// (`updated`, `modified`, `dateModified`) or the publication (`published`,
+    /// `datePublished`). WordPress marks one `<time>` `entry-date published updated` when
+    /// the two are the same.
+    fn note_date_kind(&mut self, value: &str) {
+        let v = value.to_ascii_lowercase();
+        self.modified |= v.contains("updated") || v.contains("modified");
+        self.published |= v.contains("published");
+    }
 }
 
 /// Reads `html` in one pass. Never fails: on a parser error the page read so far is returned.
@@ -222,9 +239,11 @@ impl Scan {
         // `<time datetime>`, and `content` of an element marked as the date (microdata).
         if tag == Tag::Time || flags & flag::DATE != 0 {
             if let Some(dt) = start.content {
-                self.page
-                    .times
-                    .push((index, truncate(dt.trim(), 128).to_string()));
+                self.page.times.push(Time {
+                    node: index,
+                    datetime: truncate(dt.trim(), 128).to_string(),
+                    modified: start.modified && !start.published,
+                });
             }
         }
         self.block_boundary(tag);
@@ -283,6 +302,9 @@ impl Scan {
                     section |= value
                         .split_ascii_whitespace()
                         .any(|c| c.eq_ignore_ascii_case("section"));
+                    if tag == Tag::Time {
+                        start.note_date_kind(value);
+                    }
                     self.id_class.push_str(value);
                     self.id_class.push(' ');
                 }
@@ -324,6 +346,7 @@ impl Scan {
                     if v.contains("datepublished") || v == "datecreated" {
                         start.flags |= flag::DATE;
                     }
+                    start.note_date_kind(&v);
                     if tag == Tag::Meta {
                         start.meta_key.get_or_insert(v);
                     }

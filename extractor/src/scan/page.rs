@@ -115,8 +115,20 @@ pub struct Page {
     pub base_href: Option<String>,
     /// `<html lang>`.
     pub lang: Option<String>,
-    /// `datetime` of `<time>` elements with their node.
-    pub times: Vec<(u32, String)>,
+    /// `datetime` of `<time>` elements (and `content` of elements marked as the date).
+    pub times: Vec<Time>,
+}
+
+/// A `<time datetime>` of the page (or the `content` of an element marked as the date).
+#[derive(Debug, Clone)]
+pub struct Time {
+    /// Its element.
+    pub node: u32,
+    /// The `datetime` (or `content`) as written.
+    pub datetime: String,
+    /// Its `class` or `itemprop` says it is the last edit, not the publication
+    /// (`class=updated`, `itemprop=dateModified`).
+    pub modified: bool,
 }
 
 impl Page {
