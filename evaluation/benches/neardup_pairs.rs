@@ -56,8 +56,11 @@ struct Sketched {
     /// Its words weighted by their frequency on its host when it arrived
     /// ([`online_df`]), exact and as a simulated signature, per weighting
     /// of [`WEIGHTINGS`].
-    common_out: Vec<(Vec<(u64, f64)>, [u8; SIM_BUCKETS])>,
+    common_out: Vec<Weighted>,
 }
+
+/// A page's words with their weights, and its simulated signature of them.
+type Weighted = (Vec<(u64, f64)>, [u8; SIM_BUCKETS]);
 
 /// The weightings of a word tried, from its document frequency `df`
 /// among a host's `n` earlier pages: 1 for every word (the control);
@@ -92,7 +95,7 @@ fn weighted_signature(words: &[(u64, f64)]) -> [u8; SIM_BUCKETS] {
     for &(h, w) in words {
         let m = h.wrapping_mul(0xBF58_476D_1CE4_E5B9);
         let m = m ^ (m >> 29);
-        let bucket = ((m >> 32) * SIM_BUCKETS as u64 >> 32) as usize;
+        let bucket = (((m >> 32) * SIM_BUCKETS as u64) >> 32) as usize;
         let u = ((m as u32) as f64 + 0.5) / 4_294_967_296.0;
         let race = -u.ln() / w;
         if race < best[bucket].0 {
