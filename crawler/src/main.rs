@@ -336,21 +336,7 @@ mod tests {
     #[test]
     fn the_allocator_takes_its_options() {
         fn read<T: Default>(name: &std::ffi::CStr) -> T {
-            let mut value = T::default();
-            let mut len = std::mem::size_of::<T>();
-            // SAFETY: `name` is NUL-terminated, and `value` is of the size and type that
-            // jemalloc's documentation gives the option (`len` says so).
-            let status = unsafe {
-                tikv_jemalloc_sys::mallctl(
-                    name.as_ptr(),
-                    (&raw mut value).cast(),
-                    &raw mut len,
-                    std::ptr::null_mut(),
-                    0,
-                )
-            };
-            assert_eq!(status, 0, "mallctl {name:?}");
-            value
+            crate::memory_log::read(name).unwrap_or_else(|| panic!("mallctl {name:?}"))
         }
         assert!(read::<bool>(c"opt.background_thread"));
         assert_eq!(read::<isize>(c"opt.dirty_decay_ms"), 1000);

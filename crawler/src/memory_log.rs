@@ -65,23 +65,8 @@ fn allocator() -> String {
             len,
         );
     }
-    let read = |name: &std::ffi::CStr| -> Option<usize> {
-        let mut value: usize = 0;
-        let mut len = std::mem::size_of::<usize>();
-        // SAFETY: `name` is NUL-terminated and names a size_t statistic, which `value`
-        // holds (`len` says so).
-        let status = unsafe {
-            tikv_jemalloc_sys::mallctl(
-                name.as_ptr(),
-                (&raw mut value).cast(),
-                &raw mut len,
-                std::ptr::null_mut(),
-                0,
-            )
-        };
-        (status == 0).then_some(value >> 20)
-    };
-    let fig = |name: &std::ffi::CStr| read(name).map_or_else(|| "?".into(), |v| v.to_string());
+    let mb = |name: &std::ffi::CStr| read::<usize>(name).map(|v| v >> 20);
+    let fig = |name: &std::ffi::CStr| mb(name).map_or_else(|| "?".into(), |v| v.to_string());
     format!(
         "heap {} MB (active {}, resident {}, retained {}, metadata {})",
         fig(c"stats.allocated"),
@@ -90,6 +75,26 @@ fn allocator() -> String {
         fig(c"stats.retained"),
         fig(c"stats.metadata")
     )
+}
+
+/// One of jemalloc's values by name (`mallctl`), `None` if it has none of that name.
+/// `T` must be the value's type in jemalloc's documentation.
+#[cfg(not(feature = "system-allocator"))]
+pub fn read<T: Default>(name: &std::ffi::CStr) -> Option<T> {
+    let mut value = T::default();
+    let mut len = std::mem::size_of::<T>();
+    // SAFETY: `name` is NUL-terminated, and `value` is of the size and type that
+    // jemalloc's documentation gives the value (`len` says so).
+    let status = unsafe {
+        tikv_jemalloc_sys::mallctl(
+            name.as_ptr(),
+            (&raw mut value).cast(),
+            &raw mut len,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    (status == 0).then_some(value)
 }
 
 #[cfg(feature = "system-allocator")]

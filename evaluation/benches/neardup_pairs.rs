@@ -428,6 +428,27 @@ fn passes(items: &[Sketched], p: &Pair) -> bool {
 }
 
 /// The spreads of every feature of some pairs.
+/// One pair's line in the listing: `what`, its estimates, distance and pages.
+fn print_pair(what: &str, p: &Pair, items: &[Sketched]) {
+    println!(
+        "  {what} est {:.3} words {:.3} d {} x {:.2?} tokens {}/{} {} {}",
+        p.j, p.w, p.d, p.x, items[p.a].tokens, items[p.b].tokens, items[p.a].name, items[p.b].name
+    );
+}
+
+/// Per class, how many pairs the current rule passes and fails, and their features.
+fn report_classes<K: std::fmt::Display>(by: &BTreeMap<K, (Vec<&Pair>, Vec<&Pair>)>) {
+    for (class, (pass, fail)) in by {
+        println!(
+            "{class}: {} pass, {} fail\n{}{}",
+            pass.len(),
+            fail.len(),
+            features("passing", pass),
+            features("failing", fail)
+        );
+    }
+}
+
 fn features(title: &str, pairs: &[&Pair]) -> String {
     let f = |g: &dyn Fn(&Pair) -> f64| spread(&pairs.iter().map(|p| g(p)).collect::<Vec<_>>());
     format!(
@@ -522,28 +543,10 @@ fn real_sites(list: bool) -> (usize, usize) {
             e.1.push(p);
         }
         if list && exact < 0.5 && passes(&items, p) {
-            println!(
-                "  PASS exact {exact:.3} est {:.3} words {:.3} d {} x {:.2?} tokens {}/{} {} {}",
-                p.j,
-                p.w,
-                p.d,
-                p.x,
-                items[p.a].tokens,
-                items[p.b].tokens,
-                items[p.a].name,
-                items[p.b].name
-            );
+            print_pair(&format!("PASS exact {exact:.3}"), p, &items);
         }
     }
-    for (class, (pass, fail)) in &by {
-        println!(
-            "{class}: {} pass, {} fail\n{}{}",
-            pass.len(),
-            fail.len(),
-            features("passing", pass),
-            features("failing", fail)
-        );
-    }
+    report_classes(&by);
     rule_table(
         &by.iter()
             .map(|(c, (p, f))| (c.to_string(), p.iter().chain(f).copied().collect()))
@@ -602,29 +605,14 @@ fn neardup_set(list: bool) -> (usize, usize) {
             e.1.push(p);
         }
         if list && (same != ok) {
-            println!(
-                "  {} {class} est {:.3} words {:.3} d {} x {:.2?} tokens {}/{} {} {}",
-                if ok { "PASS" } else { "FAIL" },
-                p.j,
-                p.w,
-                p.d,
-                p.x,
-                items[p.a].tokens,
-                items[p.b].tokens,
-                items[p.a].name,
-                items[p.b].name
+            print_pair(
+                &format!("{} {class}", if ok { "PASS" } else { "FAIL" }),
+                p,
+                &items,
             );
         }
     }
-    for (class, (pass, fail)) in &by {
-        println!(
-            "{class}: {} pass, {} fail\n{}{}",
-            pass.len(),
-            fail.len(),
-            features("passing", pass),
-            features("failing", fail)
-        );
-    }
+    report_classes(&by);
     rule_table(
         &by.iter()
             .map(|(c, (p, f))| (c.clone(), p.iter().chain(f).copied().collect()))
