@@ -62,7 +62,6 @@ const SCOPE_CACHE_MAX: usize = 1000;
 pub const SEEN_CACHE_MAX: usize = 1 << 20;
 
 /// What this process knows to be admitted for good.
-#[derive(Default)]
 struct SeenCache {
     /// URL hashes (and as many links) held before both sets are cleared.
     max: usize,
@@ -103,7 +102,8 @@ impl FrontierStage {
             scopes: Mutex::new(HashMap::new()),
             seen_cache: Mutex::new(SeenCache {
                 max: SEEN_CACHE_MAX,
-                ..SeenCache::default()
+                urls: HashSet::new(),
+                links: HashSet::new(),
             }),
             page_limit: tokio::sync::Mutex::new(()),
             wakeups: None,

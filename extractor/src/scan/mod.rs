@@ -135,11 +135,10 @@ impl StartTag<'_> {
     /// Notes what a `class` or `itemprop` value says of a date: the last edit
     /// (`updated`, `modified`, `dateModified`) or the publication (`published`,
     /// `datePublished`). WordPress marks one `<time>` `entry-date published updated` when
-    /// the two are the same.
-    fn note_date_kind(&mut self, value: &str) {
-        let v = value.to_ascii_lowercase();
-        self.modified |= v.contains("updated") || v.contains("modified");
-        self.published |= v.contains("published");
+    /// the two are the same. `lower` is the value in lowercase.
+    fn note_date_kind(&mut self, lower: &str) {
+        self.modified |= lower.contains("updated") || lower.contains("modified");
+        self.published |= lower.contains("published");
     }
 }
 
@@ -303,7 +302,7 @@ impl Scan {
                         .split_ascii_whitespace()
                         .any(|c| c.eq_ignore_ascii_case("section"));
                     if tag == Tag::Time {
-                        start.note_date_kind(value);
+                        start.note_date_kind(&value.to_ascii_lowercase());
                     }
                     self.id_class.push_str(value);
                     self.id_class.push(' ');
