@@ -26,7 +26,6 @@
 //! every neardup-set pair to find that fails).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use contentseen::bands::Layout;
 use contentseen::decide::{near_duplicates, MAX_PAIR_DISTANCE};
@@ -490,11 +489,7 @@ fn real_sites(list: bool) -> (usize, usize) {
     let sites = read_sites(&table_path(), &evaluation::sources::bench_dir(), &[])
         .unwrap_or_else(|e| panic!("{e}"));
     let (all, _) = pages(&sites).unwrap_or_else(|e| panic!("{e}"));
-    let labels_path = std::env::var_os("NEARDUP_SITES_LABELS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/neardup-sites/labels.jsonl")
-        });
+    let labels_path = labels::default_path();
     let by_key = labels::read(&labels_path).unwrap_or_else(|e| panic!("{e}"));
     let mut items = Vec::new();
     let mut labs: Vec<Label> = Vec::new();

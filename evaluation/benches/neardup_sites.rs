@@ -188,11 +188,7 @@ fn main() {
     let sites = read_sites(&table_path(), &evaluation::sources::bench_dir(), &only)
         .unwrap_or_else(|e| panic!("{e}"));
     let (all_pages, odd) = pages(&sites).unwrap_or_else(|e| panic!("{e}"));
-    let labels_path = std::env::var_os("NEARDUP_SITES_LABELS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/neardup-sites/labels.jsonl")
-        });
+    let labels_path = labels::default_path();
     let by_key = labels::read(&labels_path).unwrap_or_else(|e| panic!("{e}"));
     // The pages of the evaluation are the labelled ones (label.py samples
     // the largest sites).

@@ -11,7 +11,7 @@
 //! extractor.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -131,6 +131,16 @@ pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
     } else {
         both as f64 / union as f64
     }
+}
+
+/// Where the labels are: `NEARDUP_SITES_LABELS`, else what `scripts/neardup-sites.sh`
+/// writes (`target/neardup-sites/labels.jsonl`).
+pub fn default_path() -> PathBuf {
+    std::env::var_os("NEARDUP_SITES_LABELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/neardup-sites/labels.jsonl")
+        })
 }
 
 /// The labels of a `label.py` output, by (site name, path).
